@@ -1,0 +1,21 @@
+//! Capture files to frames, and frames to decoded TCP segments.
+//!
+//! Two layers, both free of I/O policy above them:
+//! - [`reader`]: pcap (µs/ns, both byte orders, Kuznetzov's modified format), pcapng
+//!   (several sections and interfaces, per-interface link type and timestamp resolution),
+//!   optionally gzip-compressed; from a memory-mapped file or any `Read` (stdin). Yields
+//!   [`Frame`]s numbered from 1 as Wireshark numbers them. A damaged file ends the
+//!   iteration with a [`CaptureError`] that says where and why; what was read before stays
+//!   valid.
+//! - [`decode`]: link layer → IP → TCP header and options, as an allocation-free
+//!   [`Packet`]; anything else is a [`SkipReason`], counted in [`SkipCounts`].
+//!
+//! Third-party parsers (pcap-parser, etherparse) stay behind these types.
+
+pub mod decode;
+pub mod frame;
+pub mod reader;
+
+pub use decode::{decode, Packet, SkipCounts, SkipReason, TcpFlags, TcpOptions, MAX_SACK_BLOCKS};
+pub use frame::{Frame, LinkType, Timestamp};
+pub use reader::{Capture, CaptureError, CaptureErrorKind, FileFormat};
