@@ -1,1 +1,15 @@
-//! x
+//! TCP connection tracking: Wireshark-compatible stream indexes, per-direction sequence
+//! state, classification of every segment, RTT samples and the capture's vantage point.
+//!
+//! No I/O and no clock: the tracker is fed decoded segments with their capture time and
+//! frame number, returns a [`SegmentEvent`] for each, and hands out a [`ConnSummary`] per
+//! connection when it is finalised (closed and quiet, long idle, or at the end).
+
+pub mod rtt;
+pub mod seq;
+pub mod summary;
+pub mod tracker;
+
+pub use rtt::{RttSamples, RttStats};
+pub use summary::*;
+pub use tracker::Tracker;

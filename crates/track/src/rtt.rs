@@ -1,0 +1,107 @@
+//! Bounded collection of RTT samples and their order statistics.
+
+/// Most samples kept per collection. Past it the collection keeps every second sample
+/// (and from then on records every second one), so memory stays bounded on long
+/// connections while quantiles stay representative.
+const MAX_SAMPLES: usize = 1 << 14;
+
+/// RTT samples in nanoseconds.
+#[derive(Clone, Debug, Default)]
+pub struct RttSamples {
+    samples: Vec<u64>,
+    /// Record one sample out of `1 << decimation`.
+    decimation: u32,
+    skip: u64,
+    count: u64,
+    min: Option<u64>,
+    max: Option<u64>,
+}
+
+/// Order statistics of a set of RTT samples, in nanoseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RttStats {
+    /// Samples taken (including those not kept after decimation).
+    pub samples: u64,
+    pub min_ns: u64,
+    pub median_ns: u64,
+    pub p95_ns: u64,
+    pub max_ns: u64,
+}
+
+impl RttSamples {
+    pub fn add(&mut self, ns: u64) {
+        self.count += 1;
+        self.min = Some(self.min.map_or(ns, |m| m.min(ns)));
+        self.max = Some(self.max.map_or(ns, |m| m.max(ns)));
+        self.skip += 1;
+        if self.skip < (1u64 << self.decimation) {
+            return;
+        }
+        self.skip = 0;
+        if self.samples.len() >= MAX_SAMPLES {
+            let mut i = 0;
+            self.samples.retain(|_| {
+                i += 1;
+                i % 2 == 0
+            });
+            self.decimation += 1;
+        }
+        self.samples.push(ns);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Min, median, 95th percentile (nearest rank) and max; `None` without samples.
+    pub fn stats(&self) -> Option<RttStats> {
+        let (min, max) = (self.min?, self.max?);
+        let mut v = self.samples.clone();
+        v.sort_unstable();
+        let rank = |p: f64| -> u64 {
+            if v.is_empty() {
+                return min;
+            }
+            let idx = ((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
+            v[idx]
+        };
+        Some(RttStats {
+            samples: self.count,
+            min_ns: min,
+            median_ns: rank(0.5),
+            p95_ns: rank(0.95),
+            max_ns: max,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_by_nearest_rank() {
+        let mut s = RttSamples::default();
+        for v in 1..=100u64 {
+            s.add(v * 1000);
+        }
+        let st = s.stats().unwrap();
+        assert_eq!(st.samples, 100);
+        assert_eq!(st.min_ns, 1000);
+        assert_eq!(st.median_ns, 50_000);
+        assert_eq!(st.p95_ns, 95_000);
+        assert_eq!(st.max_ns, 100_000);
+    }
+
+    #[test]
+    fn memory_is_bounded() {
+        let mut s = RttSamples::default();
+        for v in 0..(MAX_SAMPLES as u64 * 10) {
+            s.add(v % 1000);
+        }
+        assert!(s.samples.len() <= MAX_SAMPLES);
+        let st = s.stats().unwrap();
+        assert_eq!(st.samples, MAX_SAMPLES as u64 * 10);
+        assert!((450..550).contains(&st.median_ns));
+    }
+}

@@ -1,0 +1,226 @@
+//! What the tracker reports: per-connection summaries and per-segment events.
+
+use crate::rtt::RttStats;
+use std::net::IpAddr;
+use tcpwhy_capture::Timestamp;
+
+/// One end of a connection.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Endpoint {
+    pub addr: IpAddr,
+    pub port: u16,
+}
+
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.addr {
+            IpAddr::V4(a) => write!(f, "{a}:{}", self.port),
+            IpAddr::V6(a) => write!(f, "[{a}]:{}", self.port),
+        }
+    }
+}
+
+/// How the client (the side that opened the connection) was identified.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ClientBy {
+    /// It sent the SYN.
+    Syn,
+    /// The other side sent the SYN/ACK (the SYN was not captured).
+    SynAck,
+    /// No handshake captured: the side with the higher (ephemeral-looking) port.
+    PortGuess,
+}
+
+/// Window scaling of one direction, as learned from the handshake.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum WindowScale {
+    /// No SYN or SYN/ACK was captured: the scale is unknown and windows are shown raw.
+    Unknown,
+    /// The handshake was seen and one side lacked the option: windows are not scaled
+    /// (RFC 7323 §2.2), so they cannot exceed 65,535 bytes.
+    NotNegotiated,
+    /// Negotiated: this direction's window field is shifted left by this count.
+    Shift(u8),
+}
+
+/// Where the capture was taken, inferred from the handshake timing (design.md).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Vantage {
+    /// SYN→SYN/ACK ≈ RTT and SYN/ACK→ACK ≈ 0.
+    Client,
+    /// SYN→SYN/ACK ≈ 0 and SYN/ACK→ACK ≈ RTT.
+    Server,
+    /// Both parts of the handshake take time: a tap or proxy between the hosts.
+    Middle,
+    /// No complete handshake to judge from.
+    Unknown,
+}
+
+impl Vantage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Vantage::Client => "client",
+            Vantage::Server => "server",
+            Vantage::Middle => "middle",
+            Vantage::Unknown => "unknown",
+        }
+    }
+}
+
+/// Options one side sent in its SYN or SYN/ACK.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct SynOptions {
+    pub mss: Option<u16>,
+    pub wscale: Option<u8>,
+    pub sack_permitted: bool,
+    pub timestamps: bool,
+}
+
+/// Segment classification counts of one direction. The meanings follow
+/// `docs/tracking.md`; where they differ from Wireshark's flags the reason is there.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct SegmentCounts {
+    /// Every retransmission, including fast and spurious ones (as Wireshark counts).
+    pub retransmissions: u64,
+    pub fast_retransmissions: u64,
+    pub spurious_retransmissions: u64,
+    pub out_of_order: u64,
+    pub dup_acks: u64,
+    pub zero_windows: u64,
+    pub zero_window_probes: u64,
+    pub window_full: u64,
+    pub window_updates: u64,
+    pub keep_alives: u64,
+    /// ACKs carrying a D-SACK block (RFC 2883).
+    pub dsacks: u64,
+    /// Segments starting beyond the highest byte seen: earlier data was not captured.
+    pub previous_segment_not_captured: u64,
+    /// ACKs for data never seen in the capture.
+    pub acked_unseen: u64,
+}
+
+/// Statistics of one direction of a connection (from `from` to the other endpoint).
+#[derive(Clone, Debug, Default)]
+pub struct DirSummary {
+    pub packets: u64,
+    /// Segments carrying payload.
+    pub data_packets: u64,
+    /// Payload bytes on the wire, retransmissions included.
+    pub bytes: u64,
+    /// Distinct sequence space covered (highest byte − first byte), retransmissions excluded.
+    pub unique_bytes: u64,
+    pub isn: Option<u32>,
+    /// Options of this side's SYN or SYN/ACK, if captured.
+    pub syn: Option<SynOptions>,
+    pub wscale: Option<WindowScale>,
+    /// Largest window this side advertised, in bytes after scaling (raw when unknown).
+    pub max_window_bytes: Option<u64>,
+    /// Largest amount of this side's data in flight (sent, not yet ACKed at the capture point).
+    pub max_in_flight: Option<u64>,
+    /// RTT from this side's data to the ACK covering it (Karn's rule: no retransmitted data).
+    pub rtt_ack: Option<RttStats>,
+    /// RTT from this side's TSval to the first segment echoing it.
+    pub rtt_ts: Option<RttStats>,
+    pub counts: SegmentCounts,
+    pub fin: bool,
+    pub rst: bool,
+}
+
+/// A finished connection (or the part of one seen before it was finalised).
+#[derive(Clone, Debug)]
+pub struct ConnSummary {
+    /// Wireshark's `tcp.stream` index.
+    pub stream: u64,
+    /// `[client, server]` when the client is known (see `client_by`).
+    pub endpoints: [Endpoint; 2],
+    pub client_by: ClientBy,
+    pub first_frame: u64,
+    pub last_frame: u64,
+    pub start: Timestamp,
+    pub end: Timestamp,
+    /// `[client → server, server → client]`.
+    pub dirs: [DirSummary; 2],
+    /// SYN → SYN/ACK, as seen at the capture point.
+    pub syn_to_synack_ns: Option<u64>,
+    /// SYN/ACK → first ACK of the client.
+    pub synack_to_ack_ns: Option<u64>,
+    pub vantage: Vantage,
+    /// This stream reused the 4-tuple of an earlier one (a new SYN with another ISN).
+    pub reused_port: bool,
+    /// More packets arrived after the connection had been finalised; this summary
+    /// holds only the later part (merge with the earlier one by `stream`).
+    pub continuation: bool,
+}
+
+impl ConnSummary {
+    /// The handshake RTT (SYN → first ACK), which is the full path RTT at any vantage.
+    pub fn handshake_rtt_ns(&self) -> Option<u64> {
+        Some(self.syn_to_synack_ns? + self.synack_to_ack_ns?)
+    }
+
+    pub fn duration_ns(&self) -> u64 {
+        self.end.since(self.start).max(0) as u64
+    }
+
+    pub fn packets(&self) -> u64 {
+        self.dirs[0].packets + self.dirs[1].packets
+    }
+}
+
+/// Classification bits of one segment.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct SegmentKinds(pub u32);
+
+impl SegmentKinds {
+    pub const NEW_DATA: u32 = 1 << 0;
+    pub const RETRANSMISSION: u32 = 1 << 1;
+    pub const FAST_RETRANSMISSION: u32 = 1 << 2;
+    pub const SPURIOUS_RETRANSMISSION: u32 = 1 << 3;
+    pub const OUT_OF_ORDER: u32 = 1 << 4;
+    pub const DUP_ACK: u32 = 1 << 5;
+    pub const ZERO_WINDOW: u32 = 1 << 6;
+    pub const ZERO_WINDOW_PROBE: u32 = 1 << 7;
+    pub const ZERO_WINDOW_PROBE_ACK: u32 = 1 << 8;
+    pub const WINDOW_UPDATE: u32 = 1 << 9;
+    pub const WINDOW_FULL: u32 = 1 << 10;
+    pub const KEEP_ALIVE: u32 = 1 << 11;
+    pub const KEEP_ALIVE_ACK: u32 = 1 << 12;
+    pub const DSACK: u32 = 1 << 13;
+    pub const PREVIOUS_SEGMENT_NOT_CAPTURED: u32 = 1 << 14;
+    pub const ACKED_UNSEEN: u32 = 1 << 15;
+    pub const REUSED_PORTS: u32 = 1 << 16;
+
+    pub fn has(self, bit: u32) -> bool {
+        self.0 & bit != 0
+    }
+    pub fn set(&mut self, bit: u32) {
+        self.0 |= bit;
+    }
+}
+
+/// What the tracker learned from one segment; the input of the detectors.
+#[derive(Copy, Clone, Debug)]
+pub struct SegmentEvent {
+    pub stream: u64,
+    /// True when the segment goes from the client to the server.
+    pub from_client: bool,
+    pub kinds: SegmentKinds,
+    /// Sequence number relative to the sender's ISN, unwrapped to 64 bits.
+    pub rel_seq: u64,
+    /// Acknowledgment number relative to the receiver's ISN, when the ACK bit is set
+    /// and the other direction's base is known.
+    pub rel_ack: Option<u64>,
+    pub payload_len: u32,
+    /// Advertised window in bytes after scaling (raw when the scale is unknown).
+    pub window_bytes: u64,
+    /// For a duplicate ACK: its number in the run (1 = first duplicate).
+    pub dup_ack_num: u32,
+    /// An RTT sample this ACK completes: the data frame it acknowledges and the time.
+    pub ack_rtt: Option<(u64, u64)>,
+    /// An RTT sample from the timestamp echo: the frame whose TSval it echoes and the time.
+    pub ts_rtt: Option<(u64, u64)>,
+    /// Sender's data in flight after this segment (bytes beyond the other side's ACK).
+    pub in_flight: Option<u64>,
+    /// For a D-SACK: the frame of the retransmission it reports as needless, if seen.
+    pub dsack_of: Option<u64>,
+}

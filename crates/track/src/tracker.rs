@@ -1,0 +1,836 @@
+//! The connection tracker: assigns Wireshark-compatible stream indexes, keeps per-direction
+//! sequence state, classifies every segment and collects RTT samples, in one pass.
+//!
+//! The classification follows Wireshark's TCP sequence analysis (packet-tcp.c,
+//! `tcp_analyze_sequence_number`, as of tshark 4.0) so that counts can be compared with
+//! tshark; every rule is a named step below, and where tcpwhy deliberately differs the
+//! reason is written next to it and in `docs/tracking.md`.
+
+use crate::rtt::RttSamples;
+use crate::seq::{seq_gt, seq_le, seq_lt, SeqUnwrapper};
+use crate::summary::*;
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
+use tcpwhy_capture::{Packet, TcpFlags, Timestamp};
+
+/// Wireshark's TCP_MAX_UNACKED_SEGMENTS: past this many unacknowledged segments in one
+/// direction (the ACKs are not being captured) new ones are not remembered.
+const MAX_UNACKED: usize = 10_000;
+/// Wireshark's out-of-order threshold when no handshake RTT is known: 3 ms.
+const OOO_DEFAULT_NS: i64 = 3_000_000;
+/// Wireshark's fast-retransmission rule: within 20 ms of the last duplicate ACK.
+const FAST_RETRANSMISSION_NS: i64 = 20_000_000;
+/// Wireshark's fast-retransmission rule: at least 2 duplicate ACKs (some may be missing).
+const FAST_RETRANSMISSION_DUPACKS: u32 = 2;
+/// Largest window scale shift allowed (RFC 7323 §2.3); larger values are used as 14.
+const MAX_WSCALE: u8 = 14;
+/// Sent TSvals remembered per direction to match timestamp echoes.
+const TS_HISTORY: usize = 512;
+/// Recent retransmissions remembered per direction to link D-SACKs to.
+const RETRANSMISSION_HISTORY: usize = 128;
+/// A closed connection (FIN both ways, or RST) is finalised after this much capture
+/// time without packets: Linux's TIME_WAIT is 60 s, after which the 4-tuple may be reused.
+const CLOSED_LINGER_NS: i64 = 60_000_000_000;
+/// An open connection is finalised after this much capture time without packets.
+const IDLE_FINALISE_NS: i64 = 600_000_000_000;
+/// How often (capture time) finished connections are looked for.
+const SWEEP_INTERVAL_NS: i64 = 1_000_000_000;
+/// Vantage inference: one handshake leg at most this fraction of the other is "≈ 0".
+const VANTAGE_RATIO: u64 = 4;
+
+#[derive(Copy, Clone, PartialEq, Eq, Hash)]
+struct FlowKey {
+    lo: Endpoint,
+    hi: Endpoint,
+}
+
+/// Window scale state of one direction, in Wireshark's three states.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Scale {
+    /// Wireshark's -1: no SYN seen.
+    Unknown,
+    /// Wireshark's -2: scaling known not to be in use.
+    None,
+    Shift(u8),
+}
+
+impl Scale {
+    fn shift(self) -> u8 {
+        match self {
+            Scale::Shift(s) => s,
+            _ => 0,
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug)]
+struct Unacked {
+    seq: u32,
+    /// Next sequence number after it (SYN and FIN count one).
+    end: u32,
+    ts: Timestamp,
+    frame: u64,
+    retransmitted: bool,
+}
+
+/// Per-direction state: Wireshark's `tcp_flow_t` analysis fields plus tcpwhy's own.
+#[derive(Debug)]
+struct Dir {
+    base_seq: Option<u32>,
+    unwrap: SeqUnwrapper,
+    next_seq: Option<u32>,
+    next_seq_time: Timestamp,
+    max_seq_to_be_acked: Option<u32>,
+    last_ack: Option<u32>,
+    last_ack_time: Timestamp,
+    window: Option<u16>,
+    scale: Scale,
+    dupack_num: u32,
+    last_segment: SegmentKinds,
+    /// Highest cumulative ACK this side has sent.
+    max_ack: Option<u32>,
+    unacked: VecDeque<Unacked>,
+    ts_sent: VecDeque<(u32, Timestamp, u64)>,
+    last_tsval: Option<u32>,
+    last_tsecr: Option<u32>,
+    retransmissions: VecDeque<(u32, u32, u64)>,
+    rtt_ack: RttSamples,
+    rtt_ts: RttSamples,
+    first_data_rel: Option<u64>,
+    max_end_rel: u64,
+    out: DirSummary,
+}
+
+impl Dir {
+    fn new() -> Self {
+        Dir {
+            base_seq: None,
+            unwrap: SeqUnwrapper::new(0),
+            next_seq: None,
+            next_seq_time: Timestamp::default(),
+            max_seq_to_be_acked: None,
+            last_ack: None,
+            last_ack_time: Timestamp::default(),
+            window: None,
+            scale: Scale::Unknown,
+            dupack_num: 0,
+            last_segment: SegmentKinds::default(),
+            max_ack: None,
+            unacked: VecDeque::new(),
+            ts_sent: VecDeque::new(),
+            last_tsval: None,
+            last_tsecr: None,
+            retransmissions: VecDeque::new(),
+            rtt_ack: RttSamples::default(),
+            rtt_ts: RttSamples::default(),
+            first_data_rel: None,
+            max_end_rel: 0,
+            out: DirSummary::default(),
+        }
+    }
+
+    fn summary(&self) -> DirSummary {
+        let mut out = self.out.clone();
+        out.unique_bytes = self
+            .first_data_rel
+            .map_or(0, |f| self.max_end_rel.saturating_sub(f));
+        out.rtt_ack = self.rtt_ack.stats();
+        out.rtt_ts = self.rtt_ts.stats();
+        out.wscale = Some(match self.scale {
+            Scale::Unknown => WindowScale::Unknown,
+            Scale::None => WindowScale::NotNegotiated,
+            Scale::Shift(s) => WindowScale::Shift(s),
+        });
+        out
+    }
+}
+
+struct Conn {
+    stream: u64,
+    /// Source of direction 0 (the first packet's sender).
+    origin: Endpoint,
+    other: Endpoint,
+    dirs: [Dir; 2],
+    first_frame: u64,
+    last_frame: u64,
+    start: Timestamp,
+    end: Timestamp,
+    /// Most recent SYN (Wireshark's `ts_mru_syn`).
+    syn_time: Option<Timestamp>,
+    synack_time: Option<Timestamp>,
+    /// Wireshark's `ts_first_rtt`: first ACK after the most recent SYN.
+    irtt_ns: Option<i64>,
+    syn_to_synack_ns: Option<u64>,
+    synack_to_ack_ns: Option<u64>,
+    client: Option<(usize, ClientBy)>,
+    reused_port: bool,
+    continuation: bool,
+}
+
+/// What the map holds for a 4-tuple: a live connection, or the little that is kept of a
+/// finalised one so that later packets get the same stream index, as in Wireshark.
+enum Slot {
+    Live(Box<Conn>),
+    Done(Tombstone),
+}
+
+struct Tombstone {
+    stream: u64,
+    origin: Endpoint,
+    other: Endpoint,
+    base_seq: [Option<u32>; 2],
+}
+
+/// Tracks every TCP connection of one capture.
+pub struct Tracker {
+    map: FxHashMap<FlowKey, Slot>,
+    next_stream: u64,
+    finished: Vec<ConnSummary>,
+    last_sweep: Option<Timestamp>,
+    live: usize,
+    max_live: usize,
+}
+
+impl Default for Tracker {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Tracker {
+    pub fn new() -> Self {
+        Tracker {
+            map: FxHashMap::default(),
+            next_stream: 0,
+            finished: Vec::new(),
+            last_sweep: None,
+            live: 0,
+            max_live: 0,
+        }
+    }
+
+    /// Connections currently tracked with their full state.
+    pub fn live_connections(&self) -> usize {
+        self.live
+    }
+
+    /// Most connections tracked with full state at once so far.
+    pub fn max_live_connections(&self) -> usize {
+        self.max_live
+    }
+
+    /// Number of streams seen so far.
+    pub fn streams(&self) -> u64 {
+        self.next_stream
+    }
+
+    /// Summaries of connections finalised so far (closed or idle), in finalisation order.
+    pub fn drain_finished(&mut self) -> std::vec::Drain<'_, ConnSummary> {
+        self.finished.drain(..)
+    }
+
+    /// Finalises every connection still open; returns all summaries not yet drained.
+    pub fn finish(mut self) -> Vec<ConnSummary> {
+        let keys: Vec<FlowKey> = self.map.keys().copied().collect();
+        for k in keys {
+            self.finalise(&k);
+        }
+        self.finished
+    }
+
+    /// Processes one TCP segment seen at `ts` in frame `frame`.
+    pub fn process(&mut self, frame: u64, ts: Timestamp, pkt: &Packet<'_>) -> SegmentEvent {
+        self.maybe_sweep(ts);
+        let src = Endpoint {
+            addr: pkt.src,
+            port: pkt.src_port,
+        };
+        let dst = Endpoint {
+            addr: pkt.dst,
+            port: pkt.dst_port,
+        };
+        let key = if src <= dst {
+            FlowKey { lo: src, hi: dst }
+        } else {
+            FlowKey { lo: dst, hi: src }
+        };
+        let syn_only = pkt.flags.0 & (TcpFlags::SYN | TcpFlags::ACK) == TcpFlags::SYN;
+
+        // Stream assignment (Wireshark: a SYN whose sequence number differs from the
+        // base of a known conversation starts a new one — port reuse).
+        let mut reused = false;
+        let mut revive: Option<Tombstone> = None;
+        match self.map.get(&key) {
+            None => {}
+            Some(Slot::Live(c)) => {
+                let d = usize::from(src != c.origin);
+                if syn_only && c.dirs[d].base_seq.is_some_and(|b| b != pkt.seq) {
+                    reused = true;
+                }
+            }
+            Some(Slot::Done(t)) => {
+                let d = usize::from(src != t.origin);
+                if syn_only && t.base_seq[d].is_some_and(|b| b != pkt.seq) {
+                    reused = true;
+                } else {
+                    revive = Some(Tombstone { ..*t });
+                }
+            }
+        }
+        if reused {
+            self.finalise(&key);
+        }
+        let needs_new = reused || !matches!(self.map.get(&key), Some(Slot::Live(_)));
+        if needs_new {
+            let conn = match revive {
+                Some(t) => {
+                    let mut c = Conn::new(t.stream, t.origin, t.other, frame, ts);
+                    for (d, b) in t.base_seq.iter().enumerate() {
+                        if let Some(b) = *b {
+                            c.dirs[d].base_seq = Some(b);
+                            c.dirs[d].unwrap = SeqUnwrapper::new(b);
+                        }
+                    }
+                    c.continuation = true;
+                    c
+                }
+                None => {
+                    let s = self.next_stream;
+                    self.next_stream += 1;
+                    let mut c = Conn::new(s, src, dst, frame, ts);
+                    c.reused_port = reused;
+                    c
+                }
+            };
+            self.map.insert(key, Slot::Live(Box::new(conn)));
+            self.live += 1;
+            self.max_live = self.max_live.max(self.live);
+        }
+        let Some(Slot::Live(conn)) = self.map.get_mut(&key) else {
+            unreachable!("inserted above")
+        };
+        let mut ev = conn.segment(frame, ts, src, pkt);
+        if reused {
+            ev.kinds.set(SegmentKinds::REUSED_PORTS);
+        }
+        ev
+    }
+
+    fn maybe_sweep(&mut self, now: Timestamp) {
+        let due = match self.last_sweep {
+            None => true,
+            Some(t) => now.since(t) >= SWEEP_INTERVAL_NS,
+        };
+        if !due {
+            return;
+        }
+        self.last_sweep = Some(now);
+        let done: Vec<FlowKey> = self
+            .map
+            .iter()
+            .filter_map(|(k, s)| match s {
+                Slot::Live(c) if c.expired(now) => Some(*k),
+                _ => None,
+            })
+            .collect();
+        for k in done {
+            self.finalise(&k);
+        }
+    }
+
+    /// Turns a live connection into a summary and a tombstone.
+    fn finalise(&mut self, key: &FlowKey) {
+        let Some(slot) = self.map.get_mut(key) else {
+            return;
+        };
+        if let Slot::Live(c) = slot {
+            let tomb = Tombstone {
+                stream: c.stream,
+                origin: c.origin,
+                other: c.other,
+                base_seq: [c.dirs[0].base_seq, c.dirs[1].base_seq],
+            };
+            self.finished.push(c.summary());
+            *slot = Slot::Done(tomb);
+            self.live -= 1;
+        }
+    }
+}
+
+impl Conn {
+    fn new(stream: u64, origin: Endpoint, other: Endpoint, frame: u64, ts: Timestamp) -> Self {
+        Conn {
+            stream,
+            origin,
+            other,
+            dirs: [Dir::new(), Dir::new()],
+            first_frame: frame,
+            last_frame: frame,
+            start: ts,
+            end: ts,
+            syn_time: None,
+            synack_time: None,
+            irtt_ns: None,
+            syn_to_synack_ns: None,
+            synack_to_ack_ns: None,
+            client: None,
+            reused_port: false,
+            continuation: false,
+        }
+    }
+
+    fn expired(&self, now: Timestamp) -> bool {
+        let idle = now.since(self.end);
+        let [a, b] = &self.dirs;
+        let closed = a.out.rst || b.out.rst || (a.out.fin && b.out.fin);
+        (closed && idle > CLOSED_LINGER_NS) || idle > IDLE_FINALISE_NS
+    }
+
+    fn client_dir(&self) -> (usize, ClientBy) {
+        if let Some(c) = self.client {
+            return c;
+        }
+        // No handshake: the side with the higher port looks like the ephemeral one.
+        let d = usize::from(self.other.port > self.origin.port);
+        (d, ClientBy::PortGuess)
+    }
+
+    fn summary(&self) -> ConnSummary {
+        let (c, client_by) = self.client_dir();
+        let s = 1 - c;
+        let ends = [self.origin, self.other];
+        let vantage = match (self.syn_to_synack_ns, self.synack_to_ack_ns) {
+            (Some(a), Some(b)) if a + b > 0 => {
+                if b.saturating_mul(VANTAGE_RATIO) <= a {
+                    Vantage::Client
+                } else if a.saturating_mul(VANTAGE_RATIO) <= b {
+                    Vantage::Server
+                } else {
+                    Vantage::Middle
+                }
+            }
+            _ => Vantage::Unknown,
+        };
+        ConnSummary {
+            stream: self.stream,
+            endpoints: [ends[c], ends[s]],
+            client_by,
+            first_frame: self.first_frame,
+            last_frame: self.last_frame,
+            start: self.start,
+            end: self.end,
+            dirs: [self.dirs[c].summary(), self.dirs[s].summary()],
+            syn_to_synack_ns: self.syn_to_synack_ns,
+            synack_to_ack_ns: self.synack_to_ack_ns,
+            vantage,
+            reused_port: self.reused_port,
+            continuation: self.continuation,
+        }
+    }
+
+    /// One segment of this connection from `src`.
+    fn segment(
+        &mut self,
+        frame: u64,
+        ts: Timestamp,
+        src: Endpoint,
+        pkt: &Packet<'_>,
+    ) -> SegmentEvent {
+        let f = usize::from(src != self.origin);
+        self.last_frame = frame;
+        self.end = ts;
+        let flags = pkt.flags;
+        let seq = pkt.seq;
+        let ack = pkt.ack;
+        let seglen = pkt.payload_len;
+
+        if self.dirs[f].base_seq.is_none() {
+            // Wireshark: the base is the ISN on a SYN, else one before the first seq.
+            let base = if flags.syn() { seq } else { seq.wrapping_sub(1) };
+            self.dirs[f].base_seq = Some(base);
+            self.dirs[f].unwrap = SeqUnwrapper::new(base);
+        }
+
+        self.handshake(f, ts, pkt);
+
+        let mut kinds = self.analyze(f, frame, ts, pkt);
+
+        // Our own additions, which Wireshark's flags do not carry.
+        let (fwd, rev) = self.pair(f);
+        let rel_seq = fwd.unwrap.unwrap(seq);
+        let rel_ack = (flags.ack() && rev.base_seq.is_some()).then(|| rev.unwrap.peek(ack));
+        let window_bytes = if flags.syn() {
+            u64::from(pkt.window)
+        } else {
+            u64::from(pkt.window) << fwd.scale.shift()
+        };
+        fwd.out.packets += 1;
+        if seglen > 0 {
+            fwd.out.data_packets += 1;
+            fwd.out.bytes += u64::from(seglen);
+            let end = rel_seq + u64::from(seglen);
+            fwd.first_data_rel = Some(fwd.first_data_rel.map_or(rel_seq, |s| s.min(rel_seq)));
+            fwd.max_end_rel = fwd.max_end_rel.max(end);
+        }
+        if !flags.syn() {
+            fwd.out.max_window_bytes = Some(fwd.out.max_window_bytes.map_or(window_bytes, |w| w.max(window_bytes)));
+        }
+        if flags.fin() {
+            fwd.out.fin = true;
+        }
+        if flags.rst() {
+            fwd.out.rst = true;
+        }
+
+        // Bytes in flight after a data segment: highest byte sent − the peer's last ACK.
+        let in_flight = match (seglen > 0, fwd.next_seq, rev.last_ack) {
+            (true, Some(n), Some(a)) if seq_le(a, n) => {
+                let v = u64::from(n.wrapping_sub(a));
+                fwd.out.max_in_flight = Some(fwd.out.max_in_flight.map_or(v, |m| m.max(v)));
+                Some(v)
+            }
+            _ => None,
+        };
+
+        // Remember retransmissions so a later D-SACK can be linked to one.
+        if kinds.has(SegmentKinds::RETRANSMISSION) && seglen > 0 {
+            if fwd.retransmissions.len() == RETRANSMISSION_HISTORY {
+                fwd.retransmissions.pop_front();
+            }
+            fwd.retransmissions.push_back((seq, seq.wrapping_add(seglen), frame));
+        }
+
+        // RTT from data to the ACK covering it (Karn's rule: never from retransmitted data).
+        let mut ack_rtt = None;
+        if flags.ack() {
+            let advanced = fwd.max_ack.is_none_or(|m| seq_gt(ack, m));
+            if advanced {
+                fwd.max_ack = Some(ack);
+                let mut last: Option<Unacked> = None;
+                while let Some(u) = rev.unacked.front() {
+                    if seq_le(u.end, ack) {
+                        last = rev.unacked.pop_front();
+                    } else {
+                        break;
+                    }
+                }
+                if let Some(u) = last {
+                    if !u.retransmitted && ts >= u.ts {
+                        let ns = ts.since(u.ts) as u64;
+                        rev.rtt_ack.add(ns);
+                        ack_rtt = Some((u.frame, ns));
+                    }
+                }
+            }
+        }
+
+        // RTT from the timestamp echo (RFC 7323): the first segment echoing a TSval.
+        let mut ts_rtt = None;
+        if let Some((tsval, tsecr)) = pkt.options.timestamps {
+            if fwd.last_tsval != Some(tsval) {
+                fwd.last_tsval = Some(tsval);
+                if fwd.ts_sent.len() == TS_HISTORY {
+                    fwd.ts_sent.pop_front();
+                }
+                fwd.ts_sent.push_back((tsval, ts, frame));
+            }
+            if flags.ack() && tsecr != 0 && fwd.last_tsecr != Some(tsecr) {
+                fwd.last_tsecr = Some(tsecr);
+                if let Some(i) = rev.ts_sent.iter().rposition(|e| e.0 == tsecr) {
+                    let (_, t, fr) = rev.ts_sent[i];
+                    if ts >= t {
+                        let ns = ts.since(t) as u64;
+                        rev.rtt_ts.add(ns);
+                        ts_rtt = Some((fr, ns));
+                    }
+                    rev.ts_sent.drain(..=i);
+                }
+            }
+        }
+
+        // D-SACK (RFC 2883 §4): the first SACK block lies below the cumulative ACK, or
+        // inside the second block.
+        let mut dsack_of = None;
+        let blocks = pkt.options.sack_blocks();
+        if flags.ack() && !blocks.is_empty() {
+            let (l, rr) = blocks[0];
+            let below = seq_le(rr, ack);
+            let inside = blocks
+                .get(1)
+                .is_some_and(|&(l2, r2)| seq_le(l2, l) && seq_le(rr, r2));
+            if below || inside {
+                kinds.set(SegmentKinds::DSACK);
+                fwd.out.counts.dsacks += 1;
+                dsack_of = rev
+                    .retransmissions
+                    .iter()
+                    .rev()
+                    .find(|&&(s, e, _)| seq_lt(s, rr) && seq_gt(e, l))
+                    .map(|&(_, _, fr)| fr);
+            }
+        }
+
+        let c = &mut fwd.out.counts;
+        let k = kinds;
+        let n = |b: u32| u64::from(k.has(b));
+        c.retransmissions += n(SegmentKinds::RETRANSMISSION);
+        c.fast_retransmissions += n(SegmentKinds::FAST_RETRANSMISSION);
+        c.spurious_retransmissions += n(SegmentKinds::SPURIOUS_RETRANSMISSION);
+        c.out_of_order += n(SegmentKinds::OUT_OF_ORDER);
+        c.dup_acks += n(SegmentKinds::DUP_ACK);
+        c.zero_windows += n(SegmentKinds::ZERO_WINDOW);
+        c.zero_window_probes += n(SegmentKinds::ZERO_WINDOW_PROBE);
+        c.window_full += n(SegmentKinds::WINDOW_FULL);
+        c.window_updates += n(SegmentKinds::WINDOW_UPDATE);
+        c.keep_alives += n(SegmentKinds::KEEP_ALIVE);
+        c.previous_segment_not_captured += n(SegmentKinds::PREVIOUS_SEGMENT_NOT_CAPTURED);
+        c.acked_unseen += n(SegmentKinds::ACKED_UNSEEN);
+
+        let (client, _) = self.client_dir();
+        SegmentEvent {
+            stream: self.stream,
+            from_client: f == client,
+            kinds,
+            rel_seq,
+            rel_ack,
+            payload_len: seglen,
+            window_bytes,
+            dup_ack_num: if kinds.has(SegmentKinds::DUP_ACK) {
+                self.dirs[f].dupack_num
+            } else {
+                0
+            },
+            ack_rtt,
+            ts_rtt,
+            in_flight,
+            dsack_of,
+        }
+    }
+
+    fn pair(&mut self, f: usize) -> (&mut Dir, &mut Dir) {
+        let [a, b] = &mut self.dirs;
+        if f == 0 {
+            (a, b)
+        } else {
+            (b, a)
+        }
+    }
+
+    /// SYN options, window scale state, handshake timing and the client's identity.
+    fn handshake(&mut self, f: usize, ts: Timestamp, pkt: &Packet<'_>) {
+        let flags = pkt.flags;
+        let r = 1 - f;
+        if flags.syn() {
+            let o = &pkt.options;
+            self.dirs[f].out.syn = Some(SynOptions {
+                mss: o.mss,
+                wscale: o.wscale,
+                sack_permitted: o.sack_permitted,
+                timestamps: o.timestamps.is_some(),
+            });
+            self.dirs[f].out.isn = Some(pkt.seq);
+            if let Some(ws) = o.wscale {
+                self.dirs[f].scale = Scale::Shift(ws.min(MAX_WSCALE));
+            }
+            // Wireshark's verify_tcp_window_scaling: a SYN or SYN/ACK without the option
+            // means neither direction scales; a SYN/ACK with it after a SYN without it
+            // does not scale either.
+            if o.wscale.is_none() {
+                self.dirs[f].scale = Scale::None;
+                self.dirs[r].scale = Scale::None;
+            } else if flags.ack() && self.dirs[r].scale == Scale::None {
+                self.dirs[f].scale = Scale::None;
+            }
+            if flags.ack() {
+                if self.synack_time.is_none() {
+                    self.synack_time = Some(ts);
+                    if let Some(s) = self.syn_time {
+                        self.syn_to_synack_ns = Some(ts.since(s).max(0) as u64);
+                    }
+                }
+                if self.client.is_none() {
+                    self.client = Some((r, ClientBy::SynAck));
+                }
+            } else {
+                self.syn_time = Some(ts);
+                if !matches!(self.client, Some((_, ClientBy::Syn))) {
+                    self.client = Some((f, ClientBy::Syn));
+                }
+            }
+        } else if flags.ack() {
+            if self.irtt_ns.is_none() {
+                if let Some(s) = self.syn_time {
+                    self.irtt_ns = Some(ts.since(s));
+                }
+            }
+            let from_client = self.client.is_some_and(|(c, _)| c == f);
+            if from_client && self.synack_to_ack_ns.is_none() {
+                if let Some(sa) = self.synack_time {
+                    self.synack_to_ack_ns = Some(ts.since(sa).max(0) as u64);
+                }
+            }
+        }
+    }
+
+    /// Wireshark's sequence analysis for one segment from direction `f`.
+    fn analyze(&mut self, f: usize, frame: u64, ts: Timestamp, pkt: &Packet<'_>) -> SegmentKinds {
+        let irtt = self.irtt_ns;
+        let (fwd, rev) = self.pair(f);
+        let flags = pkt.flags;
+        let (seq, ack, seglen, window) = (pkt.seq, pkt.ack, pkt.payload_len, pkt.window);
+        let syn_fin_rst = flags.0 & (TcpFlags::SYN | TcpFlags::FIN | TcpFlags::RST) != 0;
+        let mut k = SegmentKinds::default();
+        let next_seq = fwd.next_seq;
+        let fwd_last_ack = fwd.last_ack;
+
+        'fwd: {
+            // Zero-window probe: one byte at the next expected sequence number while
+            // the peer's window is zero.
+            if seglen == 1 && next_seq == Some(seq) && rev.window == Some(0) {
+                k.set(SegmentKinds::ZERO_WINDOW_PROBE);
+                break 'fwd;
+            }
+            // Zero window: window 0 on a segment without SYN, FIN or RST.
+            if window == 0 && !syn_fin_rst {
+                k.set(SegmentKinds::ZERO_WINDOW);
+            }
+            // Previous segment not captured: this one starts beyond the highest byte seen.
+            if next_seq.is_some_and(|n| seq_gt(seq, n)) && !flags.rst() {
+                k.set(SegmentKinds::PREVIOUS_SEGMENT_NOT_CAPTURED);
+            }
+            // Keep-alive: 0 or 1 byte starting one byte before the next expected seq.
+            if seglen <= 1
+                && next_seq.is_some_and(|n| seq == n.wrapping_sub(1))
+                && !syn_fin_rst
+            {
+                k.set(SegmentKinds::KEEP_ALIVE);
+            }
+            let same_pos = seglen == 0
+                && next_seq == Some(seq)
+                && fwd_last_ack == Some(ack)
+                && !syn_fin_rst;
+            // Window update: nothing new but the window.
+            if same_pos && window != 0 && fwd.window != Some(window) {
+                k.set(SegmentKinds::WINDOW_UPDATE);
+            }
+            // Window full: data reaching exactly the right edge of the peer's window.
+            if seglen > 0 && rev.scale != Scale::Unknown && !syn_fin_rst {
+                if let (Some(la), Some(w)) = (rev.last_ack, rev.window) {
+                    let edge = la.wrapping_add(u32::from(w) << rev.scale.shift());
+                    if seq.wrapping_add(seglen) == edge {
+                        k.set(SegmentKinds::WINDOW_FULL);
+                    }
+                }
+            }
+            // Keep-alive ACK: repeats the previous ACK right after a keep-alive.
+            if same_pos
+                && window != 0
+                && fwd.window == Some(window)
+                && rev.last_segment.has(SegmentKinds::KEEP_ALIVE)
+            {
+                k.set(SegmentKinds::KEEP_ALIVE_ACK);
+                break 'fwd;
+            }
+            // Zero-window probe ACK: repeats the zero window right after a probe.
+            if seglen == 0
+                && window == 0
+                && fwd.window == Some(0)
+                && next_seq == Some(seq)
+                && fwd_last_ack.is_some_and(|la| ack == la || ack == la.wrapping_add(1))
+                && rev.last_segment.has(SegmentKinds::ZERO_WINDOW_PROBE)
+                && !syn_fin_rst
+            {
+                k.set(SegmentKinds::ZERO_WINDOW_PROBE_ACK);
+                if fwd_last_ack.is_some_and(|la| ack == la.wrapping_add(1)) {
+                    rev.next_seq = rev.next_seq.map(|n| n.wrapping_add(1));
+                }
+                break 'fwd;
+            }
+            // Duplicate ACK: same seq, ACK and window as before, no data.
+            if same_pos && window != 0 && fwd.window == Some(window) {
+                fwd.dupack_num += 1;
+                k.set(SegmentKinds::DUP_ACK);
+            }
+        }
+        if !k.has(SegmentKinds::DUP_ACK) {
+            fwd.dupack_num = 0;
+        }
+
+        // ACKed segment not captured: the ACK goes beyond what the peer was seen to send.
+        if flags.ack()
+            && rev
+                .max_seq_to_be_acked
+                .is_some_and(|m| seq_gt(ack, m))
+        {
+            k.set(SegmentKinds::ACKED_UNSEEN);
+            rev.max_seq_to_be_acked = rev.next_seq;
+        }
+
+        // Retransmission, fast retransmission, out-of-order, spurious retransmission.
+        if (seglen > 0 || flags.syn() || flags.fin()) && !k.has(SegmentKinds::KEEP_ALIVE) {
+            let not_advanced = next_seq.is_some_and(|n| seq_lt(seq, n));
+            let since_dupack = ts.since(rev.last_ack_time);
+            let since_next = ts.since(fwd.next_seq_time);
+            let ooo_threshold = irtt.filter(|&v| v != 0).unwrap_or(OOO_DEFAULT_NS);
+            if not_advanced
+                && rev.dupack_num >= FAST_RETRANSMISSION_DUPACKS
+                && rev.last_ack == Some(seq)
+                && since_dupack < FAST_RETRANSMISSION_NS
+            {
+                k.set(SegmentKinds::FAST_RETRANSMISSION);
+                k.set(SegmentKinds::RETRANSMISSION);
+            } else if not_advanced
+                && since_next < ooo_threshold
+                && next_seq != Some(seq.wrapping_add(seglen))
+            {
+                k.set(SegmentKinds::OUT_OF_ORDER);
+            } else if seglen > 0
+                && rev
+                    .last_ack
+                    .is_some_and(|la| la != 0 && seq_le(seq.wrapping_add(seglen), la))
+            {
+                k.set(SegmentKinds::SPURIOUS_RETRANSMISSION);
+                k.set(SegmentKinds::RETRANSMISSION);
+            } else if not_advanced {
+                k.set(SegmentKinds::RETRANSMISSION);
+            }
+        }
+
+        let mut end = seq.wrapping_add(seglen);
+        if flags.syn() || flags.fin() {
+            end = end.wrapping_add(1);
+        }
+        if seglen > 0 || flags.syn() || flags.fin() {
+            if k.has(SegmentKinds::RETRANSMISSION) {
+                // Karn's rule: mark what it repeats so its ACK gives no RTT sample.
+                for u in fwd.unacked.iter_mut() {
+                    if seq_lt(u.seq, end) && seq_gt(u.end, seq) {
+                        u.retransmitted = true;
+                    }
+                }
+            } else if fwd.unacked.len() < MAX_UNACKED {
+                fwd.unacked.push_back(Unacked {
+                    seq,
+                    end,
+                    ts,
+                    frame,
+                    retransmitted: false,
+                });
+            }
+        }
+
+        let zwp = k.has(SegmentKinds::ZERO_WINDOW_PROBE);
+        if (next_seq.is_none_or(|n| seq_gt(end, n))) && !zwp {
+            fwd.next_seq = Some(end);
+            fwd.next_seq_time = ts;
+        }
+        if (fwd.max_seq_to_be_acked.is_none() || fwd.max_seq_to_be_acked == Some(seq)) && !zwp {
+            fwd.max_seq_to_be_acked = fwd.next_seq;
+        }
+        fwd.window = Some(window);
+        fwd.last_ack = flags.ack().then_some(ack);
+        fwd.last_ack_time = ts;
+        fwd.last_segment = k;
+        k
+    }
+}
