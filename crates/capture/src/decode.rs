@@ -6,6 +6,11 @@
 use crate::frame::Frame;
 use std::net::IpAddr;
 
+mod bytes;
+mod ip;
+mod link;
+mod tcp;
+
 /// At most four SACK blocks fit in the 40 bytes of TCP options (RFC 2018).
 pub const MAX_SACK_BLOCKS: usize = 4;
 
@@ -196,7 +201,45 @@ impl SkipCounts {
 }
 
 /// Decodes one frame down to its TCP header. Never panics, never allocates.
+///
+/// Lengths: `payload_len` is what was on the wire — the IP length field, capped by the
+/// frame's original length, or the original length when the IP length is 0 (TSO/GSO
+/// super-segments captured on the sender); see the `ip` module. Headers cut by the
+/// snaplen keep what was captured: TCP options cut short are marked `truncated`.
 pub fn decode<'a>(frame: &Frame<'a>) -> Result<Packet<'a>, SkipReason> {
-    let _ = frame;
-    Err(SkipReason::UnsupportedLinkType) // implemented in the capture work
+    let data = frame.data;
+    let (net, ip_start) = link::locate(frame.link, data)?;
+    let ip_bytes = data
+        .get(ip_start..)
+        .ok_or(SkipReason::TruncatedLinkHeader)?;
+    // Bytes from the IP header on, as on the wire; a bogus orig_len smaller than what
+    // was captured is not believed.
+    let ip_wire_len = (frame.orig_len as usize)
+        .saturating_sub(ip_start)
+        .max(ip_bytes.len());
+    let ip = ip::parse(net, ip_bytes, ip_wire_len)?;
+    let seg = ip_bytes.get(ip.header_len..).unwrap_or(&[]);
+    let tcp = tcp::parse(seg, ip.payload_wire_len)?;
+    // The captured payload stops at the segment's end (Ethernet padding is not payload).
+    let payload_end = tcp
+        .header_len
+        .saturating_add(tcp.payload_len)
+        .min(seg.len());
+    let payload = seg.get(tcp.header_len..payload_end).unwrap_or(&[]);
+    Ok(Packet {
+        src: ip.src,
+        dst: ip.dst,
+        ip_id: ip.ip_id,
+        ttl: ip.ttl,
+        src_port: tcp.src_port,
+        dst_port: tcp.dst_port,
+        seq: tcp.seq,
+        ack: tcp.ack,
+        flags: tcp.flags,
+        window: tcp.window,
+        urgent: tcp.urgent,
+        options: tcp.options,
+        payload_len: u32::try_from(tcp.payload_len).unwrap_or(u32::MAX),
+        payload,
+    })
 }

@@ -12,9 +12,14 @@
 //!
 //! Third-party parsers (pcap-parser, etherparse) stay behind these types.
 
+pub mod bounds;
 pub mod decode;
+mod format;
 pub mod frame;
+mod pcap;
+mod pcapng;
 pub mod reader;
+mod source;
 
 pub use decode::{decode, Packet, SkipCounts, SkipReason, TcpFlags, TcpOptions, MAX_SACK_BLOCKS};
 pub use frame::{Frame, LinkType, Timestamp};

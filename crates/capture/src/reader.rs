@@ -1,13 +1,22 @@
 //! Capture file reader: pcap / pcapng (optionally gzip) from a memory map or a stream.
 
+use crate::format::Step;
 use crate::frame::Frame;
+use crate::pcap::{self, PcapParser};
+use crate::pcapng::{self, PcapNgParser};
+use crate::source::{Source, GZIP_MAGIC, MAX_WINDOW};
 use std::fmt;
+use std::fs::File;
 use std::path::Path;
 
 /// Container format of the capture.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum FileFormat {
-    Pcap { nanosecond: bool, big_endian: bool, modified: bool },
+    Pcap {
+        nanosecond: bool,
+        big_endian: bool,
+        modified: bool,
+    },
     PcapNg,
 }
 
@@ -42,6 +51,15 @@ impl fmt::Display for CaptureError {
             CaptureErrorKind::NotACapture => {
                 write!(f, "not a pcap or pcapng file (unknown magic number)")
             }
+            // Frame 0: the input ended before the first record could start.
+            CaptureErrorKind::Truncated if self.frame == 0 && self.offset == 0 => {
+                write!(f, "input is empty: no pcap or pcapng file header")
+            }
+            CaptureErrorKind::Truncated if self.frame == 0 => write!(
+                f,
+                "file ends inside the capture file header (after {} bytes)",
+                self.offset
+            ),
             CaptureErrorKind::Truncated => write!(
                 f,
                 "file ends in the middle of frame {} (byte offset {})",
@@ -66,40 +84,220 @@ impl std::error::Error for CaptureError {
 }
 
 /// A capture being read, frame by frame.
+///
+/// Owns its input (a memory map, bytes, or a stream) and the state of the format; frames
+/// borrow its buffer until the next call, so reading allocates nothing per frame.
 pub struct Capture {
-    _private: (),
+    source: Source,
+    parser: Parser,
+    format: FileFormat,
+    /// Frames returned so far: the next frame's number is `frames + 1`.
+    frames: u64,
+    /// Set after an error: every later call returns `Ok(None)`.
+    done: bool,
+    total_bytes: Option<u64>,
 }
+
+/// The format-specific half of the reader.
+enum Parser {
+    Pcap(PcapParser),
+    PcapNg(PcapNgParser),
+}
+
+/// Bytes needed to tell the formats apart: every magic number is four bytes.
+const MAGIC_LEN: usize = 4;
 
 impl Capture {
     /// Opens a file: memory-mapped when possible; gzip is detected by its magic.
+    ///
+    /// A gzip file is decompressed as a stream (never whole in memory). Special files
+    /// that cannot be mapped (pipes, `/dev/stdin`) are read as a stream too.
     pub fn open(path: &Path) -> Result<Capture, CaptureError> {
-        let _ = path;
-        unimplemented!("capture work")
+        let file = File::open(path).map_err(io_error_at(0))?;
+        let meta = file.metadata().map_err(io_error_at(0))?;
+        let len = meta.len();
+        if !meta.is_file() {
+            return Capture::with_source(
+                Source::from_reader(Box::new(file)).map_err(io_error_at(0))?,
+                None,
+            );
+        }
+        if len == 0 {
+            // Nothing to map (mapping zero bytes fails on Linux).
+            return Capture::with_source(Source::from_vec(Vec::new()), Some(0));
+        }
+        // SAFETY: the map is read-only and private to this reader. If another process
+        // truncates the file while we read it, the kernel raises SIGBUS: the same risk
+        // every mmap-based capture reader (libpcap's, Wireshark's) takes for speed.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_error_at(0))?;
+        if map.starts_with(&GZIP_MAGIC) {
+            drop(map);
+            let source = Source::from_reader(Box::new(std::io::BufReader::new(file)))
+                .map_err(io_error_at(0))?;
+            return Capture::with_source(source, Some(len));
+        }
+        #[cfg(unix)]
+        {
+            // Read-ahead for one sequential pass; only a hint, so failure is harmless.
+            let _ = map.advise(memmap2::Advice::Sequential);
+        }
+        Capture::with_source(Source::from_map(map), Some(len))
     }
 
     /// Reads from a stream such as stdin; gzip is detected by its magic.
     pub fn from_reader(reader: Box<dyn std::io::Read + Send>) -> Result<Capture, CaptureError> {
-        let _ = reader;
-        unimplemented!("capture work")
+        let source = Source::from_reader(reader).map_err(io_error_at(0))?;
+        Capture::with_source(source, None)
+    }
+
+    /// Reads a capture held in memory, through the same zero-copy path as a
+    /// memory-mapped file (used by the fuzzer and by tests; gzip is streamed from it).
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Capture, CaptureError> {
+        let len = bytes.len() as u64;
+        if bytes.starts_with(&GZIP_MAGIC) {
+            let source = Source::from_reader(Box::new(std::io::Cursor::new(bytes)))
+                .map_err(io_error_at(0))?;
+            return Capture::with_source(source, Some(len));
+        }
+        Capture::with_source(Source::from_vec(bytes), Some(len))
+    }
+
+    /// Reads the file header and picks the format parser.
+    fn with_source(mut source: Source, total_bytes: Option<u64>) -> Result<Capture, CaptureError> {
+        let header_error = |kind, offset| CaptureError {
+            kind,
+            offset,
+            frame: 0,
+        };
+        if !source.fill(MAGIC_LEN).map_err(io_error_at(0))? {
+            let got = source.window().len() as u64;
+            return Err(header_error(
+                if got == 0 {
+                    CaptureErrorKind::Truncated
+                } else {
+                    CaptureErrorKind::NotACapture
+                },
+                got,
+            ));
+        }
+        let mut magic = [0u8; MAGIC_LEN];
+        magic.copy_from_slice(&source.window()[..MAGIC_LEN]);
+        let (format, parser) = if let Some(format) = pcap::sniff(magic) {
+            if !source
+                .fill(pcap::GLOBAL_HEADER_LEN)
+                .map_err(io_error_at(0))?
+            {
+                let got = source.window().len() as u64;
+                return Err(header_error(CaptureErrorKind::Truncated, got));
+            }
+            let parser = PcapParser::new(format, &source.window()[..pcap::GLOBAL_HEADER_LEN]);
+            source.take(pcap::GLOBAL_HEADER_LEN);
+            (format, Parser::Pcap(parser))
+        } else if u32::from_le_bytes(magic) == pcapng::SHB_TYPE {
+            // The section header is an ordinary block to the pcapng parser.
+            (FileFormat::PcapNg, Parser::PcapNg(PcapNgParser::new()))
+        } else {
+            return Err(header_error(CaptureErrorKind::NotACapture, 0));
+        };
+        Ok(Capture {
+            source,
+            parser,
+            format,
+            frames: 0,
+            done: false,
+            total_bytes,
+        })
     }
 
     /// The next frame, `Ok(None)` at the end. After an `Err`, every later call returns
     /// `Ok(None)`: the frames before the error stay valid.
     pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, CaptureError> {
-        unimplemented!("capture work")
+        if self.done {
+            return Ok(None);
+        }
+        loop {
+            let step = match &mut self.parser {
+                Parser::Pcap(p) => p.step(self.source.window()),
+                Parser::PcapNg(p) => p.step(self.source.window()),
+            };
+            match step {
+                Step::Packet {
+                    record_len,
+                    data_start,
+                    data_len,
+                    meta,
+                } => {
+                    self.frames += 1;
+                    let record = self.source.take(record_len);
+                    // The parsers put the data inside the record; `get` keeps that a
+                    // checked fact rather than a panic if one of them were wrong.
+                    let data = record
+                        .get(data_start..data_start.saturating_add(data_len))
+                        .unwrap_or(&[]);
+                    return Ok(Some(Frame {
+                        number: self.frames,
+                        ts: meta.ts,
+                        link: meta.link,
+                        interface: meta.interface,
+                        data,
+                        orig_len: meta.orig_len,
+                    }));
+                }
+                Step::Skip(n) => {
+                    self.source.take(n);
+                }
+                Step::NeedBytes(n) => {
+                    let have = self.source.window().len();
+                    // Guard against a parser asking for what it already has (no hang).
+                    if n <= have || n > MAX_WINDOW {
+                        return self.fail(CaptureErrorKind::Damaged(format!(
+                            "record of {n} bytes cannot be read"
+                        )));
+                    }
+                    match self.source.fill(n) {
+                        Ok(true) => {}
+                        Ok(false) if self.source.window().is_empty() => {
+                            self.done = true;
+                            return Ok(None);
+                        }
+                        Ok(false) => return self.fail(CaptureErrorKind::Truncated),
+                        Err(e) => return self.fail(CaptureErrorKind::Io(e)),
+                    }
+                }
+                Step::Damaged(why) => return self.fail(CaptureErrorKind::Damaged(why)),
+            }
+        }
+    }
+
+    /// Ends the iteration with an error located at the current record.
+    fn fail<T>(&mut self, kind: CaptureErrorKind) -> Result<T, CaptureError> {
+        self.done = true;
+        Err(CaptureError {
+            kind,
+            offset: self.source.offset(),
+            frame: self.frames + 1,
+        })
     }
 
     pub fn format(&self) -> FileFormat {
-        unimplemented!("capture work")
+        self.format
     }
 
     /// Bytes of the input consumed so far (compressed bytes for gzip), for progress.
     pub fn bytes_read(&self) -> u64 {
-        0
+        self.source.bytes_read()
     }
 
     /// Total input size when known (a file), for progress.
     pub fn total_bytes(&self) -> Option<u64> {
-        None
+        self.total_bytes
+    }
+}
+
+fn io_error_at(offset: u64) -> impl Fn(std::io::Error) -> CaptureError {
+    move |e| CaptureError {
+        kind: CaptureErrorKind::Io(e),
+        offset,
+        frame: 0,
     }
 }

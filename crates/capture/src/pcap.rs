@@ -1,0 +1,269 @@
+//! Legacy pcap: the 24-byte global header and the per-packet records, µs or ns, either
+//! byte order, and Kuznetzov's "modified" variant with 24-byte record headers.
+//!
+//! Record parsing goes through pcap-parser; this module adds what it leaves to callers:
+//! a bound on the captured length before waiting for that many bytes, the big-endian
+//! modified magic, and conversion to our frame metadata.
+
+use crate::bounds::MAX_CAPTURED_LEN;
+use crate::format::{ByteOrder, RecordMeta, Step};
+use crate::frame::{LinkType, Timestamp};
+use crate::reader::FileFormat;
+use pcap_parser::{parse_pcap_frame, parse_pcap_frame_be, parse_pcap_frame_modified};
+
+/// Size of the global header (magic, version, thiszone, sigfigs, snaplen, network).
+pub(crate) const GLOBAL_HEADER_LEN: usize = 24;
+/// Record header: ts_sec, ts_frac, caplen, orig_len.
+const RECORD_HEADER_LEN: usize = 16;
+/// Modified pcap adds ifindex (4), protocol (2), pkt_type (1) and padding (1).
+const MODIFIED_RECORD_HEADER_LEN: usize = 24;
+/// Offset of caplen in a record header.
+const CAPLEN_OFFSET: usize = 8;
+
+/// Magic numbers as read little-endian from the first four bytes.
+const MAGIC_MICROS: u32 = 0xa1b2_c3d4;
+const MAGIC_NANOS: u32 = 0xa1b2_3c4d;
+const MAGIC_MODIFIED: u32 = 0xa1b2_cd34;
+
+/// The low 16 bits of the header's network field are the LINKTYPE; the high bits carry
+/// FCS information (pcap spec §"LinkType and additional information").
+const LINKTYPE_MASK: u32 = 0xffff;
+
+/// What the magic number says, if it is a pcap magic.
+pub(crate) fn sniff(magic: [u8; 4]) -> Option<FileFormat> {
+    let le = u32::from_le_bytes(magic);
+    let be = u32::from_be_bytes(magic);
+    let (value, big_endian) = if matches!(le, MAGIC_MICROS | MAGIC_NANOS | MAGIC_MODIFIED) {
+        (le, false)
+    } else if matches!(be, MAGIC_MICROS | MAGIC_NANOS | MAGIC_MODIFIED) {
+        (be, true)
+    } else {
+        return None;
+    };
+    Some(FileFormat::Pcap {
+        nanosecond: value == MAGIC_NANOS,
+        big_endian,
+        modified: value == MAGIC_MODIFIED,
+    })
+}
+
+/// State for reading records after the global header.
+#[derive(Debug)]
+pub(crate) struct PcapParser {
+    order: ByteOrder,
+    modified: bool,
+    /// Nanoseconds per unit of the record's fraction field: 1000 (µs) or 1 (ns).
+    nanos_per_frac: u64,
+    link: LinkType,
+}
+
+impl PcapParser {
+    /// Parses the global header (`header` holds at least [`GLOBAL_HEADER_LEN`] bytes and
+    /// starts with a magic [`sniff`] accepted). The snaplen field is ignored: only each
+    /// record's caplen matters, and writers put 0 or nonsense there.
+    pub(crate) fn new(format: FileFormat, header: &[u8]) -> PcapParser {
+        let (nanosecond, big_endian, modified) = match format {
+            FileFormat::Pcap {
+                nanosecond,
+                big_endian,
+                modified,
+            } => (nanosecond, big_endian, modified),
+            FileFormat::PcapNg => (false, false, false),
+        };
+        let order = if big_endian {
+            ByteOrder::Big
+        } else {
+            ByteOrder::Little
+        };
+        // pcap-parser reads the header too, but not the big-endian modified magic; the
+        // only field we need is the link type, at a fixed place.
+        const NETWORK_OFFSET: usize = 20;
+        let network = order.u32_at(header, NETWORK_OFFSET) & LINKTYPE_MASK;
+        PcapParser {
+            order,
+            modified,
+            nanos_per_frac: if nanosecond { 1 } else { 1_000 },
+            link: LinkType::from_linktype(network),
+        }
+    }
+
+    /// Looks at the record at the start of `window`.
+    #[inline]
+    pub(crate) fn step(&self, window: &[u8]) -> Step {
+        let header_len = if self.modified {
+            MODIFIED_RECORD_HEADER_LEN
+        } else {
+            RECORD_HEADER_LEN
+        };
+        if window.len() < header_len {
+            return Step::NeedBytes(header_len);
+        }
+        let caplen = self.order.u32_at(window, CAPLEN_OFFSET);
+        if caplen > MAX_CAPTURED_LEN {
+            return Step::Damaged(format!(
+                "record claims {caplen} captured bytes (more than the {MAX_CAPTURED_LEN}-byte bound)"
+            ));
+        }
+        // Bounded above, so this cannot overflow.
+        let record_len = header_len + caplen as usize;
+        if window.len() < record_len {
+            return Step::NeedBytes(record_len);
+        }
+        let record = &window[..record_len];
+        let parsed = match (self.modified, self.order) {
+            (false, ByteOrder::Little) => parse_pcap_frame(record),
+            (false, ByteOrder::Big) => parse_pcap_frame_be(record),
+            (true, ByteOrder::Little) => parse_pcap_frame_modified(record),
+            (true, ByteOrder::Big) => return self.step_modified_be(record, caplen),
+        };
+        match parsed {
+            Ok((_, block)) => Step::Packet {
+                record_len,
+                data_start: header_len,
+                data_len: block.data.len(),
+                meta: RecordMeta {
+                    ts: self.timestamp(block.ts_sec, block.ts_usec),
+                    link: self.link,
+                    interface: 0,
+                    orig_len: block.origlen,
+                },
+            },
+            // Lengths were checked above; anything else is pcap-parser disagreeing.
+            Err(e) => Step::Damaged(format!("unreadable pcap record: {e:?}")),
+        }
+    }
+
+    /// Seconds are unsigned (as libpcap reads them today); a fraction of a second out of
+    /// range is kept as written rather than rejected, as Wireshark does.
+    #[inline]
+    fn timestamp(&self, secs: u32, frac: u32) -> Timestamp {
+        const NANOS_PER_SEC: i64 = 1_000_000_000;
+        // u32 seconds × 1e9 + u32 × 1000 stays far below i64::MAX.
+        let frac_nanos = i64::try_from(u64::from(frac) * self.nanos_per_frac).unwrap_or(i64::MAX);
+        Timestamp(
+            i64::from(secs)
+                .saturating_mul(NANOS_PER_SEC)
+                .saturating_add(frac_nanos),
+        )
+    }
+
+    /// The modified format written on a big-endian host, which pcap-parser does not read.
+    fn step_modified_be(&self, record: &[u8], caplen: u32) -> Step {
+        let ts_sec = self.order.u32_at(record, 0);
+        let ts_usec = self.order.u32_at(record, 4);
+        let orig_len = self.order.u32_at(record, 12);
+        Step::Packet {
+            record_len: record.len(),
+            data_start: MODIFIED_RECORD_HEADER_LEN,
+            data_len: caplen as usize,
+            meta: RecordMeta {
+                ts: self.timestamp(ts_sec, ts_usec),
+                link: self.link,
+                interface: 0,
+                orig_len,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(magic: [u8; 4], big: bool, link: u32) -> Vec<u8> {
+        let mut h = magic.to_vec();
+        let w16 = |v: u16| {
+            if big {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            }
+        };
+        let w32 = |v: u32| {
+            if big {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            }
+        };
+        h.extend_from_slice(&w16(2));
+        h.extend_from_slice(&w16(4));
+        h.extend_from_slice(&w32(0));
+        h.extend_from_slice(&w32(0));
+        h.extend_from_slice(&w32(0)); // snaplen 0: must not matter
+        h.extend_from_slice(&w32(link));
+        h
+    }
+
+    #[test]
+    fn big_endian_nanosecond_record() {
+        let magic = MAGIC_NANOS.to_be_bytes();
+        let format = sniff(magic).unwrap();
+        assert_eq!(
+            format,
+            FileFormat::Pcap {
+                nanosecond: true,
+                big_endian: true,
+                modified: false
+            }
+        );
+        let p = PcapParser::new(format, &header(magic, true, 1));
+        let mut rec = Vec::new();
+        for v in [1_700_000_000u32, 123_456_789, 3, 60] {
+            rec.extend_from_slice(&v.to_be_bytes());
+        }
+        rec.extend_from_slice(&[0xaa, 0xbb, 0xcc]);
+        match p.step(&rec) {
+            Step::Packet {
+                record_len,
+                data_start,
+                data_len,
+                meta,
+            } => {
+                assert_eq!((record_len, data_start, data_len), (19, 16, 3));
+                assert_eq!(meta.ts.nanos(), 1_700_000_000_123_456_789);
+                assert_eq!(meta.orig_len, 60);
+                assert_eq!(meta.link, LinkType::Ethernet);
+            }
+            other => panic!("{other:?}"),
+        }
+        // Cut one byte short: the parser asks for the whole record.
+        assert!(matches!(p.step(&rec[..18]), Step::NeedBytes(19)));
+    }
+
+    #[test]
+    fn absurd_caplen_is_damage_not_a_wait() {
+        let magic = MAGIC_MICROS.to_le_bytes();
+        let p = PcapParser::new(sniff(magic).unwrap(), &header(magic, false, 1));
+        let mut rec = Vec::new();
+        for v in [0u32, 0, 0xea00_000d, 60] {
+            rec.extend_from_slice(&v.to_le_bytes());
+        }
+        assert!(matches!(p.step(&rec), Step::Damaged(_)));
+    }
+
+    #[test]
+    fn modified_big_endian_record() {
+        let magic = MAGIC_MODIFIED.to_be_bytes();
+        let format = sniff(magic).unwrap();
+        let p = PcapParser::new(format, &header(magic, true, 113));
+        let mut rec = Vec::new();
+        for v in [10u32, 20, 2, 2, 7, 0] {
+            rec.extend_from_slice(&v.to_be_bytes());
+        }
+        rec.extend_from_slice(&[1, 2]);
+        match p.step(&rec) {
+            Step::Packet {
+                data_start,
+                data_len,
+                meta,
+                ..
+            } => {
+                assert_eq!((data_start, data_len), (24, 2));
+                assert_eq!(meta.ts.nanos(), 10_000_020_000);
+                assert_eq!(meta.link, LinkType::LinuxSll);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! Byte sources under the reader: a whole input in memory (memory map or owned bytes), or
+//! a bounded window sliding over a stream (stdin, a pipe, a gzip decoder).
+//!
+//! Both present the same interface: a window of bytes starting at the current record, a
+//! way to ask for at least N bytes in it, and a way to consume the record. Format parsers
+//! look only at the window, so the same parsing code serves both paths.
+
+use flate2::read::MultiGzDecoder;
+use memmap2::Mmap;
+use std::io::{self, Read};
+
+/// The two bytes every gzip member starts with (RFC 1952 §2.3.1, ID1 ID2).
+pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Initial size of the stream window: large enough that a `read` call moves many records
+/// at once, small enough to be irrelevant in memory.
+const STREAM_INITIAL_WINDOW: usize = 256 * 1024;
+
+/// The window may grow to hold one record, up to this size; the format parsers reject
+/// any record or block larger than this before asking for it.
+pub(crate) const MAX_WINDOW: usize = crate::bounds::MAX_BLOCK_LEN;
+const _: () = assert!(STREAM_INITIAL_WINDOW <= MAX_WINDOW);
+
+/// Where the bytes come from.
+pub(crate) enum Source {
+    /// The whole input is addressable: the fast, zero-copy path.
+    Whole(Whole),
+    /// Bytes arrive through `Read`: a bounded window is refilled as records are consumed.
+    Stream(Stream),
+}
+
+pub(crate) enum Backing {
+    Map(Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Backing {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Backing::Map(m) => m,
+            Backing::Owned(v) => v,
+        }
+    }
+}
+
+pub(crate) struct Whole {
+    backing: Backing,
+    pos: usize,
+}
+
+/// A reader that counts the bytes it hands out, so progress can be reported in input
+/// (compressed) bytes.
+pub(crate) struct Counting {
+    inner: Box<dyn Read + Send>,
+    count: u64,
+}
+
+impl Read for Counting {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count = self.count.saturating_add(n as u64);
+        Ok(n)
+    }
+}
+
+enum Input {
+    Plain(Counting),
+    // Multi-member, like `gzip -d`: concatenated .gz files decompress as one stream.
+    Gzip(Box<MultiGzDecoder<Counting>>),
+}
+
+impl Input {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Input::Plain(r) => r.read(buf),
+            Input::Gzip(r) => r.read(buf),
+        }
+    }
+    fn raw_count(&self) -> u64 {
+        match self {
+            Input::Plain(r) => r.count,
+            Input::Gzip(r) => r.get_ref().count,
+        }
+    }
+}
+
+pub(crate) struct Stream {
+    input: Input,
+    buf: Vec<u8>,
+    /// Window = `buf[start..end]`.
+    start: usize,
+    end: usize,
+    /// Stream offset of `buf[0]` (decompressed bytes).
+    buf_offset: u64,
+    eof: bool,
+}
+
+impl Source {
+    pub(crate) fn from_map(map: Mmap) -> Source {
+        Source::Whole(Whole {
+            backing: Backing::Map(map),
+            pos: 0,
+        })
+    }
+
+    pub(crate) fn from_vec(bytes: Vec<u8>) -> Source {
+        Source::Whole(Whole {
+            backing: Backing::Owned(bytes),
+            pos: 0,
+        })
+    }
+
+    /// Wraps a reader; looks at its first two bytes to decide whether to decompress.
+    pub(crate) fn from_reader(mut reader: Box<dyn Read + Send>) -> io::Result<Source> {
+        let mut prefix = [0u8; GZIP_MAGIC.len()];
+        let got = read_up_to(&mut reader, &mut prefix)?;
+        let is_gzip = prefix[..got] == GZIP_MAGIC;
+        // Put the peeked bytes back in front of the rest.
+        let chained: Box<dyn Read + Send> =
+            Box::new(io::Cursor::new(prefix[..got].to_vec()).chain(reader));
+        let counting = Counting {
+            inner: chained,
+            count: 0,
+        };
+        let input = if is_gzip {
+            Input::Gzip(Box::new(MultiGzDecoder::new(counting)))
+        } else {
+            Input::Plain(counting)
+        };
+        Ok(Source::Stream(Stream {
+            input,
+            buf: Vec::new(),
+            start: 0,
+            end: 0,
+            buf_offset: 0,
+            eof: false,
+        }))
+    }
+
+    /// Bytes from the current position on (possibly fewer than the rest of the input for
+    /// a stream: call [`Source::fill`] first).
+    #[inline]
+    pub(crate) fn window(&self) -> &[u8] {
+        match self {
+            Source::Whole(w) => w.backing.bytes().get(w.pos..).unwrap_or(&[]),
+            Source::Stream(s) => &s.buf[s.start..s.end],
+        }
+    }
+
+    /// Makes the window at least `want` bytes long; `Ok(false)` if the input ends first.
+    /// `want` must not exceed [`MAX_WINDOW`].
+    pub(crate) fn fill(&mut self, want: usize) -> io::Result<bool> {
+        match self {
+            Source::Whole(_) => Ok(self.window().len() >= want),
+            Source::Stream(s) => s.fill(want),
+        }
+    }
+
+    /// Consumes `n` bytes (at most the window) and returns them; they stay valid until the
+    /// next call on the source.
+    #[inline]
+    pub(crate) fn take(&mut self, n: usize) -> &[u8] {
+        match self {
+            Source::Whole(w) => {
+                let bytes = w.backing.bytes();
+                let end = w.pos.saturating_add(n).min(bytes.len());
+                let out = &bytes[w.pos..end];
+                w.pos = end;
+                out
+            }
+            Source::Stream(s) => {
+                let end = s.start.saturating_add(n).min(s.end);
+                let out = &s.buf[s.start..end];
+                s.start = end;
+                out
+            }
+        }
+    }
+
+    /// Stream offset (decompressed) of the start of the window.
+    pub(crate) fn offset(&self) -> u64 {
+        match self {
+            Source::Whole(w) => w.pos as u64,
+            Source::Stream(s) => s.buf_offset.saturating_add(s.start as u64),
+        }
+    }
+
+    /// Input bytes consumed so far (compressed bytes for gzip), for progress.
+    pub(crate) fn bytes_read(&self) -> u64 {
+        match self {
+            Source::Whole(w) => w.pos as u64,
+            Source::Stream(s) => match s.input {
+                // What was handed to the parser, not what sits read-ahead in the window.
+                Input::Plain(_) => s.buf_offset.saturating_add(s.start as u64),
+                Input::Gzip(_) => s.input.raw_count(),
+            },
+        }
+    }
+}
+
+impl Stream {
+    fn fill(&mut self, want: usize) -> io::Result<bool> {
+        let want = want.min(MAX_WINDOW);
+        if self.end - self.start >= want {
+            return Ok(true);
+        }
+        if self.eof {
+            return Ok(false);
+        }
+        // Slide the unconsumed tail to the front; the previous frame's bytes, which the
+        // caller may still hold, are gone only after this call, as documented.
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.buf_offset = self.buf_offset.saturating_add(self.start as u64);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.buf.len() < want.max(STREAM_INITIAL_WINDOW) {
+            // Grows only for one record larger than the window, bounded by MAX_WINDOW.
+            let new_len = want
+                .checked_next_power_of_two()
+                .unwrap_or(want)
+                .clamp(STREAM_INITIAL_WINDOW, MAX_WINDOW);
+            self.buf.resize(new_len, 0);
+        }
+        while self.end < want {
+            match self.input.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(false);
+                }
+                Ok(n) => self.end += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Reads until `buf` is full or the input ends; returns how many bytes were read.
+fn read_up_to(reader: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match reader.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
