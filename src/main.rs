@@ -1,1 +1,28 @@
-fn main() {}
+//! tcpwhy: names the TCP mechanism that made a connection slow, proves it with frame
+//! numbers, says what it cost and how to fix it. This binary is the CLI: argument
+//! parsing, files, terminal and exit status; the work is in the library crates.
+
+mod cli;
+mod scan;
+
+use clap::Parser;
+use std::io::Write;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse();
+    match run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "tcpwhy: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: cli::Cli) -> Result<ExitCode, String> {
+    match args.command {
+        cli::Command::Flows(a) => cli::flows(a),
+        cli::Command::Segments(a) => cli::segments(a),
+    }
+}

@@ -224,3 +224,73 @@ pub struct SegmentEvent {
     /// For a D-SACK: the frame of the retransmission it reports as needless, if seen.
     pub dsack_of: Option<u64>,
 }
+
+impl SegmentCounts {
+    fn absorb(&mut self, o: &SegmentCounts) {
+        self.retransmissions += o.retransmissions;
+        self.fast_retransmissions += o.fast_retransmissions;
+        self.spurious_retransmissions += o.spurious_retransmissions;
+        self.out_of_order += o.out_of_order;
+        self.dup_acks += o.dup_acks;
+        self.zero_windows += o.zero_windows;
+        self.zero_window_probes += o.zero_window_probes;
+        self.window_full += o.window_full;
+        self.window_updates += o.window_updates;
+        self.keep_alives += o.keep_alives;
+        self.dsacks += o.dsacks;
+        self.previous_segment_not_captured += o.previous_segment_not_captured;
+        self.acked_unseen += o.acked_unseen;
+    }
+}
+
+impl DirSummary {
+    fn absorb(&mut self, o: &DirSummary) {
+        self.packets += o.packets;
+        self.data_packets += o.data_packets;
+        self.bytes += o.bytes;
+        self.unique_bytes += o.unique_bytes;
+        self.isn = self.isn.or(o.isn);
+        self.syn = self.syn.or(o.syn);
+        self.max_window_bytes = self.max_window_bytes.max(o.max_window_bytes);
+        self.max_in_flight = self.max_in_flight.max(o.max_in_flight);
+        // Quantiles cannot be merged exactly: keep the part with more samples.
+        let more = |a: Option<RttStats>, b: Option<RttStats>| match (a, b) {
+            (Some(x), Some(y)) if y.samples > x.samples => Some(y),
+            (None, y) => y,
+            (x, _) => x,
+        };
+        self.rtt_ack = more(self.rtt_ack, o.rtt_ack);
+        self.rtt_ts = more(self.rtt_ts, o.rtt_ts);
+        self.counts.absorb(&o.counts);
+        self.fin |= o.fin;
+        self.rst |= o.rst;
+    }
+}
+
+impl ConnSummary {
+    /// Folds a continuation (packets that arrived after this connection was finalised)
+    /// into this summary.
+    pub fn absorb(&mut self, later: &ConnSummary) {
+        let same_order = later.endpoints[0] == self.endpoints[0];
+        let (a, b) = if same_order { (0, 1) } else { (1, 0) };
+        self.dirs[0].absorb(&later.dirs[a]);
+        self.dirs[1].absorb(&later.dirs[b]);
+        self.first_frame = self.first_frame.min(later.first_frame);
+        self.last_frame = self.last_frame.max(later.last_frame);
+        self.start = self.start.min(later.start);
+        self.end = self.end.max(later.end);
+    }
+}
+
+/// Sorts summaries by stream index and folds continuations into their stream.
+pub fn merge_by_stream(mut all: Vec<ConnSummary>) -> Vec<ConnSummary> {
+    all.sort_by_key(|c| (c.stream, c.continuation, c.first_frame));
+    let mut out: Vec<ConnSummary> = Vec::with_capacity(all.len());
+    for c in all {
+        match out.last_mut() {
+            Some(prev) if prev.stream == c.stream => prev.absorb(&c),
+            _ => out.push(c),
+        }
+    }
+    out
+}

@@ -752,7 +752,10 @@ impl Conn {
                 k.set(SegmentKinds::DUP_ACK);
             }
         }
-        if !k.has(SegmentKinds::DUP_ACK) {
+        // tshark 4.0 keeps the duplicate-ACK run through segments that repeat the same
+        // ACK with data (frames 33–42 of arkime-wireshark-retrans.pcap): only a new ACK
+        // value ends it.
+        if !k.has(SegmentKinds::DUP_ACK) && fwd_last_ack != Some(ack) {
             fwd.dupack_num = 0;
         }
 
@@ -766,6 +769,10 @@ impl Conn {
             rev.max_seq_to_be_acked = rev.next_seq;
         }
 
+        let mut end = seq.wrapping_add(seglen);
+        if flags.syn() || flags.fin() {
+            end = end.wrapping_add(1);
+        }
         // Retransmission, fast retransmission, out-of-order, spurious retransmission.
         if (seglen > 0 || flags.syn() || flags.fin()) && !k.has(SegmentKinds::KEEP_ALIVE) {
             let not_advanced = next_seq.is_some_and(|n| seq_lt(seq, n));
@@ -781,7 +788,7 @@ impl Conn {
                 k.set(SegmentKinds::RETRANSMISSION);
             } else if not_advanced
                 && since_next < ooo_threshold
-                && next_seq != Some(seq.wrapping_add(seglen))
+                && next_seq != Some(end)
             {
                 k.set(SegmentKinds::OUT_OF_ORDER);
             } else if seglen > 0
@@ -796,10 +803,6 @@ impl Conn {
             }
         }
 
-        let mut end = seq.wrapping_add(seglen);
-        if flags.syn() || flags.fin() {
-            end = end.wrapping_add(1);
-        }
         if seglen > 0 || flags.syn() || flags.fin() {
             if k.has(SegmentKinds::RETRANSMISSION) {
                 // Karn's rule: mark what it repeats so its ACK gives no RTT sample.

@@ -1,0 +1,391 @@
+//! `tcpwhy flows`: one row per connection, as a table or as JSON.
+
+use crate::table::{Align, Table};
+use crate::units::{bytes, ms, ns_to_ms, secs};
+use crate::SCHEMA_VERSION;
+use serde::Serialize;
+use tcpwhy_capture::SkipCounts;
+use tcpwhy_track::{
+    ClientBy, ConnSummary, DirSummary, RttStats, SegmentCounts, Vantage, WindowScale,
+};
+
+/// Where a capture stopped early, for the report.
+#[derive(Clone, Debug)]
+pub struct ReadError {
+    pub message: String,
+    /// Frame number that could not be read.
+    pub frame: u64,
+    pub offset: u64,
+}
+
+/// Everything known about one capture file after the pass.
+#[derive(Clone, Debug)]
+pub struct FileReport {
+    pub path: String,
+    pub format: String,
+    pub frames: u64,
+    pub tcp_frames: u64,
+    pub skipped: SkipCounts,
+    pub error: Option<ReadError>,
+    /// Connections sorted by stream index (continuations merged).
+    pub connections: Vec<ConnSummary>,
+}
+
+/// The RTT a person cares about: the full path RTT seen from the capture point.
+///
+/// Data→ACK samples measure the full RTT only for data sent from the capture host
+/// (mechanisms.md, "Vantage point first"): the client's data at a client-side capture,
+/// the server's at a server-side one. Elsewhere the handshake RTT is the best estimate.
+pub fn path_rtt(c: &ConnSummary) -> Option<RttStats> {
+    let from_vantage = match c.vantage {
+        Vantage::Client => Some(&c.dirs[0]),
+        Vantage::Server => Some(&c.dirs[1]),
+        Vantage::Middle | Vantage::Unknown => None,
+    };
+    if let Some(d) = from_vantage {
+        if let Some(s) = d.rtt_ack.or(d.rtt_ts) {
+            return Some(s);
+        }
+    }
+    c.handshake_rtt_ns().map(|h| RttStats {
+        samples: 1,
+        min_ns: h,
+        median_ns: h,
+        p95_ns: h,
+        max_ns: h,
+    })
+}
+
+fn opts(d: &DirSummary) -> String {
+    let Some(s) = d.syn else {
+        return "?".into();
+    };
+    let mut o = Vec::new();
+    if let Some(m) = s.mss {
+        o.push(format!("mss{m}"));
+    }
+    if let Some(w) = s.wscale {
+        o.push(format!("ws{w}"));
+    }
+    if s.sack_permitted {
+        o.push("sack".into());
+    }
+    if s.timestamps {
+        o.push("ts".into());
+    }
+    if o.is_empty() {
+        "-".into()
+    } else {
+        o.join(",")
+    }
+}
+
+fn wscale_text(w: Option<WindowScale>) -> &'static str {
+    match w {
+        Some(WindowScale::NotNegotiated) => " (no wscale)",
+        Some(WindowScale::Unknown) | None => " (wscale ?)",
+        Some(WindowScale::Shift(_)) => "",
+    }
+}
+
+/// The aligned table of `tcpwhy flows`.
+pub fn render_text(files: &[FileReport]) -> String {
+    let mut out = String::new();
+    let several = files.len() > 1;
+    for f in files {
+        if several {
+            out.push_str(&format!("== {} ==\n", f.path));
+        }
+        let mut t = Table::new(&[
+            ("STREAM", Align::Right),
+            ("CLIENT", Align::Left),
+            ("SERVER", Align::Left),
+            ("START", Align::Right),
+            ("DUR s", Align::Right),
+            ("PKTS c>s/s>c", Align::Right),
+            ("BYTES c>s/s>c", Align::Right),
+            ("RTT ms min/med/p95", Align::Right),
+            ("FLIGHT", Align::Right),
+            ("MAXWIN c/s", Align::Right),
+            ("OPTS client | server", Align::Left),
+            ("VANTAGE", Align::Left),
+            ("RETX all/fast/spur", Align::Right),
+            ("OOO", Align::Right),
+            ("DUPACK", Align::Right),
+            ("ZWIN", Align::Right),
+        ]);
+        let t0 = f.connections.iter().map(|c| c.start).min();
+        for c in &f.connections {
+            let [cs, sc] = &c.dirs;
+            let rtt = path_rtt(c).map_or("-".into(), |r| {
+                format!("{}/{}/{}", ms(r.min_ns), ms(r.median_ns), ms(r.p95_ns))
+            });
+            let flight = cs.max_in_flight.max(sc.max_in_flight);
+            let win = |d: &DirSummary| d.max_window_bytes.map_or("-".into(), bytes);
+            let retx = |k: fn(&SegmentCounts) -> u64| k(&cs.counts) + k(&sc.counts);
+            let client_mark = match c.client_by {
+                ClientBy::PortGuess => "?",
+                _ => "",
+            };
+            t.push(vec![
+                c.stream.to_string(),
+                format!("{}{client_mark}", c.endpoints[0]),
+                c.endpoints[1].to_string(),
+                secs(t0.map_or(0, |t| c.start.since(t).max(0) as u64)),
+                secs(c.duration_ns()),
+                format!("{}/{}", cs.packets, sc.packets),
+                format!("{}/{}", bytes(cs.bytes), bytes(sc.bytes)),
+                rtt,
+                flight.map_or("-".into(), bytes),
+                format!("{}/{}{}", win(cs), win(sc), wscale_text(cs.wscale)),
+                format!("{} | {}", opts(cs), opts(sc)),
+                c.vantage.name().into(),
+                format!(
+                    "{}/{}/{}",
+                    retx(|x| x.retransmissions),
+                    retx(|x| x.fast_retransmissions),
+                    retx(|x| x.spurious_retransmissions)
+                ),
+                retx(|x| x.out_of_order).to_string(),
+                retx(|x| x.dup_acks).to_string(),
+                retx(|x| x.zero_windows).to_string(),
+            ]);
+        }
+        if t.is_empty() {
+            out.push_str("no TCP connections\n");
+        } else {
+            out.push_str(&t.render());
+        }
+        out.push_str(&footer(f));
+    }
+    out
+}
+
+/// The accounting line under a table: frames read, analysed, skipped and why.
+pub fn footer(f: &FileReport) -> String {
+    let mut s = format!(
+        "{} connections; {} frames, {} TCP",
+        f.connections.len(),
+        f.frames,
+        f.tcp_frames
+    );
+    let skipped: Vec<String> = f
+        .skipped
+        .iter()
+        .map(|(r, n)| format!("{n} {}", r.describe()))
+        .collect();
+    if !skipped.is_empty() {
+        s.push_str(&format!("; skipped: {}", skipped.join(", ")));
+    }
+    s.push('\n');
+    if let Some(e) = &f.error {
+        s.push_str(&format!(
+            "warning: {}: stopped early: {} — the results above cover frames 1–{}\n",
+            f.path,
+            e.message,
+            e.frame.saturating_sub(1)
+        ));
+    }
+    s
+}
+
+// ---- JSON (docs/json.md) ----
+
+#[derive(Serialize)]
+struct JsonFlows<'a> {
+    schema_version: u32,
+    command: &'static str,
+    files: Vec<JsonFile<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonFile<'a> {
+    path: &'a str,
+    format: &'a str,
+    frames: u64,
+    tcp_frames: u64,
+    skipped: serde_json::Map<String, serde_json::Value>,
+    error: Option<JsonError<'a>>,
+    connections: Vec<JsonConn>,
+}
+
+#[derive(Serialize)]
+struct JsonError<'a> {
+    message: &'a str,
+    frame: u64,
+    offset: u64,
+}
+
+#[derive(Serialize)]
+struct JsonConn {
+    stream: u64,
+    client: String,
+    server: String,
+    client_by: &'static str,
+    first_frame: u64,
+    last_frame: u64,
+    start: String,
+    duration_ms: f64,
+    vantage: &'static str,
+    handshake_rtt_ms: Option<f64>,
+    syn_to_synack_ms: Option<f64>,
+    synack_to_ack_ms: Option<f64>,
+    rtt_ms: Option<JsonRtt>,
+    reused_port: bool,
+    client_to_server: JsonDir,
+    server_to_client: JsonDir,
+}
+
+#[derive(Serialize)]
+struct JsonRtt {
+    samples: u64,
+    min: f64,
+    median: f64,
+    p95: f64,
+    max: f64,
+}
+
+#[derive(Serialize)]
+struct JsonSyn {
+    mss: Option<u16>,
+    wscale: Option<u8>,
+    sack_permitted: bool,
+    timestamps: bool,
+}
+
+#[derive(Serialize)]
+struct JsonDir {
+    packets: u64,
+    data_packets: u64,
+    bytes: u64,
+    unique_bytes: u64,
+    isn: Option<u32>,
+    syn: Option<JsonSyn>,
+    window_scale: serde_json::Value,
+    max_window_bytes: Option<u64>,
+    max_in_flight_bytes: Option<u64>,
+    rtt_ack_ms: Option<JsonRtt>,
+    rtt_ts_ms: Option<JsonRtt>,
+    retransmissions: u64,
+    fast_retransmissions: u64,
+    spurious_retransmissions: u64,
+    out_of_order: u64,
+    dup_acks: u64,
+    zero_windows: u64,
+    zero_window_probes: u64,
+    window_full: u64,
+    window_updates: u64,
+    keep_alives: u64,
+    dsacks: u64,
+    previous_segment_not_captured: u64,
+    acked_unseen: u64,
+    fin: bool,
+    rst: bool,
+}
+
+fn json_rtt(r: Option<RttStats>) -> Option<JsonRtt> {
+    r.map(|r| JsonRtt {
+        samples: r.samples,
+        min: ns_to_ms(r.min_ns),
+        median: ns_to_ms(r.median_ns),
+        p95: ns_to_ms(r.p95_ns),
+        max: ns_to_ms(r.max_ns),
+    })
+}
+
+fn json_dir(d: &DirSummary) -> JsonDir {
+    let c = &d.counts;
+    JsonDir {
+        packets: d.packets,
+        data_packets: d.data_packets,
+        bytes: d.bytes,
+        unique_bytes: d.unique_bytes,
+        isn: d.isn,
+        syn: d.syn.map(|s| JsonSyn {
+            mss: s.mss,
+            wscale: s.wscale,
+            sack_permitted: s.sack_permitted,
+            timestamps: s.timestamps,
+        }),
+        window_scale: match d.wscale {
+            Some(WindowScale::Shift(s)) => serde_json::Value::from(s),
+            Some(WindowScale::NotNegotiated) => "not_negotiated".into(),
+            Some(WindowScale::Unknown) | None => "unknown".into(),
+        },
+        max_window_bytes: d.max_window_bytes,
+        max_in_flight_bytes: d.max_in_flight,
+        rtt_ack_ms: json_rtt(d.rtt_ack),
+        rtt_ts_ms: json_rtt(d.rtt_ts),
+        retransmissions: c.retransmissions,
+        fast_retransmissions: c.fast_retransmissions,
+        spurious_retransmissions: c.spurious_retransmissions,
+        out_of_order: c.out_of_order,
+        dup_acks: c.dup_acks,
+        zero_windows: c.zero_windows,
+        zero_window_probes: c.zero_window_probes,
+        window_full: c.window_full,
+        window_updates: c.window_updates,
+        keep_alives: c.keep_alives,
+        dsacks: c.dsacks,
+        previous_segment_not_captured: c.previous_segment_not_captured,
+        acked_unseen: c.acked_unseen,
+        fin: d.fin,
+        rst: d.rst,
+    }
+}
+
+/// The JSON document of `tcpwhy flows --format json`.
+pub fn render_json(files: &[FileReport]) -> String {
+    let doc = JsonFlows {
+        schema_version: SCHEMA_VERSION,
+        command: "flows",
+        files: files
+            .iter()
+            .map(|f| JsonFile {
+                path: &f.path,
+                format: &f.format,
+                frames: f.frames,
+                tcp_frames: f.tcp_frames,
+                skipped: f
+                    .skipped
+                    .iter()
+                    .map(|(r, n)| (r.name().to_string(), n.into()))
+                    .collect(),
+                error: f.error.as_ref().map(|e| JsonError {
+                    message: &e.message,
+                    frame: e.frame,
+                    offset: e.offset,
+                }),
+                connections: f
+                    .connections
+                    .iter()
+                    .map(|c| JsonConn {
+                        stream: c.stream,
+                        client: c.endpoints[0].to_string(),
+                        server: c.endpoints[1].to_string(),
+                        client_by: match c.client_by {
+                            ClientBy::Syn => "syn",
+                            ClientBy::SynAck => "syn_ack",
+                            ClientBy::PortGuess => "port_guess",
+                        },
+                        first_frame: c.first_frame,
+                        last_frame: c.last_frame,
+                        start: c.start.to_string(),
+                        duration_ms: ns_to_ms(c.duration_ns()),
+                        vantage: c.vantage.name(),
+                        handshake_rtt_ms: c.handshake_rtt_ns().map(ns_to_ms),
+                        syn_to_synack_ms: c.syn_to_synack_ns.map(ns_to_ms),
+                        synack_to_ack_ms: c.synack_to_ack_ns.map(ns_to_ms),
+                        rtt_ms: json_rtt(path_rtt(c)),
+                        reused_port: c.reused_port,
+                        client_to_server: json_dir(&c.dirs[0]),
+                        server_to_client: json_dir(&c.dirs[1]),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+    s.push('\n');
+    s
+}

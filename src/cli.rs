@@ -1,0 +1,161 @@
+//! Command-line interface: every subcommand and flag is defined here, once, in the
+//! order `--help` shows them.
+
+use crate::scan::scan;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::io::Write;
+use std::process::ExitCode;
+use tcpwhy_capture::Packet;
+use tcpwhy_report::flows;
+use tcpwhy_track::{SegmentEvent, SegmentKinds};
+
+#[derive(Parser)]
+#[command(
+    name = "tcpwhy",
+    version,
+    about = "Why is this TCP traffic slow? Reads a packet capture, names the mechanism, proves it, prices it.",
+    long_about = "tcpwhy reads pcap and pcapng captures (tcpdump -w, Wireshark, gzip-compressed \
+too) and explains TCP performance: per-connection statistics today, named causes with their \
+cost in milliseconds and the fix as the analysis commands land.\n\n\
+Stream numbers are Wireshark's tcp.stream indexes and frame numbers are Wireshark's, \
+so anything tcpwhy reports can be checked with `tcp.stream eq N` in Wireshark.",
+    after_help = "Examples:\n  tcpwhy flows capture.pcap\n  tcpdump -i eth0 -w - port 443 | tcpwhy flows -\n  tcpwhy flows --format json capture.pcapng | jq '.files[0].connections[0]'\n\nExit status: 0 success, 2 error (unreadable file, not a capture)."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// One row per TCP connection: endpoints, duration, packets and bytes each way, RTT,
+    /// flight, windows, handshake options, vantage point, retransmissions.
+    Flows(FlowsArgs),
+    /// One line per TCP frame with its stream and classification (retransmission,
+    /// duplicate ACK, zero window …), for checking tcpwhy against Wireshark.
+    Segments(SegmentsArgs),
+}
+
+#[derive(Copy, Clone, ValueEnum)]
+pub enum Format {
+    /// Aligned table for people.
+    Text,
+    /// Versioned JSON document (see docs/json.md).
+    Json,
+}
+
+#[derive(Args)]
+pub struct FlowsArgs {
+    /// Capture files (pcap, pcapng, optionally gzip); `-` reads standard input.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Only this connection (Wireshark's tcp.stream index).
+    #[arg(long, value_name = "N")]
+    pub stream: Option<u64>,
+}
+
+#[derive(Args)]
+pub struct SegmentsArgs {
+    /// Capture file (pcap, pcapng, optionally gzip); `-` reads standard input.
+    #[arg(value_name = "FILE")]
+    pub file: String,
+    /// Only this connection (Wireshark's tcp.stream index).
+    #[arg(long, value_name = "N")]
+    pub stream: Option<u64>,
+    /// Only frames with at least one classification flag.
+    #[arg(long)]
+    pub flagged: bool,
+}
+
+fn check_stdin_once(files: &[String]) -> Result<(), String> {
+    if files.iter().filter(|f| *f == "-").count() > 1 {
+        return Err("standard input (-) can be read only once".into());
+    }
+    Ok(())
+}
+
+fn write_out(s: &str) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
+        // A closed pipe (`| head`) is not an error worth reporting.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r.map_err(|e| format!("writing output: {e}")),
+    }
+}
+
+pub fn flows(a: FlowsArgs) -> Result<ExitCode, String> {
+    check_stdin_once(&a.files)?;
+    let mut reports = Vec::new();
+    for f in &a.files {
+        let mut r = scan(f, |_, _, _, _| {})?;
+        if let Some(s) = a.stream {
+            r.connections.retain(|c| c.stream == s);
+        }
+        if let Some(e) = &r.error {
+            eprintln!(
+                "tcpwhy: warning: {f}: {} (read {} frames before it)",
+                e.message, r.frames
+            );
+        }
+        reports.push(r);
+    }
+    let text = match a.format {
+        Format::Text => flows::render_text(&reports),
+        Format::Json => flows::render_json(&reports),
+    };
+    write_out(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+const KIND_NAMES: [(u32, &str); 17] = [
+    (SegmentKinds::RETRANSMISSION, "retransmission"),
+    (SegmentKinds::FAST_RETRANSMISSION, "fast_retransmission"),
+    (SegmentKinds::SPURIOUS_RETRANSMISSION, "spurious_retransmission"),
+    (SegmentKinds::OUT_OF_ORDER, "out_of_order"),
+    (SegmentKinds::DUP_ACK, "duplicate_ack"),
+    (SegmentKinds::ZERO_WINDOW, "zero_window"),
+    (SegmentKinds::ZERO_WINDOW_PROBE, "zero_window_probe"),
+    (SegmentKinds::ZERO_WINDOW_PROBE_ACK, "zero_window_probe_ack"),
+    (SegmentKinds::WINDOW_UPDATE, "window_update"),
+    (SegmentKinds::WINDOW_FULL, "window_full"),
+    (SegmentKinds::KEEP_ALIVE, "keep_alive"),
+    (SegmentKinds::KEEP_ALIVE_ACK, "keep_alive_ack"),
+    (SegmentKinds::DSACK, "dsack"),
+    (SegmentKinds::PREVIOUS_SEGMENT_NOT_CAPTURED, "previous_segment_not_captured"),
+    (SegmentKinds::ACKED_UNSEEN, "acked_unseen"),
+    (SegmentKinds::REUSED_PORTS, "reused_ports"),
+    (SegmentKinds::NEW_DATA, "new_data"),
+];
+
+pub fn segments(a: SegmentsArgs) -> Result<ExitCode, String> {
+    let mut out = String::from("FRAME\tTIME\tSTREAM\tDIR\tSEQ\tLEN\tACK\tWIN\tFLAGS\n");
+    let mut line = |frame: u64, ts: tcpwhy_capture::Timestamp, p: &Packet<'_>, ev: &SegmentEvent| {
+        if a.stream.is_some_and(|s| s != ev.stream) || (a.flagged && ev.kinds.0 == 0) {
+            return;
+        }
+        let names: Vec<&str> = KIND_NAMES
+            .iter()
+            .filter(|(b, _)| ev.kinds.has(*b))
+            .map(|(_, n)| *n)
+            .collect();
+        let ack = ev.rel_ack.map_or("-".to_string(), |v| v.to_string());
+        let dir = if ev.from_client { "c>s" } else { "s>c" };
+        out.push_str(&format!(
+            "{frame}\t{ts}\t{}\t{dir}\t{}\t{}\t{ack}\t{}\t{}\n",
+            ev.stream,
+            ev.rel_seq,
+            p.payload_len,
+            ev.window_bytes,
+            names.join(",")
+        ));
+    };
+    let r = scan(&a.file, &mut line)?;
+    write_out(&out)?;
+    if let Some(e) = &r.error {
+        eprintln!("tcpwhy: warning: {}: {}", a.file, e.message);
+    }
+    Ok(ExitCode::SUCCESS)
+}
