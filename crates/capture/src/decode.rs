@@ -11,6 +11,10 @@ mod ip;
 mod link;
 mod tcp;
 
+/// IP-in-IP tunnels followed to find the TCP header; real captures nest one or two
+/// (6in4 through a VPN), more is garbage or a loop-crafted packet.
+const MAX_TUNNEL_DEPTH: usize = 4;
+
 /// At most four SACK blocks fit in the 40 bytes of TCP options (RFC 2018).
 pub const MAX_SACK_BLOCKS: usize = 4;
 
@@ -209,7 +213,7 @@ impl SkipCounts {
 pub fn decode<'a>(frame: &Frame<'a>) -> Result<Packet<'a>, SkipReason> {
     let data = frame.data;
     let (net, ip_start) = link::locate(frame.link, data)?;
-    let ip_bytes = data
+    let mut ip_bytes = data
         .get(ip_start..)
         .ok_or(SkipReason::TruncatedLinkHeader)?;
     // Bytes from the IP header on, as on the wire; a bogus orig_len smaller than what
@@ -217,7 +221,22 @@ pub fn decode<'a>(frame: &Frame<'a>) -> Result<Packet<'a>, SkipReason> {
     let ip_wire_len = (frame.orig_len as usize)
         .saturating_sub(ip_start)
         .max(ip_bytes.len());
-    let ip = ip::parse(net, ip_bytes, ip_wire_len)?;
+    let mut ip = ip::parse(net, ip_bytes, ip_wire_len)?;
+    // Tunnels: the innermost IP header is the connection's.
+    let mut depth = 0;
+    while ip.protocol != ip::PROTO_TCP {
+        depth += 1;
+        if depth > MAX_TUNNEL_DEPTH {
+            return Err(SkipReason::NotTcp);
+        }
+        let inner = if ip.protocol == ip::PROTO_IPIP {
+            link::Network::Ipv4
+        } else {
+            link::Network::Ipv6
+        };
+        ip_bytes = ip_bytes.get(ip.header_len..).unwrap_or(&[]);
+        ip = ip::parse(inner, ip_bytes, ip.payload_wire_len)?;
+    }
     let seg = ip_bytes.get(ip.header_len..).unwrap_or(&[]);
     let tcp = tcp::parse(seg, ip.payload_wire_len)?;
     // The captured payload stops at the segment's end (Ethernet padding is not payload).

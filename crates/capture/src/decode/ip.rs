@@ -14,6 +14,15 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// IP protocol number of TCP.
 pub(crate) const PROTO_TCP: u8 = 6;
+/// IPv4 in IP (RFC 2003) and IPv6 in IP (6in4, RFC 4213): tunnels whose inner TCP
+/// connection is the one to analyse (Wireshark dissects it too).
+pub(crate) const PROTO_IPIP: u8 = 4;
+pub(crate) const PROTO_IPV6_IN_IP: u8 = 41;
+
+/// Protocols the decoder goes on with after the IP header.
+fn carries_tcp(protocol: u8) -> bool {
+    matches!(protocol, PROTO_TCP | PROTO_IPIP | PROTO_IPV6_IN_IP)
+}
 
 const IPV4_MIN_HEADER_LEN: usize = 20;
 const IPV4_TOTAL_LEN_OFFSET: usize = 2;
@@ -55,6 +64,8 @@ pub(crate) struct IpHeader {
     pub dst: IpAddr,
     pub ip_id: Option<u16>,
     pub ttl: u8,
+    /// Upper-layer protocol: TCP or a tunnel (see [`carries_tcp`]).
+    pub protocol: u8,
     /// Bytes of IP header (with IPv4 options or IPv6 extension headers).
     pub header_len: usize,
     /// Transport bytes on the wire: datagram length minus `header_len`.
@@ -94,7 +105,8 @@ fn ipv4(b: &[u8], wire_len: usize) -> Result<IpHeader, SkipReason> {
     if datagram_len < header_len {
         return Err(SkipReason::BadIpHeader);
     }
-    if b[IPV4_PROTO_OFFSET] != PROTO_TCP {
+    let protocol = b[IPV4_PROTO_OFFSET];
+    if !carries_tcp(protocol) {
         return Err(SkipReason::NotTcp);
     }
     // A first fragment (offset 0, more-fragments set) still starts with the TCP header;
@@ -110,6 +122,7 @@ fn ipv4(b: &[u8], wire_len: usize) -> Result<IpHeader, SkipReason> {
         dst: IpAddr::V4(Ipv4Addr::from(dst)),
         ip_id: be16(b, IPV4_ID_OFFSET),
         ttl: b[IPV4_TTL_OFFSET],
+        protocol,
         header_len,
         payload_wire_len: datagram_len - header_len,
     })
@@ -137,7 +150,7 @@ fn ipv6(b: &[u8], wire_len: usize) -> Result<IpHeader, SkipReason> {
     let mut first_fragment = true;
     for _ in 0..=MAX_EXTENSION_HEADERS {
         let ext_len = match next {
-            PROTO_TCP if first_fragment => {
+            p if carries_tcp(p) && first_fragment => {
                 let src: [u8; 16] =
                     array(b, IPV6_SRC_OFFSET).ok_or(SkipReason::TruncatedIpHeader)?;
                 let dst: [u8; 16] =
@@ -147,12 +160,13 @@ fn ipv6(b: &[u8], wire_len: usize) -> Result<IpHeader, SkipReason> {
                     dst: IpAddr::V6(Ipv6Addr::from(dst)),
                     ip_id: None,
                     ttl: b[IPV6_HOP_LIMIT_OFFSET],
+                    protocol: p,
                     header_len: at,
                     payload_wire_len: datagram_len - at,
                 });
             }
             // Past a non-first fragment header there is only payload.
-            PROTO_TCP => return Err(SkipReason::IpFragment),
+            p if carries_tcp(p) => return Err(SkipReason::IpFragment),
             _ if !first_fragment => return Err(SkipReason::NotTcp),
             IPV6_HOP_BY_HOP | IPV6_ROUTING | IPV6_DEST_OPTS | IPV6_MOBILITY | IPV6_HIP
             | IPV6_SHIM6 => {
