@@ -215,15 +215,15 @@ impl Stream {
             self.end -= self.start;
             self.start = 0;
         }
-        if self.buf.len() < want.max(STREAM_INITIAL_WINDOW) {
-            // Grows only for one record larger than the window, bounded by MAX_WINDOW.
-            let new_len = want
-                .checked_next_power_of_two()
-                .unwrap_or(want)
-                .clamp(STREAM_INITIAL_WINDOW, MAX_WINDOW);
-            self.buf.resize(new_len, 0);
-        }
         while self.end < want {
+            if self.end == self.buf.len() {
+                // Grow by doubling as bytes actually arrive, up to what this record needs:
+                // a header claiming a huge record costs memory only if the bytes follow.
+                let new_len = (self.buf.len().saturating_mul(2))
+                    .max(STREAM_INITIAL_WINDOW)
+                    .min(MAX_WINDOW);
+                self.buf.resize(new_len, 0);
+            }
             match self.input.read(&mut self.buf[self.end..]) {
                 Ok(0) => {
                     self.eof = true;
