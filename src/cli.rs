@@ -110,10 +110,14 @@ pub fn flows(a: FlowsArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-const KIND_NAMES: [(u32, &str); 17] = [
+const KIND_NAMES: [(u32, &str); 18] = [
+    (SegmentKinds::CAPTURE_DUPLICATE, "capture_duplicate"),
     (SegmentKinds::RETRANSMISSION, "retransmission"),
     (SegmentKinds::FAST_RETRANSMISSION, "fast_retransmission"),
-    (SegmentKinds::SPURIOUS_RETRANSMISSION, "spurious_retransmission"),
+    (
+        SegmentKinds::SPURIOUS_RETRANSMISSION,
+        "spurious_retransmission",
+    ),
     (SegmentKinds::OUT_OF_ORDER, "out_of_order"),
     (SegmentKinds::DUP_ACK, "duplicate_ack"),
     (SegmentKinds::ZERO_WINDOW, "zero_window"),
@@ -124,7 +128,10 @@ const KIND_NAMES: [(u32, &str); 17] = [
     (SegmentKinds::KEEP_ALIVE, "keep_alive"),
     (SegmentKinds::KEEP_ALIVE_ACK, "keep_alive_ack"),
     (SegmentKinds::DSACK, "dsack"),
-    (SegmentKinds::PREVIOUS_SEGMENT_NOT_CAPTURED, "previous_segment_not_captured"),
+    (
+        SegmentKinds::PREVIOUS_SEGMENT_NOT_CAPTURED,
+        "previous_segment_not_captured",
+    ),
     (SegmentKinds::ACKED_UNSEEN, "acked_unseen"),
     (SegmentKinds::REUSED_PORTS, "reused_ports"),
     (SegmentKinds::NEW_DATA, "new_data"),
@@ -132,26 +139,27 @@ const KIND_NAMES: [(u32, &str); 17] = [
 
 pub fn segments(a: SegmentsArgs) -> Result<ExitCode, String> {
     let mut out = String::from("FRAME\tTIME\tSTREAM\tDIR\tSEQ\tLEN\tACK\tWIN\tFLAGS\n");
-    let mut line = |frame: u64, ts: tcpwhy_capture::Timestamp, p: &Packet<'_>, ev: &SegmentEvent| {
-        if a.stream.is_some_and(|s| s != ev.stream) || (a.flagged && ev.kinds.0 == 0) {
-            return;
-        }
-        let names: Vec<&str> = KIND_NAMES
-            .iter()
-            .filter(|(b, _)| ev.kinds.has(*b))
-            .map(|(_, n)| *n)
-            .collect();
-        let ack = ev.rel_ack.map_or("-".to_string(), |v| v.to_string());
-        let dir = if ev.from_client { "c>s" } else { "s>c" };
-        out.push_str(&format!(
-            "{frame}\t{ts}\t{}\t{dir}\t{}\t{}\t{ack}\t{}\t{}\n",
-            ev.stream,
-            ev.rel_seq,
-            p.payload_len,
-            ev.window_bytes,
-            names.join(",")
-        ));
-    };
+    let mut line =
+        |frame: u64, ts: tcpwhy_capture::Timestamp, p: &Packet<'_>, ev: &SegmentEvent| {
+            if a.stream.is_some_and(|s| s != ev.stream) || (a.flagged && ev.kinds.0 == 0) {
+                return;
+            }
+            let names: Vec<&str> = KIND_NAMES
+                .iter()
+                .filter(|(b, _)| ev.kinds.has(*b))
+                .map(|(_, n)| *n)
+                .collect();
+            let ack = ev.rel_ack.map_or("-".to_string(), |v| v.to_string());
+            let dir = if ev.from_client { "c>s" } else { "s>c" };
+            out.push_str(&format!(
+                "{frame}\t{ts}\t{}\t{dir}\t{}\t{}\t{ack}\t{}\t{}\n",
+                ev.stream,
+                ev.rel_seq,
+                p.payload_len,
+                ev.window_bytes,
+                names.join(",")
+            ));
+        };
     let r = scan(&a.file, &mut line)?;
     write_out(&out)?;
     if let Some(e) = &r.error {

@@ -279,6 +279,7 @@ struct JsonDir {
     dsacks: u64,
     previous_segment_not_captured: u64,
     acked_unseen: u64,
+    capture_duplicates: u64,
     fin: bool,
     rst: bool,
 }
@@ -329,6 +330,7 @@ fn json_dir(d: &DirSummary) -> JsonDir {
         dsacks: c.dsacks,
         previous_segment_not_captured: c.previous_segment_not_captured,
         acked_unseen: c.acked_unseen,
+        capture_duplicates: c.capture_duplicates,
         fin: d.fin,
         rst: d.rst,
     }
@@ -385,7 +387,8 @@ pub fn render_json(files: &[FileReport]) -> String {
             })
             .collect(),
     };
-    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+    let mut s =
+        serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
     s.push('\n');
     s
 }

@@ -97,6 +97,9 @@ pub struct SegmentCounts {
     pub previous_segment_not_captured: u64,
     /// ACKs for data never seen in the capture.
     pub acked_unseen: u64,
+    /// Packets the capture recorded twice (same IP ID, seq, length and ACK); they are
+    /// counted here and otherwise ignored.
+    pub capture_duplicates: u64,
 }
 
 /// Statistics of one direction of a connection (from `from` to the other endpoint).
@@ -189,6 +192,8 @@ impl SegmentKinds {
     pub const PREVIOUS_SEGMENT_NOT_CAPTURED: u32 = 1 << 14;
     pub const ACKED_UNSEEN: u32 = 1 << 15;
     pub const REUSED_PORTS: u32 = 1 << 16;
+    /// The capture recorded this packet twice; not analysed further.
+    pub const CAPTURE_DUPLICATE: u32 = 1 << 17;
 
     pub fn has(self, bit: u32) -> bool {
         self.0 & bit != 0
@@ -240,6 +245,7 @@ impl SegmentCounts {
         self.dsacks += o.dsacks;
         self.previous_segment_not_captured += o.previous_segment_not_captured;
         self.acked_unseen += o.acked_unseen;
+        self.capture_duplicates += o.capture_duplicates;
     }
 }
 

@@ -35,6 +35,13 @@ const CLOSED_LINGER_NS: i64 = 60_000_000_000;
 const IDLE_FINALISE_NS: i64 = 600_000_000_000;
 /// How often (capture time) finished connections are looked for.
 const SWEEP_INTERVAL_NS: i64 = 1_000_000_000;
+/// A segment repeating the IP ID, sequence number, length and ACK of one seen this
+/// recently in the same direction is the capture seeing one packet twice (a "hardware
+/// duplicate", tcptrace-hardware-dups.pcap: < 10 ms apart), not a retransmission: a
+/// real retransmission gets a new IP ID.
+const CAPTURE_DUPLICATE_NS: i64 = 50_000_000;
+/// Recent segments remembered per direction to recognise capture duplicates.
+const RECENT_SEGMENTS: usize = 8;
 /// Vantage inference: one handshake leg at most this fraction of the other is "≈ 0".
 const VANTAGE_RATIO: u64 = 4;
 
@@ -94,6 +101,9 @@ struct Dir {
     last_tsval: Option<u32>,
     last_tsecr: Option<u32>,
     retransmissions: VecDeque<(u32, u32, u64)>,
+    /// (IP ID, seq, length, ack, time) of the last segments, to spot capture duplicates.
+    recent: [(u16, u32, u32, u32, Timestamp); RECENT_SEGMENTS],
+    recent_next: usize,
     rtt_ack: RttSamples,
     rtt_ts: RttSamples,
     first_data_rel: Option<u64>,
@@ -121,12 +131,33 @@ impl Dir {
             last_tsval: None,
             last_tsecr: None,
             retransmissions: VecDeque::new(),
+            recent: [(0, 0, 0, 0, Timestamp::default()); RECENT_SEGMENTS],
+            recent_next: 0,
             rtt_ack: RttSamples::default(),
             rtt_ts: RttSamples::default(),
             first_data_rel: None,
             max_end_rel: 0,
             out: DirSummary::default(),
         }
+    }
+
+    /// Whether this segment is one the capture already recorded (same IP ID, sequence
+    /// number, length and ACK moments ago); remembers it otherwise.
+    fn is_capture_duplicate(&mut self, ts: Timestamp, pkt: &Packet<'_>) -> bool {
+        let Some(id) = pkt.ip_id.filter(|&id| id != 0) else {
+            return false;
+        };
+        let key = (id, pkt.seq, pkt.payload_len, pkt.ack);
+        let dup = self.recent.iter().any(|&(i, s, l, a, t)| {
+            (i, s, l, a) == key
+                && ts.since(t).abs() < CAPTURE_DUPLICATE_NS
+                && t != Timestamp::default()
+        });
+        if !dup {
+            self.recent[self.recent_next] = (id, pkt.seq, pkt.payload_len, pkt.ack, ts);
+            self.recent_next = (self.recent_next + 1) % RECENT_SEGMENTS;
+        }
+        dup
     }
 
     fn summary(&self) -> DirSummary {
@@ -446,14 +477,54 @@ impl Conn {
 
         if self.dirs[f].base_seq.is_none() {
             // Wireshark: the base is the ISN on a SYN, else one before the first seq.
-            let base = if flags.syn() { seq } else { seq.wrapping_sub(1) };
+            let base = if flags.syn() {
+                seq
+            } else {
+                seq.wrapping_sub(1)
+            };
             self.dirs[f].base_seq = Some(base);
             self.dirs[f].unwrap = SeqUnwrapper::new(base);
         }
 
+        // A SYN/ACK with another ISN than the base this side had (set from a stray packet
+        // before it, e.g. an old ACK) restarts this side's relative numbering, on the same
+        // stream, as Wireshark does (frame 158 of suricata-verify-tls-subjectaltname.pcap).
+        let mut synack_rebased = false;
+        if flags.syn() && flags.ack() && self.dirs[f].base_seq.is_some_and(|b| b != seq) {
+            self.dirs[f].base_seq = Some(seq);
+            self.dirs[f].unwrap = SeqUnwrapper::new(seq);
+            synack_rebased = true;
+        }
+
         self.handshake(f, ts, pkt);
 
+        if self.dirs[f].is_capture_duplicate(ts, pkt) {
+            let (client, _) = self.client_dir();
+            let d = &mut self.dirs[f];
+            d.out.packets += 1;
+            d.out.counts.capture_duplicates += 1;
+            let mut kinds = SegmentKinds::default();
+            kinds.set(SegmentKinds::CAPTURE_DUPLICATE);
+            return SegmentEvent {
+                stream: self.stream,
+                from_client: f == client,
+                kinds,
+                rel_seq: d.unwrap.peek(seq),
+                rel_ack: None,
+                payload_len: seglen,
+                window_bytes: u64::from(pkt.window) << d.scale.shift(),
+                dup_ack_num: 0,
+                ack_rtt: None,
+                ts_rtt: None,
+                in_flight: None,
+                dsack_of: None,
+            };
+        }
+
         let mut kinds = self.analyze(f, frame, ts, pkt);
+        if synack_rebased {
+            kinds.set(SegmentKinds::REUSED_PORTS);
+        }
 
         // Our own additions, which Wireshark's flags do not carry.
         let (fwd, rev) = self.pair(f);
@@ -473,7 +544,11 @@ impl Conn {
             fwd.max_end_rel = fwd.max_end_rel.max(end);
         }
         if !flags.syn() {
-            fwd.out.max_window_bytes = Some(fwd.out.max_window_bytes.map_or(window_bytes, |w| w.max(window_bytes)));
+            fwd.out.max_window_bytes = Some(
+                fwd.out
+                    .max_window_bytes
+                    .map_or(window_bytes, |w| w.max(window_bytes)),
+            );
         }
         if flags.fin() {
             fwd.out.fin = true;
@@ -497,7 +572,8 @@ impl Conn {
             if fwd.retransmissions.len() == RETRANSMISSION_HISTORY {
                 fwd.retransmissions.pop_front();
             }
-            fwd.retransmissions.push_back((seq, seq.wrapping_add(seglen), frame));
+            fwd.retransmissions
+                .push_back((seq, seq.wrapping_add(seglen), frame));
         }
 
         // RTT from data to the ACK covering it (Karn's rule: never from retransmitted data).
@@ -699,16 +775,11 @@ impl Conn {
                 k.set(SegmentKinds::PREVIOUS_SEGMENT_NOT_CAPTURED);
             }
             // Keep-alive: 0 or 1 byte starting one byte before the next expected seq.
-            if seglen <= 1
-                && next_seq.is_some_and(|n| seq == n.wrapping_sub(1))
-                && !syn_fin_rst
-            {
+            if seglen <= 1 && next_seq.is_some_and(|n| seq == n.wrapping_sub(1)) && !syn_fin_rst {
                 k.set(SegmentKinds::KEEP_ALIVE);
             }
-            let same_pos = seglen == 0
-                && next_seq == Some(seq)
-                && fwd_last_ack == Some(ack)
-                && !syn_fin_rst;
+            let same_pos =
+                seglen == 0 && next_seq == Some(seq) && fwd_last_ack == Some(ack) && !syn_fin_rst;
             // Window update: nothing new but the window.
             if same_pos && window != 0 && fwd.window != Some(window) {
                 k.set(SegmentKinds::WINDOW_UPDATE);
@@ -760,11 +831,7 @@ impl Conn {
         }
 
         // ACKed segment not captured: the ACK goes beyond what the peer was seen to send.
-        if flags.ack()
-            && rev
-                .max_seq_to_be_acked
-                .is_some_and(|m| seq_gt(ack, m))
-        {
+        if flags.ack() && rev.max_seq_to_be_acked.is_some_and(|m| seq_gt(ack, m)) {
             k.set(SegmentKinds::ACKED_UNSEEN);
             rev.max_seq_to_be_acked = rev.next_seq;
         }
@@ -786,18 +853,17 @@ impl Conn {
             {
                 k.set(SegmentKinds::FAST_RETRANSMISSION);
                 k.set(SegmentKinds::RETRANSMISSION);
-            } else if not_advanced
-                && since_next < ooo_threshold
-                && next_seq != Some(end)
-            {
-                k.set(SegmentKinds::OUT_OF_ORDER);
             } else if seglen > 0
                 && rev
                     .last_ack
                     .is_some_and(|la| la != 0 && seq_le(seq.wrapping_add(seglen), la))
             {
+                // Already acknowledged at the capture point (tshark checks this before
+                // out-of-order: frame 1126 of tcptrace-discard-solaris.pcap).
                 k.set(SegmentKinds::SPURIOUS_RETRANSMISSION);
                 k.set(SegmentKinds::RETRANSMISSION);
+            } else if not_advanced && since_next < ooo_threshold && next_seq != Some(end) {
+                k.set(SegmentKinds::OUT_OF_ORDER);
             } else if not_advanced {
                 k.set(SegmentKinds::RETRANSMISSION);
             }
@@ -822,8 +888,12 @@ impl Conn {
             }
         }
 
+        // A zero-window probe does not advance the next expected sequence number, and
+        // neither does a RST, which consumes no sequence space (frames 251–259 of
+        // suricata-verify-tls-subjectaltname.pcap: tshark 4.0 does not let a RST with a
+        // far-off sequence number turn the data after it into retransmissions).
         let zwp = k.has(SegmentKinds::ZERO_WINDOW_PROBE);
-        if (next_seq.is_none_or(|n| seq_gt(end, n))) && !zwp {
+        if next_seq.is_none_or(|n| seq_gt(end, n)) && !zwp && !flags.rst() {
             fwd.next_seq = Some(end);
             fwd.next_seq_time = ts;
         }
