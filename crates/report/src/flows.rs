@@ -47,7 +47,7 @@ pub fn path_rtt(c: &ConnSummary) -> Option<RttStats> {
             return Some(s);
         }
     }
-    c.handshake_rtt_ns().map(|h| RttStats {
+    c.handshake_rtt_ns().filter(|&h| h > 0).map(|h| RttStats {
         samples: 1,
         min_ns: h,
         median_ns: h,
@@ -368,6 +368,7 @@ pub fn render_json(files: &[FileReport]) -> String {
                         client_by: match c.client_by {
                             ClientBy::Syn => "syn",
                             ClientBy::SynAck => "syn_ack",
+                            ClientBy::KnownServer => "known_server",
                             ClientBy::PortGuess => "port_guess",
                         },
                         first_frame: c.first_frame,

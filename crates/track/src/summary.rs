@@ -27,6 +27,9 @@ pub enum ClientBy {
     Syn,
     /// The other side sent the SYN/ACK (the SYN was not captured).
     SynAck,
+    /// No handshake captured, but the other endpoint is a server in another connection
+    /// of the same capture (identified there by its handshake).
+    KnownServer,
     /// No handshake captured: the side with the higher (ephemeral-looking) port.
     PortGuess,
 }
@@ -288,8 +291,32 @@ impl ConnSummary {
     }
 }
 
-/// Sorts summaries by stream index and folds continuations into their stream.
-pub fn merge_by_stream(mut all: Vec<ConnSummary>) -> Vec<ConnSummary> {
+/// Sorts summaries by stream index, folds continuations into their stream, and settles
+/// the client of connections without a handshake when their other endpoint is a server
+/// elsewhere in the capture.
+pub fn merge_by_stream(all: Vec<ConnSummary>) -> Vec<ConnSummary> {
+    let mut out = fold_continuations(all);
+    let servers: std::collections::HashSet<Endpoint> = out
+        .iter()
+        .filter(|c| matches!(c.client_by, ClientBy::Syn | ClientBy::SynAck))
+        .map(|c| c.endpoints[1])
+        .collect();
+    for c in out
+        .iter_mut()
+        .filter(|c| c.client_by == ClientBy::PortGuess)
+    {
+        if servers.contains(&c.endpoints[0]) && !servers.contains(&c.endpoints[1]) {
+            c.endpoints.swap(0, 1);
+            c.dirs.swap(0, 1);
+            c.client_by = ClientBy::KnownServer;
+        } else if servers.contains(&c.endpoints[1]) {
+            c.client_by = ClientBy::KnownServer;
+        }
+    }
+    out
+}
+
+fn fold_continuations(mut all: Vec<ConnSummary>) -> Vec<ConnSummary> {
     all.sort_by_key(|c| (c.stream, c.continuation, c.first_frame));
     let mut out: Vec<ConnSummary> = Vec::with_capacity(all.len());
     for c in all {
