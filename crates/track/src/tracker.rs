@@ -35,11 +35,12 @@ const CLOSED_LINGER_NS: i64 = 60_000_000_000;
 const IDLE_FINALISE_NS: i64 = 600_000_000_000;
 /// How often (capture time) finished connections are looked for.
 const SWEEP_INTERVAL_NS: i64 = 1_000_000_000;
-/// A segment repeating the IP ID, sequence number, length and ACK of one seen this
-/// recently in the same direction is the capture seeing one packet twice (a "hardware
-/// duplicate", tcptrace-hardware-dups.pcap: < 10 ms apart), not a retransmission: a
-/// real retransmission gets a new IP ID.
-const CAPTURE_DUPLICATE_NS: i64 = 50_000_000;
+/// A segment repeating the IP ID, sequence number, length, ACK, window and flags of one
+/// seen this recently in the same direction is the capture recording one packet twice
+/// (tcptrace-hardware-dups.pcap: copies < 10 ms apart; arkime-wireshark-retrans.pcap:
+/// copies 5 µs and 50 ms apart), not a retransmission: stacks give every transmission a
+/// new IP ID, and an ID comes back only after 65,536 packets of the same sender.
+const CAPTURE_DUPLICATE_NS: i64 = 500_000_000;
 /// Recent segments remembered per direction to recognise capture duplicates.
 const RECENT_SEGMENTS: usize = 8;
 /// Vantage inference: one handshake leg at most this fraction of the other is "≈ 0".
@@ -80,6 +81,25 @@ struct Unacked {
     retransmitted: bool,
 }
 
+/// What identifies one packet on the wire, to recognise the capture recording it twice.
+#[derive(Copy, Clone, Debug)]
+struct RecentSegment {
+    ip_id: u16,
+    seq: u32,
+    len: u32,
+    ack: u32,
+    window: u16,
+    flags: u16,
+    ts: Timestamp,
+}
+
+impl RecentSegment {
+    fn same_packet(&self, o: &RecentSegment) -> bool {
+        (self.ip_id, self.seq, self.len, self.ack, self.window, self.flags)
+            == (o.ip_id, o.seq, o.len, o.ack, o.window, o.flags)
+    }
+}
+
 /// Per-direction state: Wireshark's `tcp_flow_t` analysis fields plus tcpwhy's own.
 #[derive(Debug)]
 struct Dir {
@@ -101,8 +121,8 @@ struct Dir {
     last_tsval: Option<u32>,
     last_tsecr: Option<u32>,
     retransmissions: VecDeque<(u32, u32, u64)>,
-    /// (IP ID, seq, length, ack, time) of the last segments, to spot capture duplicates.
-    recent: [(u16, u32, u32, u32, Timestamp); RECENT_SEGMENTS],
+    /// The last segments, to spot capture duplicates.
+    recent: [Option<RecentSegment>; RECENT_SEGMENTS],
     recent_next: usize,
     rtt_ack: RttSamples,
     rtt_ts: RttSamples,
@@ -131,7 +151,7 @@ impl Dir {
             last_tsval: None,
             last_tsecr: None,
             retransmissions: VecDeque::new(),
-            recent: [(0, 0, 0, 0, Timestamp::default()); RECENT_SEGMENTS],
+            recent: [None; RECENT_SEGMENTS],
             recent_next: 0,
             rtt_ack: RttSamples::default(),
             rtt_ts: RttSamples::default(),
@@ -142,19 +162,29 @@ impl Dir {
     }
 
     /// Whether this segment is one the capture already recorded (same IP ID, sequence
-    /// number, length and ACK moments ago); remembers it otherwise.
+    /// number, length, ACK, window and flags moments ago); remembers it otherwise.
+    /// Without a usable IP ID (IPv6, or the ID 0 of Linux's DF packets) only a copy with
+    /// the very same timestamp counts: no stack retransmits within the same nanosecond
+    /// (zeek-tcp-ssh-dups.pcap records each frame four times at one instant).
     fn is_capture_duplicate(&mut self, ts: Timestamp, pkt: &Packet<'_>) -> bool {
-        let Some(id) = pkt.ip_id.filter(|&id| id != 0) else {
-            return false;
+        let id = pkt.ip_id.unwrap_or(0);
+        let key = RecentSegment {
+            ip_id: id,
+            seq: pkt.seq,
+            len: pkt.payload_len,
+            ack: pkt.ack,
+            window: pkt.window,
+            flags: pkt.flags.0,
+            ts,
         };
-        let key = (id, pkt.seq, pkt.payload_len, pkt.ack);
-        let dup = self.recent.iter().any(|&(i, s, l, a, t)| {
-            (i, s, l, a) == key
-                && ts.since(t).abs() < CAPTURE_DUPLICATE_NS
-                && t != Timestamp::default()
-        });
+        let limit = if id == 0 { 0 } else { CAPTURE_DUPLICATE_NS };
+        let dup = self
+            .recent
+            .iter()
+            .flatten()
+            .any(|r| r.same_packet(&key) && ts.since(r.ts).abs() <= limit);
         if !dup {
-            self.recent[self.recent_next] = (id, pkt.seq, pkt.payload_len, pkt.ack, ts);
+            self.recent[self.recent_next] = Some(key);
             self.recent_next = (self.recent_next + 1) % RECENT_SEGMENTS;
         }
         dup
