@@ -357,7 +357,8 @@ mod tests {
 
     fn idb(order: ByteOrder, link: u16, tsresol: Option<u8>) -> Vec<u8> {
         let mut body = Vec::new();
-        let (w16, w32): (fn(u16) -> [u8; 2], fn(u32) -> [u8; 4]) = match order {
+        type Writers = (fn(u16) -> [u8; 2], fn(u32) -> [u8; 4]);
+        let (w16, w32): Writers = match order {
             ByteOrder::Little => (u16::to_le_bytes, u32::to_le_bytes),
             ByteOrder::Big => (u16::to_be_bytes, u32::to_be_bytes),
         };
@@ -389,8 +390,11 @@ mod tests {
         block(order, EPB_TYPE, &body)
     }
 
-    /// Runs the parser over a whole buffer; returns (interface, link, ts, data) per frame.
-    fn walk(bytes: &[u8]) -> Result<Vec<(u32, LinkType, i64, Vec<u8>)>, String> {
+    /// (interface, link, timestamp ns, captured bytes) of one frame.
+    type Seen = (u32, LinkType, i64, Vec<u8>);
+
+    /// Runs the parser over a whole buffer.
+    fn walk(bytes: &[u8]) -> Result<Vec<Seen>, String> {
         let mut p = PcapNgParser::new();
         let mut pos = 0;
         let mut out = Vec::new();
@@ -478,6 +482,30 @@ mod tests {
         assert_eq!(
             frames[1],
             (0, LinkType::Ethernet, 7_000, vec![0xa, 0xb, 0xc])
+        );
+    }
+
+    #[test]
+    fn obsolete_packet_block_big_endian() {
+        let mut f = shb(ByteOrder::Big);
+        f.extend(idb(ByteOrder::Big, 113, None));
+        f.extend(idb(ByteOrder::Big, 1, Some(3))); // milliseconds
+        let mut body = Vec::new();
+        body.extend_from_slice(&1u16.to_be_bytes()); // interface 1
+        body.extend_from_slice(&0u16.to_be_bytes()); // drops
+        for v in [0u32, 1_234, 2, 60] {
+            body.extend_from_slice(&v.to_be_bytes());
+        }
+        body.extend_from_slice(&[0x45, 0x00]);
+        f.extend(block(ByteOrder::Big, PB_TYPE, &body));
+        // An unknown block in between is skipped, not a frame.
+        f.extend(block(ByteOrder::Big, 0x0bad_cafe, &[1, 2, 3, 4]));
+        f.extend(block(ByteOrder::Big, PB_TYPE, &body));
+        let frames = walk(&f).unwrap();
+        assert_eq!(frames.len(), 2);
+        assert_eq!(
+            frames[0],
+            (1, LinkType::Ethernet, 1_234_000_000, vec![0x45, 0x00])
         );
     }
 

@@ -219,9 +219,12 @@ impl Stream {
             if self.end == self.buf.len() {
                 // Grow by doubling as bytes actually arrive, up to what this record needs:
                 // a header claiming a huge record costs memory only if the bytes follow.
-                let new_len = (self.buf.len().saturating_mul(2))
-                    .max(STREAM_INITIAL_WINDOW)
-                    .min(MAX_WINDOW);
+                // (clamp cannot panic: the bounds are ordered, checked at compile time.)
+                let new_len = self
+                    .buf
+                    .len()
+                    .saturating_mul(2)
+                    .clamp(STREAM_INITIAL_WINDOW, MAX_WINDOW);
                 self.buf.resize(new_len, 0);
             }
             match self.input.read(&mut self.buf[self.end..]) {

@@ -446,7 +446,7 @@ fn random_byte_flips() {
         "zeek-tcp-truncated-header-snaplen68.pcap",
     ] {
         let full = public(name);
-        for _ in 0..300 {
+        for _ in 0..150 {
             let mut v = full.clone();
             for _ in 0..(next() % 8 + 1) {
                 let i = (next() as usize) % v.len();

@@ -74,6 +74,7 @@ pub(crate) struct IpHeader {
 
 /// Parses the IP header at the start of `b` (captured bytes); `wire_len` is how many
 /// bytes the frame had on the wire from here on (never less than `b.len()`).
+#[inline]
 pub(crate) fn parse(net: Network, b: &[u8], wire_len: usize) -> Result<IpHeader, SkipReason> {
     match net {
         Network::Ipv4 => ipv4(b, wire_len),
@@ -81,6 +82,7 @@ pub(crate) fn parse(net: Network, b: &[u8], wire_len: usize) -> Result<IpHeader,
     }
 }
 
+#[inline]
 fn ipv4(b: &[u8], wire_len: usize) -> Result<IpHeader, SkipReason> {
     if b.len() < IPV4_MIN_HEADER_LEN {
         return Err(SkipReason::TruncatedIpHeader);

@@ -62,6 +62,7 @@ const AF_INET6_FREEBSD: u32 = 28;
 const AF_INET6_DARWIN: u32 = 30;
 
 /// Where the IP header starts in `data`, and its version.
+#[inline]
 pub(crate) fn locate(link: LinkType, data: &[u8]) -> Result<(Network, usize), SkipReason> {
     match link {
         LinkType::Ethernet => {

@@ -50,6 +50,7 @@ pub(crate) struct TcpHeader {
 
 /// Parses the TCP header at the start of `seg` (captured bytes); `wire_len` is the
 /// segment's length on the wire according to the IP layer.
+#[inline]
 pub(crate) fn parse(seg: &[u8], wire_len: usize) -> Result<TcpHeader, SkipReason> {
     // The IP length leaves no room for a TCP header (tcptrace's trunc.pcap has 8 bytes).
     if wire_len < TCP_MIN_HEADER_LEN || seg.len() < TCP_MIN_HEADER_LEN {
@@ -87,6 +88,7 @@ pub(crate) fn parse(seg: &[u8], wire_len: usize) -> Result<TcpHeader, SkipReason
 /// makes the rest unreadable: `malformed`, stop, keep what came before. A known option
 /// with the wrong length for its kind is `malformed` too but skipped by its length, since
 /// the walk can go on. Running out of captured bytes is `truncated`.
+#[inline]
 pub(crate) fn parse_options(bytes: &[u8], header_len: usize) -> TcpOptions {
     let mut o = TcpOptions::default();
     let mut i = 0usize;
