@@ -262,3 +262,81 @@ pub fn decode<'a>(frame: &Frame<'a>) -> Result<Packet<'a>, SkipReason> {
         payload,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::{LinkType, Timestamp};
+
+    fn frame(link: LinkType, data: &[u8], orig_len: u32) -> Frame<'_> {
+        Frame {
+            number: 1,
+            ts: Timestamp(0),
+            link,
+            interface: 0,
+            data,
+            orig_len,
+        }
+    }
+
+    /// Ethernet, one 802.1Q tag (VID 42), IPv4 10.1.1.1 → 10.2.2.2 (id 0x0101, TTL 63),
+    /// TCP 80 → 40000 ACK|PSH with NOP NOP TS(7, 5) and 5 bytes of data, then 4 bytes of
+    /// Ethernet padding that are not payload.
+    #[test]
+    fn ethernet_vlan_ipv4_tcp_data_with_padding() {
+        let mut f = vec![
+            2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x81, 0x00, 0x00, 42, 0x08, 0x00,
+        ];
+        f.extend_from_slice(&[0x45, 0, 0, 57, 0x01, 0x01, 0x40, 0, 63, 6, 0, 0]);
+        f.extend_from_slice(&[10, 1, 1, 1, 10, 2, 2, 2]);
+        f.extend_from_slice(&[0, 80, 0x9c, 0x40]);
+        f.extend_from_slice(&1000u32.to_be_bytes());
+        f.extend_from_slice(&2000u32.to_be_bytes());
+        f.extend_from_slice(&[0x80, 0x18, 0x01, 0xf5, 0, 0, 0, 0]);
+        f.extend_from_slice(&[1, 1, 8, 10, 0, 0, 0, 7, 0, 0, 0, 5]);
+        f.extend_from_slice(b"hello");
+        f.extend_from_slice(&[0; 4]);
+        let p = decode(&frame(LinkType::Ethernet, &f, f.len() as u32)).unwrap();
+        assert_eq!(p.src, "10.1.1.1".parse::<IpAddr>().unwrap());
+        assert_eq!(p.dst, "10.2.2.2".parse::<IpAddr>().unwrap());
+        assert_eq!((p.ip_id, p.ttl), (Some(0x0101), 63));
+        assert_eq!((p.src_port, p.dst_port), (80, 40000));
+        assert_eq!((p.seq, p.ack, p.window), (1000, 2000, 501));
+        assert!(p.flags.ack() && p.flags.has(TcpFlags::PSH));
+        assert_eq!(p.options.timestamps, Some((7, 5)));
+        assert_eq!(p.payload_len, 5);
+        assert_eq!(p.payload, b"hello");
+    }
+
+    /// The same segment over IPv6 in IPv4 (6in4, protocol 41), on raw IP.
+    #[test]
+    fn six_in_four_tunnel_decodes_the_inner_segment() {
+        let mut f = vec![
+            0x45, 0, 0, 80, 0, 0, 0, 0, 64, 41, 0, 0, 192, 0, 2, 1, 192, 0, 2, 2,
+        ];
+        f.extend_from_slice(&[0x60, 0, 0, 0, 0, 20, 6, 64]);
+        f.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+        f.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]);
+        f.extend_from_slice(&[
+            0, 21, 0xc0, 0x00, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0x10, 0, 0, 0, 0, 0,
+        ]);
+        let p = decode(&frame(LinkType::RawIp, &f, 80)).unwrap();
+        assert_eq!(p.src, "2001:db8::1".parse::<IpAddr>().unwrap());
+        assert_eq!((p.src_port, p.dst_port), (21, 49152));
+        assert!(p.flags.syn());
+        assert_eq!(p.payload_len, 0);
+    }
+
+    #[test]
+    fn skip_counts_by_reason() {
+        let mut c = SkipCounts::default();
+        c.add(SkipReason::NotTcp);
+        c.add(SkipReason::NotTcp);
+        c.add(SkipReason::IpFragment);
+        assert_eq!(c.total(), 3);
+        assert_eq!(
+            c.iter().collect::<Vec<_>>(),
+            vec![(SkipReason::IpFragment, 1), (SkipReason::NotTcp, 2)]
+        );
+    }
+}

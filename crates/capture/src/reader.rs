@@ -301,3 +301,27 @@ fn io_error_at(offset: u64) -> impl Fn(std::io::Error) -> CaptureError {
         frame: 0,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Large captures shard across threads: a reader must move between them.
+    #[test]
+    fn capture_is_send() {
+        fn assert_send<T: Send>() {}
+        assert_send::<Capture>();
+    }
+
+    #[test]
+    fn header_only_pcap_then_no_frames() {
+        let mut header = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0];
+        header.extend_from_slice(&[0; 8]);
+        header.extend_from_slice(&0u32.to_le_bytes()); // snaplen 0
+        header.extend_from_slice(&1u32.to_le_bytes());
+        let mut cap = Capture::from_bytes(header).unwrap();
+        assert!(cap.next_frame().unwrap().is_none());
+        assert_eq!(cap.bytes_read(), 24);
+        assert_eq!(cap.total_bytes(), Some(24));
+    }
+}
