@@ -95,8 +95,14 @@ struct RecentSegment {
 
 impl RecentSegment {
     fn same_packet(&self, o: &RecentSegment) -> bool {
-        (self.ip_id, self.seq, self.len, self.ack, self.window, self.flags)
-            == (o.ip_id, o.seq, o.len, o.ack, o.window, o.flags)
+        (
+            self.ip_id,
+            self.seq,
+            self.len,
+            self.ack,
+            self.window,
+            self.flags,
+        ) == (o.ip_id, o.seq, o.len, o.ack, o.window, o.flags)
     }
 }
 

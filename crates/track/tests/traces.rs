@@ -1,0 +1,290 @@
+//! Small hand-written traces, one behaviour each, read like a capture listing:
+//! `at(ms).c2s(flags, seq, ack, len)` is one frame; numbers are checked by hand.
+
+use std::net::{IpAddr, Ipv4Addr};
+use tcpwhy_capture::{Packet, TcpFlags, TcpOptions, Timestamp};
+use tcpwhy_track::{SegmentEvent, SegmentKinds as K, Tracker, Vantage, WindowScale};
+
+const CLIENT: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1));
+const SERVER: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2));
+const S: u16 = TcpFlags::SYN;
+const A: u16 = TcpFlags::ACK;
+const F: u16 = TcpFlags::FIN;
+const R: u16 = TcpFlags::RST;
+const ISN_C: u32 = 1000;
+const ISN_S: u32 = 5000;
+
+/// A trace being fed to a tracker, frame by frame.
+struct Trace {
+    t: Tracker,
+    frame: u64,
+    now_us: i64,
+    cport: u16,
+    ip_id: u16,
+}
+
+struct Seg {
+    from_client: bool,
+    flags: u16,
+    seq: u32,
+    ack: u32,
+    len: u32,
+    window: u16,
+    options: TcpOptions,
+    ip_id: Option<u16>,
+}
+
+impl Trace {
+    fn new() -> Self {
+        Trace {
+            t: Tracker::new(),
+            frame: 0,
+            now_us: 0,
+            cport: 40000,
+            ip_id: 1,
+        }
+    }
+    fn at(&mut self, ms: f64) -> &mut Self {
+        self.now_us = (ms * 1000.0) as i64;
+        self
+    }
+    fn send(&mut self, s: Seg) -> SegmentEvent {
+        self.frame += 1;
+        let (src, dst, sp, dp) = if s.from_client {
+            (CLIENT, SERVER, self.cport, 80)
+        } else {
+            (SERVER, CLIENT, 80, self.cport)
+        };
+        let ip_id = s.ip_id.unwrap_or_else(|| {
+            self.ip_id = self.ip_id.wrapping_add(1);
+            self.ip_id
+        });
+        let p = Packet {
+            src,
+            dst,
+            ip_id: Some(ip_id),
+            ttl: 64,
+            src_port: sp,
+            dst_port: dp,
+            seq: s.seq,
+            ack: s.ack,
+            flags: TcpFlags(s.flags),
+            window: s.window,
+            urgent: 0,
+            options: s.options,
+            payload_len: s.len,
+            payload: &[],
+        };
+        self.t
+            .process(self.frame, Timestamp::from_nanos(self.now_us * 1000), &p)
+    }
+    fn c2s(&mut self, flags: u16, seq: u32, ack: u32, len: u32) -> SegmentEvent {
+        self.send(seg(true, flags, seq, ack, len))
+    }
+    fn s2c(&mut self, flags: u16, seq: u32, ack: u32, len: u32) -> SegmentEvent {
+        self.send(seg(false, flags, seq, ack, len))
+    }
+    /// SYN (ws 7) at 0, SYN/ACK (ws 7) at `rtt_ms`, ACK just after: a client-side capture.
+    fn handshake(&mut self, rtt_ms: f64) {
+        let mut syn = seg(true, S, ISN_C, 0, 0);
+        syn.options = syn_opts();
+        self.at(0.0).send(syn);
+        let mut sa = seg(false, S | A, ISN_S, ISN_C + 1, 0);
+        sa.options = syn_opts();
+        self.at(rtt_ms).send(sa);
+        self.at(rtt_ms + 0.05).c2s(A, ISN_C + 1, ISN_S + 1, 0);
+    }
+}
+
+fn seg(from_client: bool, flags: u16, seq: u32, ack: u32, len: u32) -> Seg {
+    Seg {
+        from_client,
+        flags,
+        seq,
+        ack,
+        len,
+        window: 1000,
+        options: TcpOptions::default(),
+        ip_id: None,
+    }
+}
+
+fn syn_opts() -> TcpOptions {
+    TcpOptions {
+        mss: Some(1460),
+        wscale: Some(7),
+        sack_permitted: true,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn handshake_gives_rtt_options_scaling_and_client_vantage() {
+    let mut tr = Trace::new();
+    tr.handshake(25.0);
+    // 1460 bytes of request, ACKed 25 ms later: one RTT sample of 25 ms.
+    let ev = tr.at(26.0).c2s(A, ISN_C + 1, ISN_S + 1, 1460);
+    assert!(ev.kinds.0 == 0 && ev.rel_seq == 1 && ev.window_bytes == 1000 << 7);
+    let ack = tr.at(51.0).s2c(A, ISN_S + 1, ISN_C + 1461, 0);
+    assert_eq!(ack.ack_rtt, Some((4, 25_000_000)));
+    let c = &tr.t.finish()[0];
+    assert_eq!(c.handshake_rtt_ns(), Some(25_050_000));
+    assert_eq!(c.vantage, Vantage::Client);
+    assert_eq!(c.dirs[0].wscale, Some(WindowScale::Shift(7)));
+    assert_eq!(c.dirs[1].max_window_bytes, Some(1000 << 7));
+    assert_eq!(c.dirs[0].rtt_ack.unwrap().median_ns, 25_000_000);
+}
+
+#[test]
+fn rto_retransmission_gives_no_rtt_sample_by_karns_rule() {
+    let mut tr = Trace::new();
+    tr.handshake(25.0);
+    tr.at(30.0).c2s(A, ISN_C + 1, ISN_S + 1, 100);
+    let rexmit = tr.at(230.0).c2s(A, ISN_C + 1, ISN_S + 1, 100);
+    assert!(rexmit.kinds.has(K::RETRANSMISSION));
+    assert!(!rexmit.kinds.has(K::FAST_RETRANSMISSION));
+    let ack = tr.at(255.0).s2c(A, ISN_S + 1, ISN_C + 101, 0);
+    assert_eq!(
+        ack.ack_rtt, None,
+        "ambiguous: the original or the retransmission?"
+    );
+}
+
+#[test]
+fn three_duplicate_acks_then_fast_retransmission() {
+    let mut tr = Trace::new();
+    tr.handshake(25.0);
+    for i in 0..5u32 {
+        tr.at(30.0).c2s(A, ISN_C + 1 + i * 100, ISN_S + 1, 100);
+    }
+    // Segment 2 (bytes 101–200) lost: the server ACKs 101 four times.
+    let first = tr.at(55.0).s2c(A, ISN_S + 1, ISN_C + 101, 0);
+    assert!(!first.kinds.has(K::DUP_ACK));
+    let d: Vec<u32> = (0..3)
+        .map(|_| tr.at(55.1).s2c(A, ISN_S + 1, ISN_C + 101, 0).dup_ack_num)
+        .collect();
+    assert_eq!(d, [1, 2, 3]);
+    let fr = tr.at(55.2).c2s(A, ISN_C + 101, ISN_S + 1, 100);
+    assert!(fr.kinds.has(K::FAST_RETRANSMISSION) && fr.kinds.has(K::RETRANSMISSION));
+    let c = &tr.t.finish()[0];
+    assert_eq!(c.dirs[1].counts.dup_acks, 3);
+    assert_eq!(c.dirs[0].counts.fast_retransmissions, 1);
+}
+
+#[test]
+fn dsack_points_at_the_needless_retransmission() {
+    let mut tr = Trace::new();
+    tr.handshake(25.0);
+    tr.at(30.0).c2s(A, ISN_C + 1, ISN_S + 1, 100); // frame 4
+    let rx = tr.at(40.0).c2s(A, ISN_C + 1, ISN_S + 1, 100); // frame 5: too early
+    assert!(rx.kinds.has(K::RETRANSMISSION));
+    tr.at(55.0).s2c(A, ISN_S + 1, ISN_C + 101, 0);
+    // The receiver got bytes 1–100 twice and says so with a D-SACK below its ACK.
+    let mut dsack = seg(false, A, ISN_S + 1, ISN_C + 101, 0);
+    dsack.options.sack[0] = (ISN_C + 1, ISN_C + 101);
+    dsack.options.sack_count = 1;
+    let ev = tr.at(65.0).send(dsack);
+    assert!(ev.kinds.has(K::DSACK));
+    assert_eq!(ev.dsack_of, Some(5));
+}
+
+#[test]
+fn a_new_syn_on_the_same_ports_starts_a_new_stream_a_repeated_one_does_not() {
+    let mut tr = Trace::new();
+    tr.handshake(1.0);
+    tr.at(2.0).c2s(F | A, ISN_C + 1, ISN_S + 1, 0);
+    tr.at(3.0).s2c(F | A, ISN_S + 1, ISN_C + 2, 0);
+    tr.at(4.0).c2s(A, ISN_C + 2, ISN_S + 2, 0);
+    let again = tr.at(10.0).c2s(S, 90_000, 0, 0);
+    assert_eq!(again.stream, 1);
+    assert!(again.kinds.has(K::REUSED_PORTS));
+    let rexmit = tr.at(1010.0).c2s(S, 90_000, 0, 0);
+    assert_eq!(rexmit.stream, 1);
+    assert!(rexmit.kinds.has(K::RETRANSMISSION));
+    let all = tr.t.finish();
+    assert_eq!(all.len(), 2);
+    assert!(all.iter().any(|c| c.stream == 1 && c.reused_port));
+}
+
+#[test]
+fn sequence_numbers_unwrap_through_zero() {
+    let mut tr = Trace::new();
+    // Mid-connection: no handshake, the client's first seq is 2^32 − 1000.
+    let mut seq = u32::MAX - 999;
+    let mut last = 0;
+    for i in 0..6 {
+        let ev = tr.at(i as f64).c2s(A, seq, ISN_S, 500);
+        assert_eq!(ev.kinds.0, 0, "frame {}", i + 1);
+        assert!(ev.rel_seq >= last);
+        last = ev.rel_seq;
+        seq = seq.wrapping_add(500);
+    }
+    assert_eq!(last, 1 + 5 * 500);
+    let c = &tr.t.finish()[0];
+    assert_eq!(c.dirs[0].unique_bytes, 3000);
+    assert_eq!(c.dirs[0].wscale, Some(WindowScale::Unknown));
+    assert_eq!(c.vantage, Vantage::Unknown);
+}
+
+#[test]
+fn a_packet_recorded_twice_is_a_capture_duplicate_not_a_retransmission() {
+    let mut tr = Trace::new();
+    tr.handshake(1.0);
+    let mut s = seg(true, A, ISN_C + 1, ISN_S + 1, 100);
+    s.ip_id = Some(777);
+    tr.at(2.0).send(s);
+    let mut copy = seg(true, A, ISN_C + 1, ISN_S + 1, 100);
+    copy.ip_id = Some(777);
+    let ev = tr.at(2.01).send(copy);
+    assert_eq!(ev.kinds, K(K::CAPTURE_DUPLICATE));
+    // The same bytes with a new IP ID 200 ms later are a real retransmission.
+    let ev = tr.at(202.0).c2s(A, ISN_C + 1, ISN_S + 1, 100);
+    assert!(ev.kinds.has(K::RETRANSMISSION));
+    let c = &tr.t.finish()[0];
+    assert_eq!(c.dirs[0].counts.capture_duplicates, 1);
+    assert_eq!(c.dirs[0].counts.retransmissions, 1);
+}
+
+#[test]
+fn zero_window_probe_and_window_update() {
+    let mut tr = Trace::new();
+    tr.handshake(1.0);
+    tr.at(2.0).c2s(A, ISN_C + 1, ISN_S + 1, 100);
+    let mut zw = seg(false, A, ISN_S + 1, ISN_C + 101, 0);
+    zw.window = 0;
+    assert!(tr.at(3.0).send(zw).kinds.has(K::ZERO_WINDOW));
+    let probe = tr.at(203.0).c2s(A, ISN_C + 101, ISN_S + 1, 1);
+    assert!(probe.kinds.has(K::ZERO_WINDOW_PROBE));
+    let upd = tr.at(300.0).s2c(A, ISN_S + 1, ISN_C + 101, 0);
+    assert!(upd.kinds.has(K::WINDOW_UPDATE));
+}
+
+#[test]
+fn closed_connections_are_freed_and_late_packets_keep_their_stream() {
+    let mut tr = Trace::new();
+    for i in 0..1000u32 {
+        tr.cport = 20000 + i as u16;
+        let t0 = f64::from(i) * 1000.0; // one short connection a second
+        tr.at(t0).c2s(S, ISN_C, 0, 0);
+        tr.at(t0 + 1.0).s2c(S | A, ISN_S, ISN_C + 1, 0);
+        tr.at(t0 + 2.0).c2s(R, ISN_C + 1, 0, 0);
+    }
+    // Each is kept 60 s after its RST (CLOSED_LINGER), then freed: ~61 at a time.
+    assert!(
+        tr.t.max_live_connections() <= 62,
+        "max live {}",
+        tr.t.max_live_connections()
+    );
+    // Long after, one more packet on the first 4-tuple keeps stream 0.
+    tr.cport = 20000;
+    let late = tr
+        .at(1_000_000.0 + 61_000.0)
+        .c2s(A, ISN_C + 1, ISN_S + 1, 0);
+    assert_eq!(late.stream, 0);
+    assert!(
+        tr.t.live_connections() <= 2,
+        "live {}",
+        tr.t.live_connections()
+    );
+    assert_eq!(tr.t.streams(), 1000);
+}
