@@ -89,12 +89,22 @@ fn write_out(s: &str) -> Result<(), String> {
 pub fn flows(a: FlowsArgs) -> Result<ExitCode, String> {
     check_stdin_once(&a.files)?;
     let mut reports = Vec::new();
+    let mut failed = false;
     for f in &a.files {
-        let mut r = scan(f, |_, _, _, _| {})?;
+        // One unreadable file does not hide the others: report it and go on.
+        let mut r = match scan(f, |_, _, _, _| {}) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("tcpwhy: {e}");
+                failed = true;
+                continue;
+            }
+        };
         if let Some(s) = a.stream {
             r.connections.retain(|c| c.stream == s);
         }
-        if let Some(e) = &r.error {
+        // The text report says it in its footer; JSON readers may not look at `error`.
+        if let (Some(e), Format::Json) = (&r.error, a.format) {
             eprintln!(
                 "tcpwhy: warning: {f}: {} (read {} frames before it)",
                 e.message, r.frames
@@ -102,12 +112,18 @@ pub fn flows(a: FlowsArgs) -> Result<ExitCode, String> {
         }
         reports.push(r);
     }
-    let text = match a.format {
-        Format::Text => flows::render_text(&reports),
-        Format::Json => flows::render_json(&reports),
-    };
-    write_out(&text)?;
-    Ok(ExitCode::SUCCESS)
+    if !reports.is_empty() {
+        let text = match a.format {
+            Format::Text => flows::render_text(&reports),
+            Format::Json => flows::render_json(&reports),
+        };
+        write_out(&text)?;
+    }
+    Ok(if failed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 const KIND_NAMES: [(u32, &str); 18] = [

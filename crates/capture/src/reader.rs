@@ -47,7 +47,7 @@ pub struct CaptureError {
 impl fmt::Display for CaptureError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            CaptureErrorKind::Io(e) => write!(f, "read error: {e}"),
+            CaptureErrorKind::Io(e) => write!(f, "{e}"),
             CaptureErrorKind::NotACapture => {
                 write!(f, "not a pcap or pcapng file (unknown magic number)")
             }

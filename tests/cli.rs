@@ -1,0 +1,188 @@
+//! The tcpwhy binary as a user meets it: exit status, error messages, stdin, and the
+//! JSON contract (docs/json.md) read back with types of its own.
+
+use serde::Deserialize;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn public(name: &str) -> String {
+    root()
+        .join("../shared/captures/public")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn tcpwhy(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
+        .args(args)
+        .output()
+        .expect("run tcpwhy")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[derive(Deserialize)]
+struct Doc {
+    schema_version: u32,
+    command: String,
+    files: Vec<File>,
+}
+
+#[derive(Deserialize)]
+struct File {
+    frames: u64,
+    tcp_frames: u64,
+    skipped: std::collections::BTreeMap<String, u64>,
+    error: Option<ErrorInfo>,
+    connections: Vec<Conn>,
+}
+
+#[derive(Deserialize)]
+struct ErrorInfo {
+    frame: u64,
+    offset: u64,
+}
+
+#[derive(Deserialize)]
+struct Conn {
+    stream: u64,
+    client: String,
+    server: String,
+    vantage: String,
+    handshake_rtt_ms: Option<f64>,
+    client_to_server: Dir,
+    server_to_client: Dir,
+}
+
+#[derive(Deserialize)]
+struct Dir {
+    packets: u64,
+    window_scale: serde_json::Value,
+    syn: Option<Syn>,
+}
+
+#[derive(Deserialize)]
+struct Syn {
+    mss: Option<u16>,
+}
+
+fn json(args: &[&str]) -> Doc {
+    let mut a = vec!["flows", "--format", "json"];
+    a.extend_from_slice(args);
+    let out = tcpwhy(&a);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("valid JSON")
+}
+
+#[test]
+fn not_a_capture_is_a_one_line_error_with_exit_2() {
+    let out = tcpwhy(&["flows", root().join("Cargo.toml").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("not a pcap or pcapng file"), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn missing_file_is_exit_2_and_other_files_are_still_reported() {
+    let out = tcpwhy(&["flows", "/nonexistent.pcap", &public("tcptrace-6syns.pcap")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("/nonexistent.pcap: No such file"));
+    assert!(text(&out.stdout).contains("2 connections; 68 frames"));
+}
+
+/// wireshark-sample-emergesync-cut-short.pcap: tshark reads 2,587 frames and then
+/// reports the file "appears to have been cut short in the middle of a packet".
+#[test]
+fn a_file_cut_short_is_analysed_up_to_the_cut_and_the_cut_reported() {
+    let out = tcpwhy(&[
+        "flows",
+        &public("wireshark-sample-emergesync-cut-short.pcap"),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let s = text(&out.stdout);
+    assert!(s.contains("2 connections; 2587 frames"), "{s}");
+    assert!(s.contains("file ends in the middle of frame 2588"), "{s}");
+    let d = json(&[&public("wireshark-sample-emergesync-cut-short.pcap")]);
+    let e = d.files[0].error.as_ref().expect("error reported");
+    assert_eq!(e.frame, 2588);
+    assert!(e.offset > 3_000_000);
+}
+
+#[test]
+fn stdin_gives_the_same_result_as_the_file() {
+    let file = root().join("examples/bulk.pcap");
+    let from_file = tcpwhy(&["flows", file.to_str().unwrap()]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
+        .args(["flows", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&std::fs::read(&file).unwrap())
+        .unwrap();
+    let from_stdin = child.wait_with_output().unwrap();
+    assert!(from_stdin.status.success());
+    assert_eq!(text(&from_stdin.stdout), text(&from_file.stdout));
+}
+
+#[test]
+fn json_contract_accounts_for_every_frame() {
+    let d = json(&[
+        &public("wireshark-sample-vlan.pcap"),
+        &public("zeek-echo-connections.pcap.gz"),
+    ]);
+    assert_eq!(d.schema_version, 1);
+    assert_eq!(d.command, "flows");
+    assert_eq!(d.files.len(), 2);
+    for f in &d.files {
+        assert_eq!(f.frames, f.tcp_frames + f.skipped.values().sum::<u64>());
+        assert!(f.connections.windows(2).all(|w| w[0].stream < w[1].stream));
+    }
+    // tshark-reference.json: 395 frames, 185 with TCP, 2 streams; 82,582 frames and
+    // 500 streams in the gzip-compressed file.
+    assert_eq!((d.files[0].frames, d.files[0].tcp_frames), (395, 185));
+    assert_eq!(d.files[0].connections.len(), 2);
+    assert_eq!(d.files[1].frames, 82_582);
+    assert_eq!(d.files[1].connections.len(), 500);
+}
+
+/// wireshark-sample-win-scale-examples.pcapng stream 1, in Wireshark: SYN with MSS 1460
+/// and window scale 8, SYN/ACK without window scale.
+#[test]
+fn json_shows_window_scaling_not_negotiated() {
+    let d = json(&[
+        "--stream",
+        "1",
+        &public("wireshark-sample-win-scale-examples.pcapng"),
+    ]);
+    let c = &d.files[0].connections[0];
+    assert_eq!(c.stream, 1);
+    assert_eq!(c.client, "192.168.200.135:6712");
+    assert_eq!(c.server, "192.168.200.21:2000");
+    assert_eq!(c.client_to_server.window_scale, "not_negotiated");
+    assert_eq!(c.client_to_server.syn.as_ref().unwrap().mss, Some(1460));
+    assert_eq!(c.client_to_server.packets + c.server_to_client.packets, 9);
+    assert_eq!(c.vantage, "client");
+    assert!(c.handshake_rtt_ms.is_some());
+}
+
+#[test]
+fn help_teaches_with_examples() {
+    let out = tcpwhy(&["--help"]);
+    let s = text(&out.stdout);
+    assert!(s.contains("flows") && s.contains("Examples:") && s.contains("tcp.stream"));
+}
