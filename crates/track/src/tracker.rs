@@ -45,6 +45,8 @@ const CAPTURE_DUPLICATE_NS: i64 = 500_000_000;
 const RECENT_SEGMENTS: usize = 8;
 /// Vantage inference: one handshake leg at most this fraction of the other is "≈ 0".
 const VANTAGE_RATIO: u64 = 4;
+/// Without a handshake, data→ACK samples needed in each direction to judge the vantage.
+const MIN_VANTAGE_SAMPLES: u64 = 3;
 
 #[derive(Copy, Clone, PartialEq, Eq, Hash)]
 struct FlowKey {
@@ -476,7 +478,21 @@ impl Conn {
                     Vantage::Middle
                 }
             }
-            _ => Vantage::Unknown,
+            // No handshake: data→ACK gaps are long for data sent from the capture side
+            // (a full RTT) and short for data it receives (only the peer's ACK delay).
+            _ => {
+                let median = |d: &Dir| {
+                    d.rtt_ack
+                        .stats()
+                        .filter(|s| s.samples >= MIN_VANTAGE_SAMPLES)
+                        .map(|s| s.median_ns)
+                };
+                match (median(&self.dirs[c]), median(&self.dirs[s])) {
+                    (Some(a), Some(b)) if b.saturating_mul(VANTAGE_RATIO) <= a => Vantage::Client,
+                    (Some(a), Some(b)) if a.saturating_mul(VANTAGE_RATIO) <= b => Vantage::Server,
+                    _ => Vantage::Unknown,
+                }
+            }
         };
         ConnSummary {
             stream: self.stream,
