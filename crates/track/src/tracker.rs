@@ -326,16 +326,18 @@ impl Tracker {
         let syn_only = pkt.flags.0 & (TcpFlags::SYN | TcpFlags::ACK) == TcpFlags::SYN;
 
         // Stream assignment (Wireshark: a SYN whose sequence number differs from the
-        // base of a known conversation starts a new one — port reuse).
+        // base of a known conversation starts a new one — port reuse). The common case,
+        // a live connection and no new SYN, costs one hash lookup.
         let mut reused = false;
         let mut revive: Option<Tombstone> = None;
-        match self.map.get(&key) {
+        match self.map.get_mut(&key) {
             None => {}
             Some(Slot::Live(c)) => {
                 let d = usize::from(src != c.origin);
-                if syn_only && c.dirs[d].base_seq.is_some_and(|b| b != pkt.seq) {
-                    reused = true;
+                if !(syn_only && c.dirs[d].base_seq.is_some_and(|b| b != pkt.seq)) {
+                    return c.segment(frame, ts, src, pkt);
                 }
+                reused = true;
             }
             Some(Slot::Done(t)) => {
                 let d = usize::from(src != t.origin);
@@ -349,39 +351,33 @@ impl Tracker {
         if reused {
             self.finalise(&key);
         }
-        let needs_new = reused || !matches!(self.map.get(&key), Some(Slot::Live(_)));
-        if needs_new {
-            let conn = match revive {
-                Some(t) => {
-                    let mut c = Conn::new(t.stream, t.origin, t.other, frame, ts);
-                    for (d, b) in t.base_seq.iter().enumerate() {
-                        if let Some(b) = *b {
-                            c.dirs[d].base_seq = Some(b);
-                            c.dirs[d].unwrap = SeqUnwrapper::new(b);
-                        }
+        let mut conn = match revive {
+            Some(t) => {
+                let mut c = Conn::new(t.stream, t.origin, t.other, frame, ts);
+                for (d, b) in t.base_seq.iter().enumerate() {
+                    if let Some(b) = *b {
+                        c.dirs[d].base_seq = Some(b);
+                        c.dirs[d].unwrap = SeqUnwrapper::new(b);
                     }
-                    c.continuation = true;
-                    c
                 }
-                None => {
-                    let s = self.next_stream;
-                    self.next_stream += 1;
-                    let mut c = Conn::new(s, src, dst, frame, ts);
-                    c.reused_port = reused;
-                    c
-                }
-            };
-            self.map.insert(key, Slot::Live(Box::new(conn)));
-            self.live += 1;
-            self.max_live = self.max_live.max(self.live);
-        }
-        let Some(Slot::Live(conn)) = self.map.get_mut(&key) else {
-            unreachable!("inserted above")
+                c.continuation = true;
+                c
+            }
+            None => {
+                let s = self.next_stream;
+                self.next_stream += 1;
+                let mut c = Conn::new(s, src, dst, frame, ts);
+                c.reused_port = reused;
+                c
+            }
         };
         let mut ev = conn.segment(frame, ts, src, pkt);
         if reused {
             ev.kinds.set(SegmentKinds::REUSED_PORTS);
         }
+        self.map.insert(key, Slot::Live(Box::new(conn)));
+        self.live += 1;
+        self.max_live = self.max_live.max(self.live);
         ev
     }
 
