@@ -148,7 +148,7 @@ make_captures() {
     dropped=$(sed -n 's/^\([0-9]*\) packets\{0,1\} dropped by kernel.*/\1/p' "$TMP/tcpdump.log")
     mv "$BIG.partial" "$BIG"
     # The small file is a prefix of the same traffic (1/5 of the packets).
-    tcpdump -r "$BIG" -c $((PACKETS / 5)) -w "$SMALL" 2>/dev/null
+    tcpdump -Z root -r "$BIG" -c $((PACKETS / 5)) -w "$SMALL" 2>/dev/null
     ip netns del "$NS_C"
     ip netns del "$NS_S"
     {
@@ -253,7 +253,7 @@ else
     EXPERT_FILE=$BIG N_EXPERT=$N_BIG
     if ((EXPERT_PACKETS > 0 && EXPERT_PACKETS < N_BIG)); then
         EXPERT_FILE="$OUT/bench-$PACKETS-first-$EXPERT_PACKETS.pcap"
-        tcpdump -r "$BIG" -c "$EXPERT_PACKETS" -w "$EXPERT_FILE" 2>/dev/null
+        tcpdump -Z root -r "$BIG" -c "$EXPERT_PACKETS" -w "$EXPERT_FILE" 2>/dev/null
         N_EXPERT=$(count_packets "$EXPERT_FILE")
         NOTE="on the first $N_EXPERT packets only"
     fi

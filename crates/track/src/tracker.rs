@@ -25,12 +25,14 @@ const FAST_RETRANSMISSION_DUPACKS: u32 = 2;
 /// Largest window scale shift allowed (RFC 7323 §2.3); larger values are used as 14.
 const MAX_WSCALE: u8 = 14;
 /// Sent TSvals remembered per direction to match timestamp echoes.
-const TS_HISTORY: usize = 512;
+const TS_HISTORY: usize = 64;
 /// Recent retransmissions remembered per direction to link D-SACKs to.
 const RETRANSMISSION_HISTORY: usize = 128;
 /// A closed connection (FIN both ways, or RST) is finalised after this much capture
-/// time without packets: Linux's TIME_WAIT is 60 s, after which the 4-tuple may be reused.
-const CLOSED_LINGER_NS: i64 = 60_000_000_000;
+/// time without packets. Later packets (a retransmitted FIN, a stray ACK) still get the
+/// stream index from the tombstone; 10 s keeps the live set small on captures with
+/// thousands of short connections a second.
+const CLOSED_LINGER_NS: i64 = 10_000_000_000;
 /// An open connection is finalised after this much capture time without packets.
 const IDLE_FINALISE_NS: i64 = 600_000_000_000;
 /// How often (capture time) finished connections are looked for.
@@ -48,10 +50,30 @@ const VANTAGE_RATIO: u64 = 4;
 /// Without a handshake, data→ACK samples needed in each direction to judge the vantage.
 const MIN_VANTAGE_SAMPLES: u64 = 3;
 
+/// The 4-tuple in a compact, cheaply hashed form: addresses as 128-bit integers
+/// (IPv4 mapped into IPv6), the lower endpoint first.
 #[derive(Copy, Clone, PartialEq, Eq, Hash)]
 struct FlowKey {
-    lo: Endpoint,
-    hi: Endpoint,
+    lo_addr: u128,
+    hi_addr: u128,
+    /// Low endpoint's port in the high half.
+    ports: u32,
+}
+
+impl FlowKey {
+    fn new(src: &Endpoint, dst: &Endpoint) -> Self {
+        let addr = |e: &Endpoint| match e.addr {
+            std::net::IpAddr::V4(a) => u128::from(a.to_ipv6_mapped()),
+            std::net::IpAddr::V6(a) => u128::from(a),
+        };
+        let (s, d) = ((addr(src), src.port), (addr(dst), dst.port));
+        let (lo, hi) = if s <= d { (s, d) } else { (d, s) };
+        FlowKey {
+            lo_addr: lo.0,
+            hi_addr: hi.0,
+            ports: u32::from(lo.1) << 16 | u32::from(hi.1),
+        }
+    }
 }
 
 /// Window scale state of one direction, in Wireshark's three states.
@@ -248,6 +270,18 @@ struct Tombstone {
     origin: Endpoint,
     other: Endpoint,
     base_seq: [Option<u32>; 2],
+    /// Enough of each direction's sequence state to classify a late packet (a SYN
+    /// retransmitted long after a RST is still a retransmission).
+    seq: [TombSeq; 2],
+}
+
+#[derive(Copy, Clone)]
+struct TombSeq {
+    next_seq: Option<u32>,
+    last_ack: Option<u32>,
+    window: Option<u16>,
+    scale: Scale,
+    end: Timestamp,
 }
 
 /// Tracks every TCP connection of one capture.
@@ -318,11 +352,7 @@ impl Tracker {
             addr: pkt.dst,
             port: pkt.dst_port,
         };
-        let key = if src <= dst {
-            FlowKey { lo: src, hi: dst }
-        } else {
-            FlowKey { lo: dst, hi: src }
-        };
+        let key = FlowKey::new(&src, &dst);
         let syn_only = pkt.flags.0 & (TcpFlags::SYN | TcpFlags::ACK) == TcpFlags::SYN;
 
         // Stream assignment (Wireshark: a SYN whose sequence number differs from the
@@ -359,6 +389,14 @@ impl Tracker {
                         c.dirs[d].base_seq = Some(b);
                         c.dirs[d].unwrap = SeqUnwrapper::new(b);
                     }
+                    let (dir, old) = (&mut c.dirs[d], t.seq[d]);
+                    dir.next_seq = old.next_seq;
+                    dir.next_seq_time = old.end;
+                    dir.max_seq_to_be_acked = old.next_seq;
+                    dir.last_ack = old.last_ack;
+                    dir.last_ack_time = old.end;
+                    dir.window = old.window;
+                    dir.scale = old.scale;
                 }
                 c.continuation = true;
                 c
@@ -414,6 +452,16 @@ impl Tracker {
                 origin: c.origin,
                 other: c.other,
                 base_seq: [c.dirs[0].base_seq, c.dirs[1].base_seq],
+                seq: [0, 1].map(|d| {
+                    let x = &c.dirs[d];
+                    TombSeq {
+                        next_seq: x.next_seq,
+                        last_ack: x.last_ack,
+                        window: x.window,
+                        scale: x.scale,
+                        end: c.end,
+                    }
+                }),
             };
             self.finished.push(c.summary());
             *slot = Slot::Done(tomb);
