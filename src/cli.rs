@@ -79,7 +79,11 @@ fn check_stdin_once(files: &[String]) -> Result<(), String> {
 
 fn write_out(s: &str) -> Result<(), String> {
     let mut out = std::io::stdout().lock();
-    match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
+    broken_pipe_ok(out.write_all(s.as_bytes()).and_then(|_| out.flush()))
+}
+
+fn broken_pipe_ok(r: std::io::Result<()>) -> Result<(), String> {
+    match r {
         // A closed pipe (`| head`) is not an error worth reporting.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         r => r.map_err(|e| format!("writing output: {e}")),
@@ -113,11 +117,14 @@ pub fn flows(a: FlowsArgs) -> Result<ExitCode, String> {
         reports.push(r);
     }
     if !reports.is_empty() {
-        let text = match a.format {
-            Format::Text => flows::render_text(&reports),
-            Format::Json => flows::render_json(&reports),
-        };
-        write_out(&text)?;
+        match a.format {
+            Format::Text => write_out(&flows::render_text(&reports))?,
+            Format::Json => {
+                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+                let r = flows::write_json(&reports, &mut out).and_then(|_| out.flush());
+                broken_pipe_ok(r)?;
+            }
+        }
     }
     Ok(if failed {
         ExitCode::from(2)

@@ -210,6 +210,7 @@ impl SkipCounts {
 /// frame's original length, or the original length when the IP length is 0 (TSO/GSO
 /// super-segments captured on the sender); see the `ip` module. Headers cut by the
 /// snaplen keep what was captured: TCP options cut short are marked `truncated`.
+#[inline]
 pub fn decode<'a>(frame: &Frame<'a>) -> Result<Packet<'a>, SkipReason> {
     let data = frame.data;
     let (net, ip_start) = link::locate(frame.link, data)?;

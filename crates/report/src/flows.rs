@@ -336,8 +336,9 @@ fn json_dir(d: &DirSummary) -> JsonDir {
     }
 }
 
-/// The JSON document of `tcpwhy flows --format json`.
-pub fn render_json(files: &[FileReport]) -> String {
+/// Writes the JSON document of `tcpwhy flows --format json`, streamed: no copy of the
+/// whole document is built in memory.
+pub fn write_json(files: &[FileReport], out: &mut impl std::io::Write) -> std::io::Result<()> {
     let doc = JsonFlows {
         schema_version: SCHEMA_VERSION,
         command: "flows",
@@ -388,8 +389,14 @@ pub fn render_json(files: &[FileReport]) -> String {
             })
             .collect(),
     };
-    let mut s =
-        serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
-    s.push('\n');
-    s
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    out.write_all(b"\n")
+}
+
+/// The JSON document as a string (tests, small outputs).
+pub fn render_json(files: &[FileReport]) -> String {
+    let mut v = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = write_json(files, &mut v);
+    String::from_utf8(v).unwrap_or_default()
 }
