@@ -12,6 +12,7 @@
 #   --runs R              timed runs of each fast tool, median reported (default 3)
 #   --skip-tshark-expert  do not run `tshark -z expert` (minutes, GBs of memory)
 #   --expert-packets N    run `tshark -z expert` on the first N packets only
+#   Environment: TCPWHY=path times that binary instead of building this workspace's.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,7 +32,7 @@ while (($#)); do
         --runs) RUNS=$2; shift 2 ;;
         --skip-tshark-expert) SKIP_EXPERT=1; shift ;;
         --expert-packets) EXPERT_PACKETS=$2; shift 2 ;;
-        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -193,10 +194,14 @@ PIN=(taskset -c 0)
 section "building the baseline and tcpwhy (release)"
 cargo build --release --quiet --manifest-path "$BENCH/bareloop/Cargo.toml"
 BARELOOP="$BENCH/bareloop/target/release/bareloop"
-TCPWHY="${CARGO_TARGET_DIR:-$ROOT/target}/release/tcpwhy"
 TCPWHY_BUILD_ERR=""
-if ! (cd "$ROOT" && cargo build --release --quiet --bin tcpwhy) 2>"$TMP/build.err"; then
-    TCPWHY_BUILD_ERR="build failed: $(grep -m1 '^error' "$TMP/build.err" | cut -c1-80)"
+if [[ -n ${TCPWHY:-} ]]; then
+    echo "using TCPWHY=$TCPWHY (not built)"
+else
+    TCPWHY="${CARGO_TARGET_DIR:-$ROOT/target}/release/tcpwhy"
+    if ! (cd "$ROOT" && cargo build --release --quiet --bin tcpwhy) 2>"$TMP/build.err"; then
+        TCPWHY_BUILD_ERR="build failed: $({ grep -m1 '^error' "$TMP/build.err" || true; } | cut -c1-80)"
+    fi
 fi
 
 if ((REGEN == 0)) && [[ -s $BIG && -s $SMALL && -s $INFO ]]; then
@@ -213,8 +218,10 @@ printf 'large: %s packets, %s MB; small: %s packets, %s MB\n' \
 # ---- tcpwhy: check it works on the small file before timing it ----------------------
 TCPWHY_ERR="$TCPWHY_BUILD_ERR"
 if [[ -z $TCPWHY_ERR ]]; then
-    if ! "$TCPWHY" flows "$SMALL" --format json >"$TMP/flows.json" 2>"$TMP/flows.err"; then
-        TCPWHY_ERR="exit $?: $(tail -n 1 "$TMP/flows.err" | cut -c1-80)"
+    rc=0
+    "$TCPWHY" flows "$SMALL" --format json >"$TMP/flows.json" 2>"$TMP/flows.err" || rc=$?
+    if ((rc)); then
+        TCPWHY_ERR="exit $rc: $(tail -n 1 "$TMP/flows.err" | cut -c1-80)"
     elif [[ ! -s $TMP/flows.json ]]; then
         TCPWHY_ERR="printed nothing"
     fi
