@@ -43,8 +43,14 @@ pub fn path_rtt(c: &ConnSummary) -> Option<RttStats> {
         Vantage::Middle | Vantage::Unknown => None,
     };
     if let Some(d) = from_vantage {
-        if let Some(s) = d.rtt_ack.or(d.rtt_ts) {
-            return Some(s);
+        // A receiver-side capture has few data→ACK samples from the vantage side (its
+        // requests) but one timestamp echo per ACK it sends: take the richer set.
+        let best = match (d.rtt_ack, d.rtt_ts) {
+            (Some(a), Some(t)) if t.samples > a.samples => Some(t),
+            (a, t) => a.or(t),
+        };
+        if best.is_some() {
+            return best;
         }
     }
     c.handshake_rtt_ns().filter(|&h| h > 0).map(|h| RttStats {

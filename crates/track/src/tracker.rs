@@ -47,6 +47,9 @@ const CAPTURE_DUPLICATE_NS: i64 = 500_000_000;
 const RECENT_SEGMENTS: usize = 8;
 /// Vantage inference: one handshake leg at most this fraction of the other is "≈ 0".
 const VANTAGE_RATIO: u64 = 4;
+/// Handshake legs shorter than this are host scheduling noise (veth, loopback, LAN),
+/// too short to tell which side the capture was on; data→ACK gaps decide then.
+const HANDSHAKE_NOISE_NS: u64 = 1_000_000;
 /// Without a handshake, data→ACK samples needed in each direction to judge the vantage.
 const MIN_VANTAGE_SAMPLES: u64 = 3;
 
@@ -512,8 +515,21 @@ impl Conn {
         let (c, client_by) = self.client_dir();
         let s = 1 - c;
         let ends = [self.origin, self.other];
-        let vantage = match (self.syn_to_synack_ns, self.synack_to_ack_ns) {
-            (Some(a), Some(b)) if a + b > 0 => {
+        // Data→ACK gaps are long for data sent from the capture side (a full RTT) and
+        // short for data it receives (only the peer's ACK delay).
+        let median = |d: &Dir| {
+            d.rtt_ack
+                .stats()
+                .filter(|s| s.samples >= MIN_VANTAGE_SAMPLES)
+                .map(|s| s.median_ns)
+        };
+        let by_data = match (median(&self.dirs[c]), median(&self.dirs[s])) {
+            (Some(a), Some(b)) if b.saturating_mul(VANTAGE_RATIO) <= a => Vantage::Client,
+            (Some(a), Some(b)) if a.saturating_mul(VANTAGE_RATIO) <= b => Vantage::Server,
+            _ => Vantage::Unknown,
+        };
+        let by_handshake = match (self.syn_to_synack_ns, self.synack_to_ack_ns) {
+            (Some(a), Some(b)) if a + b > 0 => Some((a.max(b), {
                 if b.saturating_mul(VANTAGE_RATIO) <= a {
                     Vantage::Client
                 } else if a.saturating_mul(VANTAGE_RATIO) <= b {
@@ -521,22 +537,14 @@ impl Conn {
                 } else {
                     Vantage::Middle
                 }
-            }
-            // No handshake: data→ACK gaps are long for data sent from the capture side
-            // (a full RTT) and short for data it receives (only the peer's ACK delay).
-            _ => {
-                let median = |d: &Dir| {
-                    d.rtt_ack
-                        .stats()
-                        .filter(|s| s.samples >= MIN_VANTAGE_SAMPLES)
-                        .map(|s| s.median_ns)
-                };
-                match (median(&self.dirs[c]), median(&self.dirs[s])) {
-                    (Some(a), Some(b)) if b.saturating_mul(VANTAGE_RATIO) <= a => Vantage::Client,
-                    (Some(a), Some(b)) if a.saturating_mul(VANTAGE_RATIO) <= b => Vantage::Server,
-                    _ => Vantage::Unknown,
-                }
-            }
+            })),
+            _ => None,
+        };
+        let vantage = match by_handshake {
+            // Handshake legs long enough to be path delay, not scheduling noise.
+            Some((longest, v)) if longest >= HANDSHAKE_NOISE_NS => v,
+            Some((_, v)) if by_data == Vantage::Unknown => v,
+            _ => by_data,
         };
         ConnSummary {
             stream: self.stream,
