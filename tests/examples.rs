@@ -1,22 +1,17 @@
 //! The captures shipped in examples/ (made with the real kernel by make-examples.sh):
 //! what their README says about them must be what tcpwhy finds.
 
+mod common;
+
 use std::path::PathBuf;
-use tcpwhy_capture::{decode, Capture};
-use tcpwhy_track::{merge_by_stream, ConnSummary, Tracker, Vantage};
+use tcpwhy_track::{ConnSummary, Vantage};
 
 fn connections(name: &str) -> Vec<ConnSummary> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("examples")
-        .join(name);
-    let mut cap = Capture::open(&path).expect("open");
-    let mut t = Tracker::new();
-    while let Ok(Some(f)) = cap.next_frame() {
-        if let Ok(p) = decode(&f) {
-            t.process(f.number, f.ts, &p);
-        }
-    }
-    merge_by_stream(t.finish())
+    common::connections(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("examples")
+            .join(name),
+    )
 }
 
 /// Captured on the server; each of 6 GETs on a new connection gets 200,000 bytes.

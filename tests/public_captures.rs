@@ -2,45 +2,19 @@
 //! against tshark 4.0.17's counts (tshark-reference.json) and against values read by hand
 //! in Wireshark. Disagreements with tshark are explained in docs/tshark-comparison.md.
 
+mod common;
+
+use common::total;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use tcpwhy_capture::{decode, Capture};
-use tcpwhy_track::{merge_by_stream, ConnSummary, SegmentCounts, Tracker, Vantage, WindowScale};
+use tcpwhy_track::{ConnSummary, Vantage, WindowScale};
 
 fn public_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/public")
 }
 
 fn connections(name: &str) -> Vec<ConnSummary> {
-    let mut cap = Capture::open(&public_dir().join(name)).expect("open");
-    let mut t = Tracker::new();
-    while let Ok(Some(f)) = cap.next_frame() {
-        if let Ok(p) = decode(&f) {
-            t.process(f.number, f.ts, &p);
-        }
-    }
-    merge_by_stream(t.finish())
-}
-
-fn total(conns: &[ConnSummary]) -> SegmentCounts {
-    let mut s = SegmentCounts::default();
-    for c in conns {
-        for d in &c.dirs {
-            let k = &d.counts;
-            s.retransmissions += k.retransmissions;
-            s.fast_retransmissions += k.fast_retransmissions;
-            s.spurious_retransmissions += k.spurious_retransmissions;
-            s.out_of_order += k.out_of_order;
-            s.dup_acks += k.dup_acks;
-            s.zero_windows += k.zero_windows;
-            s.zero_window_probes += k.zero_window_probes;
-            s.window_full += k.window_full;
-            s.window_updates += k.window_updates;
-            s.keep_alives += k.keep_alives;
-            s.capture_duplicates += k.capture_duplicates;
-        }
-    }
-    s
+    common::connections(&public_dir().join(name))
 }
 
 fn reference() -> serde_json::Value {

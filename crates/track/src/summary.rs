@@ -234,7 +234,8 @@ pub struct SegmentEvent {
 }
 
 impl SegmentCounts {
-    fn absorb(&mut self, o: &SegmentCounts) {
+    /// Adds another set of counts to this one.
+    pub fn add(&mut self, o: &SegmentCounts) {
         self.retransmissions += o.retransmissions;
         self.fast_retransmissions += o.fast_retransmissions;
         self.spurious_retransmissions += o.spurious_retransmissions;
@@ -270,7 +271,7 @@ impl DirSummary {
         };
         self.rtt_ack = more(self.rtt_ack, o.rtt_ack);
         self.rtt_ts = more(self.rtt_ts, o.rtt_ts);
-        self.counts.absorb(&o.counts);
+        self.counts.add(&o.counts);
         self.fin |= o.fin;
         self.rst |= o.rst;
     }
