@@ -361,17 +361,36 @@ impl Tracker {
         // Stream assignment (Wireshark: a SYN whose sequence number differs from the
         // base of a known conversation starts a new one — port reuse). The common case,
         // a live connection and no new SYN, costs one hash lookup.
+        if let Some(Slot::Live(c)) = self.map.get_mut(&key) {
+            let d = usize::from(src != c.origin);
+            if !(syn_only && c.dirs[d].base_seq.is_some_and(|b| b != pkt.seq)) {
+                return c.segment(frame, ts, src, pkt);
+            }
+        }
+        self.process_slow(key, frame, ts, src, dst, pkt)
+    }
+
+    /// A segment that opens a stream: the first of a 4-tuple, a port reuse, or a late
+    /// packet of a finalised connection. Kept out of line so that the per-segment path
+    /// has a small stack frame.
+    #[cold]
+    #[inline(never)]
+    fn process_slow(
+        &mut self,
+        key: FlowKey,
+        frame: u64,
+        ts: Timestamp,
+        src: Endpoint,
+        dst: Endpoint,
+        pkt: &Packet<'_>,
+    ) -> SegmentEvent {
+        let syn_only = pkt.flags.0 & (TcpFlags::SYN | TcpFlags::ACK) == TcpFlags::SYN;
         let mut reused = false;
         let mut revive: Option<Tombstone> = None;
-        match self.map.get_mut(&key) {
+        match self.map.get(&key) {
             None => {}
-            Some(Slot::Live(c)) => {
-                let d = usize::from(src != c.origin);
-                if !(syn_only && c.dirs[d].base_seq.is_some_and(|b| b != pkt.seq)) {
-                    return c.segment(frame, ts, src, pkt);
-                }
-                reused = true;
-            }
+            // `process` handled every other segment of a live connection.
+            Some(Slot::Live(_)) => reused = true,
             Some(Slot::Done(t)) => {
                 let d = usize::from(src != t.origin);
                 if syn_only && t.base_seq[d].is_some_and(|b| b != pkt.seq) {
