@@ -1,7 +1,7 @@
 //! Command-line interface: every subcommand and flag is defined here, once, in the
 //! order `--help` shows them.
 
-use crate::scan::scan;
+use crate::scan::{auto_threads, scan, scan_parallel};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::process::ExitCode;
@@ -55,6 +55,10 @@ pub struct FlowsArgs {
     /// Only this connection (Wireshark's tcp.stream index).
     #[arg(long, value_name = "N")]
     pub stream: Option<u64>,
+    /// Threads per file [default: one per core for files of 64 MiB or more, else 1].
+    /// Connections are split between threads by 4-tuple; the output does not depend on it.
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
 }
 
 #[derive(Args)]
@@ -96,7 +100,8 @@ pub fn flows(a: FlowsArgs) -> Result<ExitCode, String> {
     let mut failed = false;
     for f in &a.files {
         // One unreadable file does not hide the others: report it and go on.
-        let mut r = match scan(f, |_, _, _, _| {}) {
+        let threads = a.threads.map_or_else(|| auto_threads(f), usize::from);
+        let mut r = match scan_parallel(f, threads) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("tcpwhy: {e}");

@@ -186,3 +186,19 @@ fn help_teaches_with_examples() {
     let s = text(&out.stdout);
     assert!(s.contains("flows") && s.contains("Examples:") && s.contains("tcp.stream"));
 }
+
+/// Sharding by 4-tuple across threads must not change a byte of the output: stream
+/// numbering (port reuse included), roles and counts are the same as with one thread.
+#[test]
+fn threads_do_not_change_the_output() {
+    for name in [
+        "zeek-echo-connections.pcap.gz",
+        "tcptrace-fast-reuse.pcap",
+        "suricata-verify-tls-subjectaltname.pcap",
+    ] {
+        let one = tcpwhy(&["flows", "--format", "json", "-j", "1", &public(name)]);
+        let three = tcpwhy(&["flows", "--format", "json", "-j", "3", &public(name)]);
+        assert!(one.status.success() && three.status.success());
+        assert_eq!(text(&one.stdout), text(&three.stdout), "{name}");
+    }
+}

@@ -317,6 +317,19 @@ pub fn merge_by_stream(all: Vec<ConnSummary>) -> Vec<ConnSummary> {
     out
 }
 
+/// Joins the summaries of trackers that each saw a disjoint share of the connections
+/// ([`Tracker::shard_of`](crate::Tracker::shard_of)) and numbers the streams as one
+/// tracker would have: in the order of their first frame.
+pub fn merge_shards(shards: Vec<Vec<ConnSummary>>) -> Vec<ConnSummary> {
+    let mut all: Vec<ConnSummary> = shards.into_iter().flat_map(merge_by_stream).collect();
+    all.sort_by_key(|c| c.first_frame);
+    for (i, c) in all.iter_mut().enumerate() {
+        c.stream = i as u64;
+    }
+    // Roles may now be settled by a server seen in another shard.
+    merge_by_stream(all)
+}
+
 fn fold_continuations(mut all: Vec<ConnSummary>) -> Vec<ConnSummary> {
     all.sort_by_key(|c| (c.stream, c.continuation, c.first_frame));
     let mut out: Vec<ConnSummary> = Vec::with_capacity(all.len());

@@ -344,6 +344,25 @@ impl Tracker {
         self.finished
     }
 
+    /// Which of `shards` independent trackers owns this segment's connection: the same
+    /// for both directions and for every connection on the same 4-tuple, so that each
+    /// shard sees whole connections (including port reuse) and nothing else.
+    pub fn shard_of(pkt: &Packet<'_>, shards: usize) -> usize {
+        use std::hash::{Hash, Hasher};
+        let src = Endpoint {
+            addr: pkt.src,
+            port: pkt.src_port,
+        };
+        let dst = Endpoint {
+            addr: pkt.dst,
+            port: pkt.dst_port,
+        };
+        let mut h = rustc_hash::FxHasher::default();
+        FlowKey::new(&src, &dst).hash(&mut h);
+        // The high bits of an Fx hash are the well-mixed ones.
+        ((h.finish() >> 32) % shards.max(1) as u64) as usize
+    }
+
     /// Processes one TCP segment seen at `ts` in frame `frame`.
     pub fn process(&mut self, frame: u64, ts: Timestamp, pkt: &Packet<'_>) -> SegmentEvent {
         self.maybe_sweep(ts);
