@@ -169,7 +169,8 @@ pub fn segments(a: SegmentsArgs) -> Result<ExitCode, String> {
     let mut out = String::from("FRAME\tTIME\tSTREAM\tDIR\tSEQ\tLEN\tACK\tWIN\tFLAGS\n");
     let mut line =
         |frame: u64, ts: tcpwhy_capture::Timestamp, p: &Packet<'_>, ev: &SegmentEvent| {
-            if a.stream.is_some_and(|s| s != ev.stream) || (a.flagged && ev.kinds.0 == 0) {
+            let flagged = ev.kinds.0 & !SegmentKinds::NEW_DATA != 0;
+            if a.stream.is_some_and(|s| s != ev.stream) || (a.flagged && !flagged) {
                 return;
             }
             let names: Vec<&str> = KIND_NAMES

@@ -178,6 +178,7 @@ impl ConnSummary {
 pub struct SegmentKinds(pub u32);
 
 impl SegmentKinds {
+    /// Payload not sent before (neither a retransmission, out-of-order nor a probe).
     pub const NEW_DATA: u32 = 1 << 0;
     pub const RETRANSMISSION: u32 = 1 << 1;
     pub const FAST_RETRANSMISSION: u32 = 1 << 2;

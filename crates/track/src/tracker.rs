@@ -628,18 +628,7 @@ impl Conn {
             self.dirs[f].unwrap = SeqUnwrapper::new(base);
         }
 
-        // A SYN/ACK with another ISN than the base this side had (set from a stray packet
-        // before it, e.g. an old ACK) restarts this side's relative numbering, on the same
-        // stream, as Wireshark does (frame 158 of suricata-verify-tls-subjectaltname.pcap).
-        let mut synack_rebased = false;
-        if flags.syn() && flags.ack() && self.dirs[f].base_seq.is_some_and(|b| b != seq) {
-            self.dirs[f].base_seq = Some(seq);
-            self.dirs[f].unwrap = SeqUnwrapper::new(seq);
-            synack_rebased = true;
-        }
-
-        self.handshake(f, ts, pkt);
-
+        // A copy of a packet already seen is counted and otherwise invisible.
         if self.dirs[f].is_capture_duplicate(ts, pkt) {
             let (client, _) = self.client_dir();
             let d = &mut self.dirs[f];
@@ -663,9 +652,25 @@ impl Conn {
             };
         }
 
+        // A SYN/ACK with another ISN than the base this side had (set from a stray packet
+        // before it, e.g. an old ACK) restarts this side's relative numbering, on the same
+        // stream, as Wireshark does (frame 158 of suricata-verify-tls-subjectaltname.pcap).
+        let mut synack_rebased = false;
+        if flags.syn() && flags.ack() && self.dirs[f].base_seq.is_some_and(|b| b != seq) {
+            self.dirs[f].base_seq = Some(seq);
+            self.dirs[f].unwrap = SeqUnwrapper::new(seq);
+            synack_rebased = true;
+        }
+
+        self.handshake(f, ts, pkt);
+
         let mut kinds = self.analyze(f, frame, ts, pkt);
         if synack_rebased {
             kinds.set(SegmentKinds::REUSED_PORTS);
+        }
+        let repeat = SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER;
+        if seglen > 0 && kinds.0 & repeat == 0 && !kinds.has(SegmentKinds::ZERO_WINDOW_PROBE) {
+            kinds.set(SegmentKinds::NEW_DATA);
         }
 
         // Our own additions, which Wireshark's flags do not carry.
