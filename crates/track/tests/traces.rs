@@ -124,7 +124,7 @@ fn handshake_gives_rtt_options_scaling_and_client_vantage() {
     tr.handshake(25.0);
     // 1460 bytes of request, ACKed 25 ms later: one RTT sample of 25 ms.
     let ev = tr.at(26.0).c2s(A, ISN_C + 1, ISN_S + 1, 1460);
-    assert!(ev.kinds.0 == 0 && ev.rel_seq == 1 && ev.window_bytes == 1000 << 7);
+    assert!(ev.kinds == K(K::NEW_DATA) && ev.rel_seq == 1 && ev.window_bytes == 1000 << 7);
     let ack = tr.at(51.0).s2c(A, ISN_S + 1, ISN_C + 1461, 0);
     assert_eq!(ack.ack_rtt, Some((4, 25_000_000)));
     let c = &tr.t.finish()[0];
@@ -214,7 +214,7 @@ fn sequence_numbers_unwrap_through_zero() {
     let mut last = 0;
     for i in 0..6 {
         let ev = tr.at(i as f64).c2s(A, seq, ISN_S, 500);
-        assert_eq!(ev.kinds.0, 0, "frame {}", i + 1);
+        assert_eq!(ev.kinds, K(K::NEW_DATA), "frame {}", i + 1);
         assert!(ev.rel_seq >= last);
         last = ev.rel_seq;
         seq = seq.wrapping_add(500);
