@@ -33,6 +33,12 @@ const RETRANSMISSION_HISTORY: usize = 128;
 /// stream index from the tombstone; 10 s keeps the live set small on captures with
 /// thousands of short connections a second.
 const CLOSED_LINGER_NS: i64 = 10_000_000_000;
+/// The tombstone of a closed connection is forgotten this long after it closed, so that
+/// memory does not grow with every connection of a long capture. A packet without SYN on
+/// that 4-tuple later than this would start a new stream where Wireshark continues the
+/// old one; TIME_WAIT (60 s) makes that practically impossible. Tombstones of
+/// connections finalised while open (idle) are kept: they may resume.
+const CLOSED_TOMBSTONE_NS: i64 = 300_000_000_000;
 /// An open connection is finalised after this much capture time without packets.
 const IDLE_FINALISE_NS: i64 = 600_000_000_000;
 /// How often (capture time) finished connections are looked for.
@@ -261,13 +267,8 @@ struct Conn {
     continuation: bool,
 }
 
-/// What the map holds for a 4-tuple: a live connection, or the little that is kept of a
-/// finalised one so that later packets get the same stream index, as in Wireshark.
-enum Slot {
-    Live(Box<Conn>),
-    Done(Tombstone),
-}
-
+/// The little that is kept of a finalised connection so that later packets on its
+/// 4-tuple get the same stream index, as in Wireshark.
 struct Tombstone {
     stream: u64,
     origin: Endpoint,
@@ -289,11 +290,17 @@ struct TombSeq {
 
 /// Tracks every TCP connection of one capture.
 pub struct Tracker {
-    map: FxHashMap<FlowKey, Slot>,
+    /// Connections with their full state; the only map a segment of an established
+    /// connection looks at.
+    live: FxHashMap<FlowKey, Box<Conn>>,
+    /// Finalised connections.
+    done: FxHashMap<FlowKey, Tombstone>,
+    /// Tombstones of closed connections in finalisation order, with their stream, to be
+    /// forgotten after [`CLOSED_TOMBSTONE_NS`].
+    expiry: VecDeque<(Timestamp, FlowKey, u64)>,
     next_stream: u64,
     finished: Vec<ConnSummary>,
     last_sweep: Option<Timestamp>,
-    live: usize,
     max_live: usize,
 }
 
@@ -306,18 +313,24 @@ impl Default for Tracker {
 impl Tracker {
     pub fn new() -> Self {
         Tracker {
-            map: FxHashMap::default(),
+            live: FxHashMap::default(),
+            done: FxHashMap::default(),
+            expiry: VecDeque::new(),
             next_stream: 0,
             finished: Vec::new(),
             last_sweep: None,
-            live: 0,
             max_live: 0,
         }
     }
 
     /// Connections currently tracked with their full state.
     pub fn live_connections(&self) -> usize {
-        self.live
+        self.live.len()
+    }
+
+    /// Finalised connections whose stream index is still remembered.
+    pub fn remembered_connections(&self) -> usize {
+        self.done.len()
     }
 
     /// Most connections tracked with full state at once so far.
@@ -337,7 +350,7 @@ impl Tracker {
 
     /// Finalises every connection still open; returns all summaries not yet drained.
     pub fn finish(mut self) -> Vec<ConnSummary> {
-        let keys: Vec<FlowKey> = self.map.keys().copied().collect();
+        let keys: Vec<FlowKey> = self.live.keys().copied().collect();
         for k in keys {
             self.finalise(&k);
         }
@@ -380,7 +393,7 @@ impl Tracker {
         // Stream assignment (Wireshark: a SYN whose sequence number differs from the
         // base of a known conversation starts a new one — port reuse). The common case,
         // a live connection and no new SYN, costs one hash lookup.
-        if let Some(Slot::Live(c)) = self.map.get_mut(&key) {
+        if let Some(c) = self.live.get_mut(&key) {
             let d = usize::from(src != c.origin);
             if !(syn_only && c.dirs[d].base_seq.is_some_and(|b| b != pkt.seq)) {
                 return c.segment(frame, ts, src, pkt);
@@ -406,17 +419,15 @@ impl Tracker {
         let syn_only = pkt.flags.0 & (TcpFlags::SYN | TcpFlags::ACK) == TcpFlags::SYN;
         let mut reused = false;
         let mut revive: Option<Tombstone> = None;
-        match self.map.get(&key) {
-            None => {}
+        if self.live.contains_key(&key) {
             // `process` handled every other segment of a live connection.
-            Some(Slot::Live(_)) => reused = true,
-            Some(Slot::Done(t)) => {
-                let d = usize::from(src != t.origin);
-                if syn_only && t.base_seq[d].is_some_and(|b| b != pkt.seq) {
-                    reused = true;
-                } else {
-                    revive = Some(Tombstone { ..*t });
-                }
+            reused = true;
+        } else if let Some(t) = self.done.remove(&key) {
+            let d = usize::from(src != t.origin);
+            if syn_only && t.base_seq[d].is_some_and(|b| b != pkt.seq) {
+                reused = true;
+            } else {
+                revive = Some(t);
             }
         }
         if reused {
@@ -454,9 +465,8 @@ impl Tracker {
         if reused {
             ev.kinds.set(SegmentKinds::REUSED_PORTS);
         }
-        self.map.insert(key, Slot::Live(Box::new(conn)));
-        self.live += 1;
-        self.max_live = self.max_live.max(self.live);
+        self.live.insert(key, Box::new(conn));
+        self.max_live = self.max_live.max(self.live.len());
         ev
     }
 
@@ -470,24 +480,29 @@ impl Tracker {
         }
         self.last_sweep = Some(now);
         let done: Vec<FlowKey> = self
-            .map
+            .live
             .iter()
-            .filter_map(|(k, s)| match s {
-                Slot::Live(c) if c.expired(now) => Some(*k),
-                _ => None,
-            })
+            .filter(|(_, c)| c.expired(now))
+            .map(|(k, _)| *k)
             .collect();
         for k in done {
             self.finalise(&k);
+        }
+        while let Some(&(closed_at, key, stream)) = self.expiry.front() {
+            if now.since(closed_at) <= CLOSED_TOMBSTONE_NS {
+                break;
+            }
+            self.expiry.pop_front();
+            // The 4-tuple may have been reused since: forget only this stream.
+            if self.done.get(&key).is_some_and(|t| t.stream == stream) {
+                self.done.remove(&key);
+            }
         }
     }
 
     /// Turns a live connection into a summary and a tombstone.
     fn finalise(&mut self, key: &FlowKey) {
-        let Some(slot) = self.map.get_mut(key) else {
-            return;
-        };
-        if let Slot::Live(c) = slot {
+        if let Some(c) = self.live.remove(key) {
             let tomb = Tombstone {
                 stream: c.stream,
                 origin: c.origin,
@@ -505,8 +520,10 @@ impl Tracker {
                 }),
             };
             self.finished.push(c.summary());
-            *slot = Slot::Done(tomb);
-            self.live -= 1;
+            if c.closed() {
+                self.expiry.push_back((c.end, *key, c.stream));
+            }
+            self.done.insert(*key, tomb);
         }
     }
 }
@@ -533,11 +550,15 @@ impl Conn {
         }
     }
 
+    /// FIN both ways, or a RST.
+    fn closed(&self) -> bool {
+        let [a, b] = &self.dirs;
+        a.out.rst || b.out.rst || (a.out.fin && b.out.fin)
+    }
+
     fn expired(&self, now: Timestamp) -> bool {
         let idle = now.since(self.end);
-        let [a, b] = &self.dirs;
-        let closed = a.out.rst || b.out.rst || (a.out.fin && b.out.fin);
-        (closed && idle > CLOSED_LINGER_NS) || idle > IDLE_FINALISE_NS
+        (self.closed() && idle > CLOSED_LINGER_NS) || idle > IDLE_FINALISE_NS
     }
 
     fn client_dir(&self) -> (usize, ClientBy) {
