@@ -235,6 +235,24 @@ pub struct SegmentEvent {
 }
 
 impl SegmentCounts {
+    /// Counts one segment's classification (D-SACKs and capture duplicates are counted
+    /// where they are recognised).
+    pub fn record(&mut self, k: SegmentKinds) {
+        let n = |b: u32| u64::from(k.has(b));
+        self.retransmissions += n(SegmentKinds::RETRANSMISSION);
+        self.fast_retransmissions += n(SegmentKinds::FAST_RETRANSMISSION);
+        self.spurious_retransmissions += n(SegmentKinds::SPURIOUS_RETRANSMISSION);
+        self.out_of_order += n(SegmentKinds::OUT_OF_ORDER);
+        self.dup_acks += n(SegmentKinds::DUP_ACK);
+        self.zero_windows += n(SegmentKinds::ZERO_WINDOW);
+        self.zero_window_probes += n(SegmentKinds::ZERO_WINDOW_PROBE);
+        self.window_full += n(SegmentKinds::WINDOW_FULL);
+        self.window_updates += n(SegmentKinds::WINDOW_UPDATE);
+        self.keep_alives += n(SegmentKinds::KEEP_ALIVE);
+        self.previous_segment_not_captured += n(SegmentKinds::PREVIOUS_SEGMENT_NOT_CAPTURED);
+        self.acked_unseen += n(SegmentKinds::ACKED_UNSEEN);
+    }
+
     /// Adds another set of counts to this one.
     pub fn add(&mut self, o: &SegmentCounts) {
         self.retransmissions += o.retransmissions;

@@ -207,6 +207,13 @@ impl Dir {
     /// (zeek-tcp-ssh-dups.pcap records each frame four times at one instant).
     fn is_capture_duplicate(&mut self, ts: Timestamp, pkt: &Packet<'_>) -> bool {
         let id = pkt.ip_id.unwrap_or(0);
+        // Only a segment that carries nothing beyond what was seen can be a copy of an
+        // earlier one; for new data (most segments of a transfer) skip the search.
+        let mut end = pkt.seq.wrapping_add(pkt.payload_len);
+        if pkt.flags.syn() || pkt.flags.fin() {
+            end = end.wrapping_add(1);
+        }
+        let may_repeat = self.next_seq.is_none_or(|n| !seq_gt(end, n));
         let key = RecentSegment {
             ip_id: id,
             seq: pkt.seq,
@@ -217,11 +224,12 @@ impl Dir {
             ts,
         };
         let limit = if id == 0 { 0 } else { CAPTURE_DUPLICATE_NS };
-        let dup = self
-            .recent
-            .iter()
-            .flatten()
-            .any(|r| r.same_packet(&key) && ts.since(r.ts).abs() <= limit);
+        let dup = may_repeat
+            && self
+                .recent
+                .iter()
+                .flatten()
+                .any(|r| r.same_packet(&key) && ts.since(r.ts).abs() <= limit);
         if !dup {
             self.recent[self.recent_next] = Some(key);
             self.recent_next = (self.recent_next + 1) % RECENT_SEGMENTS;
@@ -814,24 +822,13 @@ impl Conn {
             }
         }
 
-        let c = &mut fwd.out.counts;
-        let k = kinds;
-        let n = |b: u32| u64::from(k.has(b));
-        c.retransmissions += n(SegmentKinds::RETRANSMISSION);
-        c.fast_retransmissions += n(SegmentKinds::FAST_RETRANSMISSION);
-        c.spurious_retransmissions += n(SegmentKinds::SPURIOUS_RETRANSMISSION);
-        c.out_of_order += n(SegmentKinds::OUT_OF_ORDER);
-        c.dup_acks += n(SegmentKinds::DUP_ACK);
-        c.zero_windows += n(SegmentKinds::ZERO_WINDOW);
-        c.zero_window_probes += n(SegmentKinds::ZERO_WINDOW_PROBE);
-        c.window_full += n(SegmentKinds::WINDOW_FULL);
-        c.window_updates += n(SegmentKinds::WINDOW_UPDATE);
-        c.keep_alives += n(SegmentKinds::KEEP_ALIVE);
-        c.previous_segment_not_captured += n(SegmentKinds::PREVIOUS_SEGMENT_NOT_CAPTURED);
-        c.acked_unseen += n(SegmentKinds::ACKED_UNSEEN);
+        if kinds.0 & !SegmentKinds::NEW_DATA != 0 {
+            fwd.out.counts.record(kinds);
+        }
 
         let (client, _) = self.client_dir();
         SegmentEvent {
+
             stream: self.stream,
             from_client: f == client,
             kinds,
