@@ -146,3 +146,58 @@ fn handshake_rtt_and_vantage_on_a_long_path() {
     // One D-SACK in the capture (tshark: tcp.options.sack.dsack on one frame).
     assert_eq!(c.dirs[1].counts.dsacks, 1);
 }
+
+/// Data→ACK RTT against tshark's `tcp.analysis.ack_rtt` (min and median over the frames
+/// that carry it, per ACKing side). tcpwhy takes fewer samples (Karn's rule: none from
+/// retransmitted data; tshark takes one whenever an ACK exactly ends a segment), so
+/// the medians may differ a little; the minimum is the same frame pair.
+#[test]
+fn rtt_samples_agree_with_tshark_ack_rtt() {
+    // (file, stream, direction of the data, tshark min ms, tshark median ms)
+    let cases = [
+        ("tcptrace-dsack.pcap", 0, 0, 559.497, 582.001),
+        ("sharkfest20-trace1.pcapng", 0, 0, 1.125, 1.392),
+        ("zeek-http-206-example-b.pcap", 0, 1, 0.697, 0.965),
+        ("zeek-http-206-example-b.pcap", 1, 1, 0.680, 1.393),
+        ("wireshark-sample-nntp-sack.pcap", 1, 0, 24.179, 26.859),
+    ];
+    for (name, stream, dir, min_ms, median_ms) in cases {
+        let conns = connections(name);
+        let r = conns[stream].dirs[dir].rtt_ack.expect("samples");
+        let ms = |ns: u64| ns as f64 / 1e6;
+        assert!(
+            (ms(r.min_ns) - min_ms).abs() < 0.001,
+            "{name}: min {}",
+            ms(r.min_ns)
+        );
+        let rel = (ms(r.median_ns) - median_ms).abs() / median_ms;
+        assert!(
+            rel < 0.01,
+            "{name}: median {} vs {median_ms}",
+            ms(r.median_ns)
+        );
+    }
+}
+
+/// Largest bytes in flight per direction equals the maximum of tshark's
+/// `tcp.analysis.bytes_in_flight` for that sender.
+#[test]
+fn max_bytes_in_flight_equals_tshark() {
+    let cases = [
+        ("tcptrace-dsack.pcap", 0, [Some(120_184), None]),
+        ("sharkfest20-trace1.pcapng", 0, [Some(78_746), Some(85)]),
+        (
+            "wireshark-sample-ipp-window-full.pcap",
+            1,
+            [Some(5_792), Some(201)],
+        ),
+    ];
+    for (name, stream, want) in cases {
+        let c = &connections(name)[stream];
+        assert_eq!(
+            [c.dirs[0].max_in_flight, c.dirs[1].max_in_flight],
+            want,
+            "{name}"
+        );
+    }
+}
