@@ -443,3 +443,83 @@ fn release_times_under_1000_packets_per_second_each_way() {
         "{summary}"
     );
 }
+
+#[test]
+fn dropped_tail_of_a_response_is_probed_and_recovered() {
+    if !usable() {
+        return;
+    }
+    let mut lab = Lab::new(
+        "t",
+        50,
+        &path_json(
+            50,
+            r#"{"delay_ms":20}"#,
+            r#"{"delay_ms":20,"drop_tail":{"gap_ms":10,"bursts":[1]}}"#,
+        ),
+    );
+    const RESPONSE: usize = 10 * 1448;
+    let addr = lab.server_addr();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let server = lab.in_ns(2, move || {
+        let l = TcpListener::bind(addr).unwrap();
+        tx.send(()).unwrap();
+        let (mut s, _) = l.accept().unwrap();
+        let mut req = [0u8; 3];
+        s.read_exact(&mut req).unwrap();
+        s.write_all(&[1u8; RESPONSE]).unwrap();
+        // Wait for the client's close so the probe's ACK is not cut short.
+        let _ = s.read(&mut req);
+    });
+    rx.recv().unwrap();
+    let got = lab
+        .in_ns(0, move || {
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.write_all(b"GET").unwrap();
+            let mut body = vec![0u8; RESPONSE];
+            s.read_exact(&mut body).unwrap();
+            body.len()
+        })
+        .join()
+        .unwrap();
+    server.join().unwrap();
+    // The kernel's own word that this was a probe, not an RTO. /proc/net/netstat is per
+    // namespace; read directly (nstat would update its per-user history file, which the
+    // orchestrator's delta snapshots use).
+    let netstat = Command::new("ip")
+        .args(["netns", "exec", &lab.ns[2], "cat", "/proc/net/netstat"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let counter = |name: &str| -> Option<u64> {
+        // "TcpExt: Name1 Name2 …" followed by "TcpExt: v1 v2 …".
+        let mut tcp_ext = netstat.lines().filter(|l| l.starts_with("TcpExt:"));
+        let (names, values) = (tcp_ext.next()?, tcp_ext.next()?);
+        let at = names.split_whitespace().position(|n| n == name)?;
+        values.split_whitespace().nth(at)?.parse().ok()
+    };
+    let (probes, timeouts) = (counter("TCPLossProbes"), counter("TCPTimeouts"));
+    let (code, lines) = lab.stop();
+    assert_eq!(code, Some(0));
+    assert_eq!(got, RESPONSE);
+    eprintln!("server: TCPLossProbes {probes:?}, TCPTimeouts {timeouts:?}");
+    assert_eq!(probes, Some(1));
+    assert_eq!(timeouts, Some(0));
+    let tail: Vec<_> = lines.iter().filter(|l| l["rule"] == "drop_tail").collect();
+    assert_eq!(tail.len(), 1, "one tail dropped");
+    assert_eq!(
+        (&tail[0]["dir"], &tail[0]["burst"]),
+        (&"to_client".into(), &1.into())
+    );
+    // The sender probed: the same sequence number came again, in a burst of its own, with
+    // no drop. Only the tail was outstanding when the probe timer was armed, so Linux waited
+    // 2 × SRTT (40 ms) + TCP_DELACK_MAX (200 ms) ≈ 280 ms (tcp_schedule_loss_probe).
+    let probe = lines
+        .iter()
+        .find(|l| l["seq"] == tail[0]["seq"] && l["verdict"] == "accept" && l["dir"] == "to_client")
+        .expect("tail retransmitted");
+    let gap_us = probe["t_us"].as_u64().unwrap() - tail[0]["t_us"].as_u64().unwrap();
+    eprintln!("tail loss probe {gap_us} µs after the dropped tail");
+    assert!(gap_us >= 40_000, "{gap_us}");
+    assert_eq!(probe["burst"], 2);
+}
