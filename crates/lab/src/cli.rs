@@ -53,6 +53,10 @@ pub struct RunArgs {
     /// Keep the namespaces after the run, for poking around (remove with `ip netns del`).
     #[arg(long)]
     pub keep: bool,
+    /// Debugging: no path emulator (no delay, loss or reordering): checks the topology
+    /// and the workloads alone. The scenarios' checks will mostly fail.
+    #[arg(long, hide = true)]
+    pub no_emulator: bool,
 }
 
 #[derive(Args, Debug)]

@@ -8,16 +8,47 @@
 
 mod cli;
 mod emulator;
+mod manifest;
+mod run;
+mod scenario;
+mod topology;
+mod truth;
 mod workload;
 
 use clap::Parser;
 use std::process::ExitCode;
 
+fn list() {
+    for s in scenario::all() {
+        let mark = match s.status {
+            scenario::Status::Ready => " ",
+            scenario::Status::Caveat(_) => "*",
+        };
+        let must = if s.must.is_empty() {
+            "(control: nothing)".to_string()
+        } else {
+            s.must.join(", ")
+        };
+        println!("{mark}{:<28} {}", s.name, s.summary);
+        println!("{:<29} must: {must}", "");
+        if let scenario::Status::Caveat(why) = s.status {
+            println!("{:<29} * {why}", "");
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
     let r = match args.command {
-        cli::Command::List => Err("not yet".to_string()),
-        cli::Command::Run(_) => Err("not yet".to_string()),
+        cli::Command::List => {
+            list();
+            Ok(())
+        }
+        cli::Command::Run(a) => match run::run(a) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::from(1),
+            Err(e) => Err(e),
+        },
         cli::Command::Emulate(a) => emulator::run(a),
         cli::Command::Workload(a) => workload::run(a),
     };
