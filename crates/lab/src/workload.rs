@@ -633,11 +633,13 @@ mod tests {
 
     #[test]
     fn too_small_http_sizes_are_rejected() {
-        let mut cfg = WorkloadConfig::default();
-        cfg.kind = Kind::Http(HttpConfig {
-            request_bytes: 10,
-            ..HttpConfig::default()
-        });
+        let mut cfg = WorkloadConfig {
+            kind: Kind::Http(HttpConfig {
+                request_bytes: 10,
+                ..HttpConfig::default()
+            }),
+            ..WorkloadConfig::default()
+        };
         assert!(validate(&cfg).unwrap_err().contains("request_bytes 10"));
         cfg.kind = Kind::Http(HttpConfig {
             response_bytes: 10,

@@ -19,6 +19,9 @@ const READ_CHUNK: usize = 64 * 1024;
 const SLOW_READER_WRITE: usize = 64 * 1024;
 /// Pause after a failed accept() (e.g. out of descriptors) so it does not spin.
 const ACCEPT_RETRY: Duration = Duration::from_millis(10);
+/// After the stop signal, how long handlers may take to record their connection's end.
+const STOP_GRACE: Duration = Duration::from_millis(500);
+const STOP_POLL: Duration = Duration::from_millis(5);
 /// Exit status when the server stopped at its deadline instead of by a signal.
 const EXIT_DEADLINE: i32 = 3;
 
@@ -118,6 +121,12 @@ fn stop_on_signal(
             break true;
         }
     };
+    // The client has exited, but a handler may not have seen its close (or recorded its
+    // own) yet: give them a moment so the record ends with every connection's reason.
+    let grace = Instant::now() + STOP_GRACE;
+    while Instant::now() < grace && lock(&shared).connections.iter().any(|c| c.close.is_none()) {
+        std::thread::sleep(STOP_POLL);
+    }
     let result = {
         let mut t = lock(&shared);
         t.stopped_by = if by_signal { "signal" } else { "deadline" }.into();
