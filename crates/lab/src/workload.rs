@@ -35,6 +35,9 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// Largest message either end allocates at once (http request and response, echo message,
+/// bulk write, slow reader read): far above any case, far below what would exhaust memory.
+pub const MAX_MESSAGE_BYTES: u64 = 256 << 20;
 /// Default overall deadline of a workload: a scenario must never hang.
 pub const DEFAULT_DEADLINE_MS: u64 = 60_000;
 /// The server outlives the client's deadline by this much before giving up by itself, so
@@ -168,6 +171,14 @@ impl Default for HttpConfig {
 /// in separate write calls, then reads the `writes` echoes (one message-sized read each,
 /// as the seed's `recv(fd, buf, 132)`). The server reads one message at a time and writes
 /// each back with its own write call as soon as it has it.
+///
+/// What stalls (checked in a loopback capture, kernel defaults on both ends): message 1
+/// leaves at once; the client's Nagle holds messages 2 and 3 until echo 1 ACKs message 1,
+/// then sends them as one segment; the server echoes 2 at once but its own Nagle holds echo
+/// 3 until the client ACKs echo 2, and the client delays that ACK (it has nothing to send):
+/// the 3rd recv blocks ≈ 40 ms. So the fixes are `server_sock.nodelay` (the echo writer)
+/// or `client_sock.quickack` (the seed's fix); `client_sock.nodelay` alone still stalls on
+/// some rounds. Round 0 does not stall (Linux ACKs at once early in a connection).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(default, deny_unknown_fields)]
 pub struct EchoConfig {
@@ -230,7 +241,9 @@ impl Default for BulkConfig {
 /// client reads `read_size` bytes at each tick of `read_interval_ms` (ticks at fixed times
 /// from the connect), so it drains at most read_size / interval and a faster sender fills
 /// the receive buffer until the window is zero. Use a small `client_sock.rcvbuf` to get
-/// there quickly.
+/// there quickly, but not below a few MSS: on loopback (MSS 64 KiB) a 16 KiB buffer makes
+/// the receiver drop segments instead of advertising a zero window; 64 KiB shows zero
+/// windows.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(default, deny_unknown_fields)]
 pub struct SlowReaderConfig {
@@ -487,6 +500,23 @@ impl Anchor {
     }
 }
 
+/// `t + d`, or a year after `t` when `d` is beyond what an Instant can hold (a deadline
+/// that far never matters, and adding must not panic).
+fn later(t: Instant, d: Duration) -> Instant {
+    t.checked_add(d)
+        .unwrap_or_else(|| t + Duration::from_secs(FAR_FUTURE_S))
+}
+
+const FAR_FUTURE_S: u64 = 365 * 24 * 3600;
+
+/// `start + i × interval_ms`: the i-th tick of a schedule.
+fn tick(start: Instant, interval_ms: u64, i: u32) -> Instant {
+    later(
+        start,
+        Duration::from_millis(interval_ms.saturating_mul(u64::from(i))),
+    )
+}
+
 /// The point past which the end gives up.
 #[derive(Clone, Copy)]
 struct Deadline {
@@ -497,7 +527,7 @@ struct Deadline {
 impl Deadline {
     fn after_ms(start: Instant, ms: u64) -> Deadline {
         Deadline {
-            at: start + Duration::from_millis(ms),
+            at: later(start, Duration::from_millis(ms)),
             ms,
         }
     }
@@ -544,27 +574,28 @@ fn validate(cfg: &WorkloadConfig) -> Result<(), String> {
         return Err("deadline_ms must be > 0".into());
     }
     match &cfg.kind {
-        Kind::Http(h) => framing::check_sizes(
-            h.requests.saturating_sub(1),
-            h.request_bytes,
-            h.response_bytes,
-            &cfg.server.to_string(),
-        )?,
-        Kind::Echo(e) => {
-            if e.write_bytes == 0 {
-                return Err("echo write_bytes must be > 0".into());
-            }
+        Kind::Http(h) => {
+            check_message("http request_bytes", h.request_bytes)?;
+            check_message("http response_bytes", h.response_bytes)?;
+            framing::check_sizes(
+                h.requests.saturating_sub(1),
+                h.request_bytes,
+                h.response_bytes,
+                &cfg.server.to_string(),
+            )?
         }
-        Kind::Bulk(b) => {
-            if b.write_size == 0 {
-                return Err("bulk write_size must be > 0".into());
-            }
-        }
-        Kind::SlowReader(s) => {
-            if s.read_size == 0 {
-                return Err("slow_reader read_size must be > 0".into());
-            }
-        }
+        Kind::Echo(e) => check_message("echo write_bytes", e.write_bytes.into())?,
+        Kind::Bulk(b) => check_message("bulk write_size", b.write_size.into())?,
+        Kind::SlowReader(s) => check_message("slow_reader read_size", s.read_size.into())?,
+    }
+    Ok(())
+}
+
+fn check_message(what: &str, bytes: u64) -> Result<(), String> {
+    if bytes == 0 || bytes > MAX_MESSAGE_BYTES {
+        return Err(format!(
+            "{what} must be between 1 and {MAX_MESSAGE_BYTES}, not {bytes}"
+        ));
     }
     Ok(())
 }

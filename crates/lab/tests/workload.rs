@@ -298,19 +298,21 @@ fn bulk_download_and_upload_move_every_byte() {
 
 #[test]
 fn slow_reader_takes_at_least_bytes_over_its_read_rate() {
-    // 256 KiB at 16 KiB per 20 ms: 16 ticks, the last at 15 × 20 ms = 300 ms.
+    // 512 KiB at 16 KiB per 10 ms: 32 ticks, the last at 31 × 10 ms = 310 ms. (A 64 KiB
+    // buffer shows zero windows on loopback; 16 KiB, below loopback's 64 KiB MSS, makes
+    // the receiver drop segments instead.)
     let cfg = serde_json::json!({
-        "client_sock": {"rcvbuf": 16384},
-        "kind": {"type": "slow_reader", "bytes": 262_144, "read_size": 16_384,
-                 "read_interval_ms": 20}
+        "client_sock": {"rcvbuf": 65536},
+        "kind": {"type": "slow_reader", "bytes": 524_288, "read_size": 16_384,
+                 "read_interval_ms": 10}
     });
     let (c, s) = run(cfg);
     let t = &c["transfer"];
-    assert_eq!(u(&t["bytes"]), 262_144);
-    assert!(u(&t["duration_ns"]) >= 300 * MS, "{t}");
-    assert_eq!(u(&s["connections"][0]["bytes_sent"]), 262_144);
+    assert_eq!(u(&t["bytes"]), 524_288);
+    assert!(u(&t["duration_ns"]) >= 310 * MS, "{t}");
+    assert_eq!(u(&s["connections"][0]["bytes_sent"]), 524_288);
     // The fixed receive buffer is what the kernel reports (doubled).
-    assert_eq!(u(&c["connections"][0]["rcvbuf"]), 32_768);
+    assert_eq!(u(&c["connections"][0]["rcvbuf"]), 131_072);
 }
 
 #[test]

@@ -4,11 +4,12 @@
 
 use super::sock::{self, Conn};
 use super::{
-    framing, Anchor, BulkConfig, ClientConnection, ClientTimings, Deadline, Direction, EchoConfig,
-    EchoRound, HttpConfig, Kind, RequestTiming, SlowReaderConfig, TransferTiming, WorkloadConfig,
+    framing, tick, Anchor, BulkConfig, ClientConnection, ClientTimings, Deadline, Direction,
+    EchoConfig, EchoRound, HttpConfig, Kind, RequestTiming, SlowReaderConfig, TransferTiming,
+    WorkloadConfig,
 };
 use std::io;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Receive buffer of the client's reads (http and bulk): large enough that a read is
 /// limited by what the kernel has, not by us.
@@ -94,7 +95,7 @@ impl Client<'_> {
         let host = self.cfg.server.to_string();
         let mut conn: Option<Conn> = None;
         for i in 0..h.requests {
-            let due = self.anchor.start + Duration::from_millis(h.interval_ms) * i;
+            let due = tick(self.anchor.start, h.interval_ms, i);
             let doing = format!("http request {i}");
             self.sleep_until(due, &doing)?;
             let request = framing::request(
@@ -161,7 +162,7 @@ impl Client<'_> {
         let msg: Vec<u8> = framing::filler(e.write_bytes as usize).collect();
         let mut echo = vec![0u8; e.write_bytes as usize];
         for i in 0..e.rounds {
-            let due = self.anchor.start + Duration::from_millis(e.round_interval_ms) * i;
+            let due = tick(self.anchor.start, e.round_interval_ms, i);
             let doing = format!("echo round {i}");
             self.sleep_until(due, &doing)?;
             self.arm(&conn, &doing)?;
@@ -257,7 +258,7 @@ impl Client<'_> {
         };
         let pace = Pace {
             read_size: s.read_size as usize,
-            interval: Duration::from_millis(s.read_interval_ms),
+            interval_ms: s.read_interval_ms,
             start: connected,
         };
         self.read_to_end(&mut conn, &mut t, Some(pace))?;
@@ -275,13 +276,13 @@ impl Client<'_> {
     ) -> Result<(), String> {
         let mut buf = vec![0u8; READ_CHUNK.max(pace.as_ref().map_or(0, |p| p.read_size))];
         let mut got: u64 = 0;
-        let mut tick: u32 = 0;
+        let mut n: u32 = 0;
         loop {
             let want = match &pace {
                 None => buf.len(),
                 Some(p) => {
-                    self.sleep_until(p.start + p.interval * tick, "slow_reader: waiting")?;
-                    tick += 1;
+                    self.sleep_until(tick(p.start, p.interval_ms, n), "slow_reader: waiting")?;
+                    n = n.saturating_add(1);
                     p.read_size
                 }
             };
@@ -333,7 +334,7 @@ impl Client<'_> {
 /// The slow reader's schedule: `read_size` bytes at `start + k × interval`.
 struct Pace {
     read_size: usize,
-    interval: Duration,
+    interval_ms: u64,
     start: Instant,
 }
 

@@ -5,7 +5,7 @@
 use super::sock::{self, Conn, StopSignals};
 use super::{
     framing, write_json, Anchor, CloseReason, Deadline, Direction, Kind, ServedRequest,
-    ServerConnection, ServerTimings, WorkloadConfig, SERVER_DEADLINE_GRACE_MS,
+    ServerConnection, ServerTimings, WorkloadConfig, MAX_MESSAGE_BYTES, SERVER_DEADLINE_GRACE_MS,
 };
 use std::io::{self, Write};
 use std::net::Shutdown;
@@ -244,6 +244,9 @@ impl Handler {
                 .set_read_timeout(None)
                 .map_err(|e| format!("clearing the idle timeout: {e}"))?;
             // Then the body, if any; bytes beyond it belong to the next request.
+            if req.body_len > MAX_MESSAGE_BYTES {
+                return Err(format!("request body of {} bytes", req.body_len));
+            }
             let total = req.head_len as u64 + req.body_len;
             while (buf.len() as u64) < total {
                 let n = conn
@@ -258,6 +261,12 @@ impl Handler {
             let request_done_ns = self.anchor.ns();
             std::thread::sleep(Duration::from_millis(think_ms));
             let think_ns = self.anchor.ns() - request_done_ns;
+            if req.response_bytes > MAX_MESSAGE_BYTES {
+                return Err(format!(
+                    "request for {} response bytes, above {MAX_MESSAGE_BYTES}",
+                    req.response_bytes
+                ));
+            }
             let response = framing::response(req.response_bytes, req.close);
             // One write_all, as a server handing a ready buffer to the kernel.
             conn.send_all(&response)
