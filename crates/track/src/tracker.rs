@@ -828,7 +828,6 @@ impl Conn {
 
         let (client, _) = self.client_dir();
         SegmentEvent {
-
             stream: self.stream,
             from_client: f == client,
             kinds,
