@@ -44,11 +44,16 @@ fn main() -> ExitCode {
             list();
             Ok(())
         }
-        cli::Command::Run(a) => match run::run(a) {
-            Ok(true) => Ok(()),
-            Ok(false) => return ExitCode::from(1),
-            Err(e) => Err(e),
-        },
+        cli::Command::Run(a) => {
+            let r = run::run(a);
+            // Normally a no-op; waits for the signal handler if it is cleaning up.
+            topology::cleanup_all();
+            match r {
+                Ok(true) => Ok(()),
+                Ok(false) => return ExitCode::from(1),
+                Err(e) => Err(e),
+            }
+        }
         cli::Command::Emulate(a) => emulator::run(a),
         cli::Command::Workload(a) => workload::run(a),
     };

@@ -6,7 +6,7 @@
 use crate::cli::VantageArg;
 use crate::scenario::{self, Check, Evidence, Outcome, Scenario, Status};
 use crate::topology::TopologySpec;
-use crate::truth::KEY_COUNTERS;
+use crate::truth::{self, KEY_COUNTERS};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -99,7 +99,7 @@ impl Manifest {
         for (label, d) in [("client", &ev.nstat_client), ("server", &ev.nstat_server)] {
             let mut m: BTreeMap<String, u64> = KEY_COUNTERS
                 .iter()
-                .map(|k| (k.to_string(), d.get(*k).copied().unwrap_or(0)))
+                .map(|k| (k.to_string(), truth::counter(d, k)))
                 .collect();
             m.extend(d.iter().map(|(k, v)| (k.clone(), *v)));
             nstat_delta.insert(label.to_string(), m);

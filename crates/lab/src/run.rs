@@ -215,6 +215,9 @@ fn run_one(
             &format!("tcpdump ({label})"),
             &[
                 "tcpdump",
+                // Deliver each packet at once: with the default 1 s ring-block timeout,
+                // the last packets before SIGINT never reached the file.
+                "--immediate-mode",
                 "-n",
                 "-i",
                 &dev,

@@ -9,7 +9,7 @@
 //! types, so a renamed field fails `cargo test`, not a lab run.
 
 use crate::topology::{TopologySpec, CLIENT_IP, SERVER_IP};
-use crate::truth::{CaptureFacts, Handshake, SsSocket};
+use crate::truth::{self, CaptureFacts, Handshake, SsSocket};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -106,7 +106,7 @@ impl Evidence {
         } else {
             &self.nstat_server
         };
-        m.get(name).copied().unwrap_or(0)
+        truth::counter(m, name)
     }
 
     /// Per request: latency seen by the client (start → last byte), ms.
@@ -797,18 +797,19 @@ pub fn all() -> Vec<Scenario> {
         },
         Scenario {
             name: "rtt-step",
-            summary: "RTT jumps from 25 to 325 ms mid-transfer → spurious RTO retransmissions",
-            description: "300 ms after the first packet, the server→client delay steps \
-                from 13 to 313 ms. The server's RTO (≈ 230 ms, from a 25 ms RTT) fires \
-                before the ACKs can arrive, so it retransmits data that was only late; \
-                the ACKs then show the retransmissions were spurious (F-RTO / D-SACK).",
+            summary: "seed 02: RTT 25 ms in the handshake, 325 ms after it → spurious TLP/RTO",
+            description: "Right after the SYN/ACK, the server→client delay steps from 13 \
+                to 313 ms, as when a proxy near the server answered the handshake. The \
+                server's timers come from the 25 ms handshake RTT (RTO ≈ 225 ms), so the \
+                probe and the RTO fire before the ACKs can arrive and retransmit data that \
+                was only late; the ACKs then show the retransmissions were spurious.",
             path: with(
                 rtt25(),
                 "to_client",
                 "delay_change",
-                json!({"after_ms": 300, "delay_ms": 313}),
+                json!({"after_packets": 1, "delay_ms": 313}),
             ),
-            workload: workload(bulk_download(3 << 20, 64 << 10), cubic(), cubic()),
+            workload: workload(http(2, 1500, false, 100_000), cubic(), cubic()),
             topology: TopologySpec::default(),
             must: &["retransmit.spurious"],
             must_not: &["reordering"],

@@ -102,20 +102,18 @@ fn registry() -> std::sync::MutexGuard<'static, Cleanup> {
 /// Undoes everything registered: processes (by pid), root sysctls, namespaces. Safe to
 /// call more than once and from the signal-handler thread.
 pub fn cleanup_all() {
-    let (pids, sysctls, namespaces, keep) = {
-        let mut r = registry();
-        (
-            std::mem::take(&mut r.pids),
-            std::mem::take(&mut r.root_sysctls),
-            std::mem::take(&mut r.namespaces),
-            r.keep_namespaces,
-        )
-    };
+    // The lock is held for the whole cleanup: a second caller (the main thread ending
+    // while the signal handler cleans up) waits for it instead of exiting the process
+    // half-way through.
+    let mut r = registry();
+    let pids = std::mem::take(&mut r.pids);
+    let sysctls = std::mem::take(&mut r.root_sysctls);
+    let namespaces = std::mem::take(&mut r.namespaces);
     kill_pids(&pids);
     for (name, value) in sysctls.iter().rev() {
         let _ = write_sysctl_root(name, value);
     }
-    if keep {
+    if r.keep_namespaces {
         if !namespaces.is_empty() {
             eprintln!("tcpwhy-lab: kept namespaces {}", namespaces.join(" "));
         }

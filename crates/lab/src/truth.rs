@@ -192,6 +192,15 @@ pub fn nstat_delta(
         .collect()
 }
 
+/// A counter by the name people use (`TCPLossProbes`); nstat prints the TcpExt ones
+/// with their table's prefix (`TcpExtTCPLossProbes`).
+pub fn counter(m: &BTreeMap<String, u64>, name: &str) -> u64 {
+    m.get(name)
+        .or_else(|| m.get(&format!("TcpExt{name}")))
+        .copied()
+        .unwrap_or(0)
+}
+
 /// Counters every manifest lists, zero or not, so a reader need not guess.
 pub const KEY_COUNTERS: &[&str] = &[
     "TcpRetransSegs",

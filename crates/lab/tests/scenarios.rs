@@ -1,0 +1,327 @@
+//! End-to-end lab runs: each test runs one scenario with the real kernel (`tcpwhy-lab run`)
+//! and asserts the kernel's own evidence in its manifest (nstat deltas, ss samples, the
+//! workload's timings, handshakes in the capture) — not tcpwhy's analysis. And that a run,
+//! finished or interrupted, leaves nothing behind.
+//!
+//! Needs root and `ip netns`; without them each test prints a note and passes (CI is
+//! root). Tests share one lock: namespaces and timing-sensitive runs, one at a time.
+//! Tolerances are wide where the emulator's timing meets a busy 2-core machine.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static LOCK: Mutex<()> = Mutex::new(());
+
+fn usable() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let netns = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !(root && netns) {
+        eprintln!("note: skipped, the lab needs root and `ip netns`");
+    }
+    root && netns
+}
+
+fn lab() -> &'static str {
+    env!("CARGO_BIN_EXE_tcpwhy-lab")
+}
+
+fn out_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tcpwhy-lab-test-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// Namespaces of the lab (twl<pid>-…) that belong to `pid`.
+fn namespaces_of(pid: u32) -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(&format!("twl{pid}-")))
+        .map(String::from)
+        .collect()
+}
+
+/// Runs one scenario, checks nothing is left, and returns its manifest.
+fn run(name: &str) -> Value {
+    let dir = out_dir(name);
+    let child = Command::new(lab())
+        .args(["run", name, "-o"])
+        .arg(&dir)
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        namespaces_of(pid),
+        Vec::<String>::new(),
+        "{name}: left namespaces"
+    );
+    let m: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join(name).join("manifest.json"))
+            .unwrap_or_else(|e| panic!("{name}: no manifest ({e}), exit {:?}", out.status)),
+    )
+    .unwrap();
+    for f in m["files"].as_array().unwrap() {
+        let p = dir.join(name).join(f.as_str().unwrap());
+        assert!(p.exists(), "{name}: {} listed but missing", p.display());
+    }
+    assert!(
+        out.status.success(),
+        "{name}: checks failed: {:#}",
+        m["checks"]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    m
+}
+
+fn nums(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .map(|a| a.iter().filter_map(Value::as_f64).collect())
+        .unwrap_or_default()
+}
+
+fn counter(m: &Value, side: &str, name: &str) -> u64 {
+    m["nstat_delta"][side][name].as_u64().unwrap_or(0)
+}
+
+#[test]
+fn new_connection_per_request_pays_handshake_and_slow_start_each_time() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !usable() {
+        return;
+    }
+    let m = run("new-connection-per-request");
+    let k = &m["key_numbers"];
+    let rtts = nums(&k["rtt_handshake_ms"]);
+    assert_eq!(rtts.len(), 5, "{k:#}");
+    for r in &rtts {
+        assert!(
+            (17.5..=32.5).contains(r),
+            "handshake RTT {r} ms, want 25 ± 30 %"
+        );
+    }
+    let lat = nums(&k["request_latency_ms"]);
+    assert_eq!(lat.len(), 5);
+    // Handshake + ≈ 6 rounds of slow start for 741,342 bytes from IW 10.
+    assert!(lat.iter().all(|&l| l >= 5.0 * 25.0), "{lat:?}");
+    assert_eq!(k["retransmissions"]["server"], 0);
+    assert_eq!(k["tcpdump_dropped"]["client"], 0);
+    assert_eq!(
+        k["max_payload_bytes"]["server"], 1448,
+        "offloads must be off"
+    );
+}
+
+#[test]
+fn idle_restart_resets_cubic_but_not_bbr() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !usable() {
+        return;
+    }
+    let cubic = run("idle-restart-cubic");
+    let c = nums(&cubic["key_numbers"]["scenario"]["cwnd_first_sample_per_response"]);
+    let before = &cubic["key_numbers"]["scenario"]["max_cwnd_before_each_response"];
+    assert_eq!(c.len(), 4, "{cubic:#}");
+    // After 2 s idle (≈ 9 RTOs of 225 ms) the window is back at the initial 10, and the
+    // ss sample a round later shows at most one doubling.
+    for (i, w) in c.iter().enumerate().skip(1) {
+        assert!(
+            *w <= 20.0,
+            "cubic response {i}: cwnd {w} after idle, want ≈ 10"
+        );
+        let b = before[i].as_f64().unwrap_or(0.0);
+        assert!(b >= 100.0, "cubic response {i}: window before idle {b}");
+    }
+    let resp = nums(&cubic["key_numbers"]["response_ms"]);
+    assert!(resp[1..].iter().all(|&r| r >= 4.0 * 25.0), "cubic {resp:?}");
+
+    let bbr = run("idle-restart-bbr");
+    let b = nums(&bbr["key_numbers"]["scenario"]["cwnd_first_sample_per_response"]);
+    for (i, w) in b.iter().enumerate().skip(1) {
+        assert!(
+            *w >= 100.0,
+            "bbr response {i}: cwnd {w} after idle, want no drop"
+        );
+    }
+    let resp = nums(&bbr["key_numbers"]["response_ms"]);
+    assert!(resp[1..].iter().all(|&r| r < 4.0 * 25.0), "bbr {resp:?}");
+}
+
+#[test]
+fn nagle_meets_delayed_ack_without_nodelay_only() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !usable() {
+        return;
+    }
+    let m = run("nagle-delayed-ack");
+    let w = nums(&m["key_numbers"]["echo_max_recv_wait_ms"]);
+    assert_eq!(w.len(), 5);
+    // Linux's minimum delayed-ACK timer is 40 ms at HZ 250.
+    assert!(w[1..].iter().all(|&x| x >= 30.0), "{w:?}");
+    let m = run("nagle-nodelay");
+    let w = nums(&m["key_numbers"]["echo_max_recv_wait_ms"]);
+    assert!(w.iter().all(|&x| x < 20.0), "{w:?}");
+}
+
+#[test]
+fn loss_recovery_tail_probe_and_rto() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !usable() {
+        return;
+    }
+    let m = run("tail-loss");
+    assert!(
+        counter(&m, "server", "TCPLossProbes") >= 1,
+        "{:#}",
+        m["nstat_delta"]
+    );
+    assert_eq!(counter(&m, "server", "TCPTimeouts"), 0);
+    let m = run("rto");
+    assert!(
+        counter(&m, "server", "TCPTimeouts") >= 2,
+        "{:#}",
+        m["nstat_delta"]
+    );
+    let resp = nums(&m["key_numbers"]["response_ms"]);
+    assert!(resp[0] >= 600.0, "{resp:?}");
+}
+
+#[test]
+fn dropped_syn_costs_the_initial_rto() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !usable() {
+        return;
+    }
+    let m = run("syn-drop");
+    let c = nums(&m["key_numbers"]["connect_ms"]);
+    assert!(c[0] >= 1000.0, "{c:?}");
+    assert!(counter(&m, "client", "TCPSynRetrans") >= 1);
+    assert_eq!(m["key_numbers"]["syn_retransmissions"], 1);
+}
+
+#[test]
+fn reordering_and_rtt_step_cause_spurious_retransmissions() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !usable() {
+        return;
+    }
+    let m = run("reordering");
+    let evidence = counter(&m, "server", "TCPSACKReorder") + counter(&m, "server", "TCPDSACKRecv");
+    assert!(evidence >= 1, "{:#}", m["nstat_delta"]["server"]);
+    let m = run("rtt-step");
+    let spurious = counter(&m, "server", "TCPDSACKRecv") + counter(&m, "server", "TCPSpuriousRTOs");
+    assert!(spurious >= 1, "{:#}", m["nstat_delta"]["server"]);
+}
+
+#[test]
+fn cached_ssthresh_is_used_by_the_next_connection() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !usable() {
+        return;
+    }
+    let m = run("cached-ssthresh");
+    let s = &m["key_numbers"]["scenario"];
+    let cached = s["tcp_metrics_ssthresh"].as_u64().expect("ssthresh cached");
+    assert!(cached < 100, "cached ssthresh {cached}");
+    assert_eq!(
+        s["second_connection_ssthresh"].as_f64(),
+        Some(cached as f64)
+    );
+}
+
+#[test]
+fn window_limits_no_scaling_and_zero_window() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !usable() {
+        return;
+    }
+    let m = run("no-window-scaling");
+    let tp = m["key_numbers"]["throughput_bytes_per_s"].as_f64().unwrap();
+    assert!(
+        tp <= 65_535.0 / 0.150 * 1.1,
+        "{tp} B/s above 64 KiB per 150 ms"
+    );
+    assert!(
+        m["key_numbers"]["scenario"]["server_max_snd_wnd"]
+            .as_f64()
+            .unwrap()
+            <= 65_535.0
+    );
+    let m = run("slow-reader");
+    assert!(counter(&m, "client", "TCPToZeroWindowAdv") >= 1);
+}
+
+#[test]
+fn interrupted_run_leaves_nothing_behind() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !usable() {
+        return;
+    }
+    // A leftover of a "crashed" run: a namespace named after a pid that does not exist.
+    let dead = (900_000..4_000_000u32)
+        .find(|p| !Path::new(&format!("/proc/{p}")).exists())
+        .unwrap();
+    let fake = format!("twl{dead}-rtr");
+    assert!(Command::new("ip")
+        .args(["netns", "add", &fake])
+        .status()
+        .unwrap()
+        .success());
+
+    let dir = out_dir("interrupt");
+    let mut child = Command::new(lab())
+        .args(["run", "idle-restart-off", "-o"])
+        .arg(&dir)
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Wait until it is mid-run (its namespaces exist and the workload runs), then SIGTERM.
+    let t = Instant::now();
+    while namespaces_of(pid).len() < 3 && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let ns = namespaces_of(pid);
+    assert_eq!(ns.len(), 3, "{ns:?}");
+    // Lab processes inside its namespaces, to check they are gone afterwards.
+    let mut inner = Vec::new();
+    for n in &ns {
+        let o = Command::new("ip")
+            .args(["netns", "pids", n])
+            .output()
+            .unwrap();
+        inner.extend(
+            String::from_utf8_lossy(&o.stdout)
+                .split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok()),
+        );
+    }
+    assert!(!inner.is_empty());
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let st = child.wait().unwrap();
+    assert!(!st.success());
+    assert_eq!(namespaces_of(pid), Vec::<String>::new());
+    for p in inner {
+        let alive = std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
+            !s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        });
+        assert!(!alive, "process {p} survived the interrupted run");
+    }
+    let removed = namespaces_of(dead).is_empty();
+    let _ = Command::new("ip").args(["netns", "del", &fake]).output();
+    assert!(removed, "leftover {fake} not removed at start");
+    let _ = std::fs::remove_dir_all(&dir);
+}
