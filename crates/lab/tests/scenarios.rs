@@ -305,11 +305,8 @@ fn interrupted_run_leaves_nothing_behind() {
         );
     }
     assert!(!inner.is_empty());
-    assert!(Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status()
-        .unwrap()
-        .success());
+    // SAFETY: kill(2) on our own child.
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGTERM) }, 0);
     let st = child.wait().unwrap();
     assert!(!st.success());
     assert_eq!(namespaces_of(pid), Vec::<String>::new());
