@@ -1,31 +1,15 @@
-//! Just enough IPv4 + TCP decoding for the emulator's rules: addresses, ports, flags,
-//! sequence numbers and payload length, from the first bytes NFQUEUE copies to us.
+//! The fields of a queued packet the emulator's rules and log need, decoded by tcpwhy's
+//! own decoder (tcpwhy-capture) from the first bytes NFQUEUE copies to us.
 //!
 //! The payload length comes from the IP total length, not from the copied bytes, because
 //! the queue copies only the headers (see `COPY_RANGE` in the emulator).
 
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
+use tcpwhy_capture::{decode, Frame, LinkType, SkipReason, Timestamp};
 
-/// IPv4 header: version/IHL at 0, total length at 2, fragment field at 6, protocol at 9,
-/// source at 12, destination at 16 (RFC 791 §3.1).
-const IP_VERSION_IHL: usize = 0;
-const IP_TOTAL_LEN: usize = 2;
-const IP_FRAGMENT: usize = 6;
-const IP_PROTOCOL: usize = 9;
-const IP_SRC: usize = 12;
-const IP_DST: usize = 16;
-const IP_MIN_HEADER: usize = 20;
-/// Fragment offset bits of the flags/fragment field: a non-zero offset has no TCP header.
-const IP_FRAGMENT_OFFSET_MASK: u16 = 0x1fff;
-const PROTO_TCP: u8 = 6;
-
-/// TCP header: ports at 0 and 2, sequence at 4, acknowledgment at 8, data offset at 12,
-/// flags at 13 (RFC 9293 §3.1).
-const TCP_SEQ: usize = 4;
-const TCP_ACK: usize = 8;
-const TCP_DATA_OFFSET: usize = 12;
-const TCP_FLAGS: usize = 13;
-const TCP_MIN_HEADER: usize = 20;
+/// No IPv4 packet is longer than this (the total length field is 16 bits): given as the
+/// frame's length on the wire, it never caps the length the IP header states.
+const MAX_IPV4_PACKET: u32 = 65_535;
 
 pub const FIN: u8 = 0x01;
 pub const SYN: u8 = 0x02;
@@ -64,43 +48,32 @@ pub enum NotTcp {
 impl TcpSummary {
     /// Decodes an IPv4 packet starting at `bytes[0]`; never panics on short or odd input.
     pub fn parse(bytes: &[u8]) -> Result<TcpSummary, NotTcp> {
-        if bytes.len() < IP_MIN_HEADER {
-            return Err(NotTcp::Malformed);
-        }
-        if bytes[IP_VERSION_IHL] >> 4 != 4 {
+        let frame = Frame {
+            number: 0,
+            ts: Timestamp::default(),
+            link: LinkType::RawIp,
+            interface: 0,
+            data: bytes,
+            orig_len: MAX_IPV4_PACKET.max(bytes.len() as u32),
+        };
+        let p = decode(&frame).map_err(|r| match r {
+            SkipReason::NotIp => NotTcp::NotIpv4,
+            SkipReason::NotTcp | SkipReason::IpFragment => NotTcp::OtherProtocol,
+            _ => NotTcp::Malformed,
+        })?;
+        let (IpAddr::V4(src), IpAddr::V4(dst)) = (p.src, p.dst) else {
             return Err(NotTcp::NotIpv4);
-        }
-        let ihl = usize::from(bytes[IP_VERSION_IHL] & 0x0f) * 4;
-        let total_len = usize::from(be16(bytes, IP_TOTAL_LEN));
-        if ihl < IP_MIN_HEADER || total_len < ihl {
-            return Err(NotTcp::Malformed);
-        }
-        if bytes[IP_PROTOCOL] != PROTO_TCP
-            || be16(bytes, IP_FRAGMENT) & IP_FRAGMENT_OFFSET_MASK != 0
-        {
-            return Err(NotTcp::OtherProtocol);
-        }
-        let tcp = bytes.get(ihl..).ok_or(NotTcp::Malformed)?;
-        if tcp.len() < TCP_MIN_HEADER {
-            return Err(NotTcp::Malformed);
-        }
-        let tcp_header = usize::from(tcp[TCP_DATA_OFFSET] >> 4) * 4;
-        if tcp_header < TCP_MIN_HEADER {
-            return Err(NotTcp::Malformed);
-        }
-        let payload_len = total_len
-            .checked_sub(ihl + tcp_header)
-            .ok_or(NotTcp::Malformed)?;
+        };
         Ok(TcpSummary {
-            src: ipv4(bytes, IP_SRC),
-            dst: ipv4(bytes, IP_DST),
-            sport: be16(tcp, 0),
-            dport: be16(tcp, 2),
-            seq: be32(tcp, TCP_SEQ),
-            ack: be32(tcp, TCP_ACK),
-            flags: tcp[TCP_FLAGS],
-            // total_len is a u16, so this always fits.
-            payload_len: payload_len as u32,
+            src,
+            dst,
+            sport: p.src_port,
+            dport: p.dst_port,
+            seq: p.seq,
+            ack: p.ack,
+            // The eight classic flag bits; NS (bit 8) plays no part in the rules.
+            flags: (p.flags.0 & 0xff) as u8,
+            payload_len: p.payload_len,
         })
     }
 
@@ -130,28 +103,6 @@ impl TcpSummary {
         .filter(|(bit, _)| self.flags & bit != 0)
         .map(|(_, c)| *c)
         .collect()
-    }
-}
-
-// Callers check the length first; the fallbacks keep these total anyway.
-fn be16(b: &[u8], at: usize) -> u16 {
-    match b.get(at..at + 2) {
-        Some(s) => u16::from_be_bytes([s[0], s[1]]),
-        None => 0,
-    }
-}
-
-fn be32(b: &[u8], at: usize) -> u32 {
-    match b.get(at..at + 4) {
-        Some(s) => u32::from_be_bytes([s[0], s[1], s[2], s[3]]),
-        None => 0,
-    }
-}
-
-fn ipv4(b: &[u8], at: usize) -> Ipv4Addr {
-    match b.get(at..at + 4) {
-        Some(s) => Ipv4Addr::new(s[0], s[1], s[2], s[3]),
-        None => Ipv4Addr::UNSPECIFIED,
     }
 }
 
@@ -204,7 +155,15 @@ mod tests {
     #[test]
     fn odd_packets_are_refused_not_panicked_on() {
         assert_eq!(TcpSummary::parse(&[]), Err(NotTcp::Malformed));
-        assert_eq!(TcpSummary::parse(&[0x60; 40]), Err(NotTcp::NotIpv4));
+        // IPv6 whose next header (0x60) is not TCP; and an IPv6 TCP segment, which the
+        // lab (IPv4 only) does not emulate.
+        assert_eq!(TcpSummary::parse(&[0x60; 40]), Err(NotTcp::OtherProtocol));
+        let mut v6 = vec![0u8; 60];
+        v6[0] = 0x60;
+        v6[4..6].copy_from_slice(&20u16.to_be_bytes());
+        v6[6] = 6;
+        v6[40 + 12] = 5 << 4;
+        assert_eq!(TcpSummary::parse(&v6), Err(NotTcp::NotIpv4));
         let mut udp = packet(0, 0);
         udp[9] = 17;
         assert_eq!(TcpSummary::parse(&udp), Err(NotTcp::OtherProtocol));
