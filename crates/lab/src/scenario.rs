@@ -629,6 +629,78 @@ pub fn all() -> Vec<Scenario> {
             },
         },
         Scenario {
+            name: "delayed-ack-cwnd",
+            summary: "seed 05 (2nd part): TCP_NODELAY, a 3-segment request after 1 s idle with a restart window of 1",
+            description: "Keep-alive, a 4,000-byte request (3 segments) every second, \
+                TCP_NODELAY on both ends, CUBIC; the client's route has initcwnd 1, so \
+                after each idle gap its window restarts at one segment. The server has \
+                answered every request at once, so it is in interactive (pingpong) mode \
+                and delays the ACK of that lone segment by its 40 ms timer: the client, \
+                window full, sends nothing until it comes. The first request, early in \
+                the connection, is ACKed at once (quick-ACK mode).",
+            path: rtt25(),
+            workload: workload(
+                json!({"type": "http", "requests": 4, "interval_ms": 1000,
+                       "new_connection_per_request": false, "request_bytes": 4000,
+                       "response_bytes": 1000, "think_ms": 0}),
+                Sock {
+                    nodelay: true,
+                    ..cubic()
+                },
+                Sock {
+                    nodelay: true,
+                    ..cubic()
+                },
+            ),
+            topology: TopologySpec {
+                client_initcwnd: Some(1),
+                client_sysctls: vec![sysctl("net.ipv4.tcp_slow_start_after_idle", "1")],
+                ..TopologySpec::default()
+            },
+            must: &["delayed_ack.cwnd"],
+            must_not: &["delayed_ack.nagle", "loss.rto", "connection.short_lived"],
+            full_snaplen: true,
+            status: Status::Ready,
+            check: |e, o| {
+                let rtt = e.rtt_configured_ms;
+                let resp = e.response_ms();
+                o.key("response_ms", &resp);
+                let waits = e
+                    .capture_client
+                    .as_ref()
+                    .map(|c| c.client_data_ack_ms.clone())
+                    .unwrap_or_default();
+                o.key("client_data_ack_ms", &waits);
+                let delayed = waits.iter().filter(|&&w| w >= rtt + 30.0).count();
+                o.key("acks_delayed", delayed);
+                o.check(
+                    "the first request: request sent → last byte < 2 RTT + 20 ms (ACKed at once)",
+                    resp.first().is_some_and(|&r| r < 2.0 * rtt + 20.0),
+                    fmt_list(&resp),
+                );
+                let later = resp.get(1..).unwrap_or(&[]);
+                o.check(
+                    "later requests: ≥ 2 RTT + 30 ms (one delayed ACK each)",
+                    !later.is_empty() && later.iter().all(|&r| r >= 2.0 * rtt + 30.0),
+                    fmt_list(later),
+                );
+                o.check(
+                    "client capture: one ACK per later request arrives ≥ RTT + 30 ms after its data",
+                    delayed == later.len(),
+                    format!("{delayed} of {} ({})", waits.len(), fmt_list(&waits)),
+                );
+                // TcpExtDelayedACKs: delayed-ACK timer expiries that sent an ACK.
+                let timers = e.counter("server", "DelayedACKs");
+                o.key("server_DelayedACKs", timers);
+                o.check(
+                    "server's delayed-ACK timer fired once per later request (DelayedACKs)",
+                    timers as usize >= later.len(),
+                    timers,
+                );
+                check_no_retransmissions(e, o);
+            },
+        },
+        Scenario {
             name: "no-window-scaling",
             summary: "seed 02: 150 ms RTT, window scaling off at the client, 2 MB download",
             description: "The client's namespace has tcp_window_scaling=0, so the handshake \
@@ -734,6 +806,48 @@ pub fn all() -> Vec<Scenario> {
                     "server saw reordering (TCPSACKReorder/TCPTSReorder) or D-SACKs",
                     reo + dsack >= 1,
                     format!("reorder {reo}, dsack {dsack}"),
+                );
+            },
+        },
+        Scenario {
+            name: "fast-retransmit",
+            summary: "one data packet in the middle of a 1 MB download is dropped → SACK fast recovery",
+            description: "The router drops the 100th server→client data packet, well \
+                after slow start has opened the window: the packets behind it arrive, the \
+                client's duplicate ACKs carry SACK blocks, and the server retransmits the \
+                hole after about one RTT (fast retransmit / SACK recovery), without an RTO. \
+                A plain loss, without the reordering or the cached ssthresh of the other \
+                loss.fast_retransmit scenarios.",
+            path: with(rtt25(), "to_client", "drop_data", json!([100])),
+            workload: workload(bulk_download(1 << 20, 64 << 10), cubic(), cubic()),
+            topology: TopologySpec::default(),
+            must: &["loss.fast_retransmit"],
+            must_not: &["loss.rto", "retransmit.spurious", "reordering"],
+            full_snaplen: false,
+            status: Status::Ready,
+            check: |e, o| {
+                let fast = e.counter("server", "TCPFastRetrans");
+                let sack = e.counter("server", "TCPSackRecovery");
+                let to = e.counter("server", "TCPTimeouts");
+                let retrans = e.counter("server", "TcpRetransSegs");
+                let dsack = e.counter("server", "TCPDSACKRecv");
+                o.key("server_TCPFastRetrans", fast);
+                o.key("server_TCPSackRecovery", sack);
+                o.key("server_TCPLossProbes", e.counter("server", "TCPLossProbes"));
+                o.key("server_TCPTimeouts", to);
+                o.key("server_TcpRetransSegs", retrans);
+                o.key("server_TCPDSACKRecv", dsack);
+                o.key("throughput_bytes_per_s", e.throughput_bytes_per_s());
+                o.check(
+                    "server fast-retransmitted in SACK recovery (TCPFastRetrans, TCPSackRecovery ≥ 1)",
+                    fast >= 1 && sack >= 1,
+                    format!("fast {fast}, sack recovery {sack}"),
+                );
+                o.check("server TCPTimeouts = 0 (no RTO)", to == 0, to);
+                o.check(
+                    "one packet lost, one retransmitted (TcpRetransSegs = 1), none spurious",
+                    retrans == 1 && dsack == 0,
+                    format!("retransmitted {retrans}, D-SACKs {dsack}"),
                 );
             },
         },
@@ -1097,6 +1211,59 @@ pub fn all() -> Vec<Scenario> {
             },
         },
         Scenario {
+            name: "app-limited",
+            summary: "the server writes 16 KiB every 50 ms (≈ 328 KB/s) on a path that could carry far more",
+            description: "A download paced by the application: 40 writes of 16 KiB, one \
+                every 50 ms, on a clean 25 ms path without a rate limit. Each write leaves \
+                in about one RTT and the sender then has an open window and nothing to \
+                send, so throughput is the application's rate, not TCP's.",
+            path: rtt25(),
+            workload: workload(
+                json!({"type": "bulk", "bytes": 40 * 16384, "direction": "download",
+                       "write_size": 16384, "write_interval_ms": 50}),
+                cubic(),
+                cubic(),
+            ),
+            topology: TopologySpec::default(),
+            must: &["app.limited"],
+            must_not: &[
+                "rwnd.limited",
+                "sndbuf.limited",
+                "network.bufferbloat",
+                "loss.rto",
+                "loss.fast_retransmit",
+            ],
+            full_snaplen: false,
+            status: Status::Ready,
+            check: |e, o| {
+                let app_rate = 16384.0 / 0.050;
+                let tp = e.throughput_bytes_per_s().unwrap_or(0.0);
+                o.key("app_rate_bytes_per_s", app_rate);
+                o.key("throughput_bytes_per_s", tp);
+                o.check(
+                    "throughput ≈ the application's 16 KiB / 50 ms (±15 %)",
+                    (tp - app_rate).abs() <= 0.15 * app_rate,
+                    format!("{tp:.0} B/s (application {app_rate:.0})"),
+                );
+                let socks: Vec<&SsSocket> = e.server_sockets().collect();
+                let sampled = socks.iter().filter(|s| s.cwnd().is_some()).count();
+                let limited = socks
+                    .iter()
+                    .filter(|s| s.flags.iter().any(|f| f == "app_limited"))
+                    .count();
+                o.key("server_ss_samples", sampled);
+                o.key("server_ss_samples_app_limited", limited);
+                o.check(
+                    "ss shows app_limited on the server's socket in most samples",
+                    sampled > 0 && limited * 2 > sampled,
+                    format!("{limited} of {sampled}"),
+                );
+                let rl = max_field(&socks, "rwnd_limited").unwrap_or(0.0);
+                o.key("server_max_rwnd_limited_ms", rl);
+                check_no_retransmissions(e, o);
+            },
+        },
+        Scenario {
             name: "clean-bulk",
             summary: "control: 4 MB download at 25 ms RTT, nothing wrong",
             description: "A clean path and default buffers: no loss, no reordering, no \
@@ -1188,6 +1355,17 @@ mod tests {
                     s.name
                 );
             }
+        }
+    }
+
+    #[test]
+    fn every_finding_id_has_a_scenario_that_must_produce_it() {
+        let all = all();
+        for id in FINDING_IDS {
+            assert!(
+                all.iter().any(|s| s.must.contains(id)),
+                "no scenario must produce {id}"
+            );
         }
     }
 

@@ -75,6 +75,9 @@ pub struct TopologySpec {
     pub tso_at_server: bool,
     pub client_sysctls: Vec<(&'static str, String)>,
     pub server_sysctls: Vec<(&'static str, String)>,
+    /// `initcwnd` of the client's default route (segments): the initial and the restart
+    /// window (after idle) of its connections (`tcp_init_cwnd` reads the route first).
+    pub client_initcwnd: Option<u32>,
 }
 
 /// Everything that must be undone, shared with the Ctrl-C handler.
@@ -417,17 +420,19 @@ impl Lab {
                     .push(format!("offloads not set on {dev}: {e}"));
             }
         }
-        self.exec(
-            &cli,
-            &[
-                "ip",
-                "route",
-                "add",
-                "default",
-                "via",
-                ROUTER_CLIENT_SIDE_IP,
-            ],
-        )?;
+        let iw = spec.client_initcwnd.map(|n| n.to_string());
+        let mut route = vec![
+            "ip",
+            "route",
+            "add",
+            "default",
+            "via",
+            ROUTER_CLIENT_SIDE_IP,
+        ];
+        if let Some(n) = &iw {
+            route.extend(["initcwnd", n.as_str()]);
+        }
+        self.exec(&cli, &route)?;
         self.exec(
             &srv,
             &[

@@ -218,7 +218,7 @@ pub const KEY_COUNTERS: &[&str] = &[
     "TCPMemoryPressures",
     "TCPSynRetrans",
     "TCPDelivered",
-    "TCPDelayedACKs",
+    "DelayedACKs",
     "TCPFromZeroWindowAdv",
     "TCPToZeroWindowAdv",
     "TCPWantZeroWindowAdv",
@@ -265,6 +265,12 @@ pub struct CaptureFacts {
     pub server_wscale: Option<u8>,
     pub first_s: Option<f64>,
     pub last_s: Option<f64>,
+    /// Per client→server data segment (first transmission; in the order they were
+    /// acknowledged): ms from it
+    /// to the first server→client ACK that covers its last byte. At the client's capture
+    /// that is the RTT plus whatever the server waited before acknowledging (a delayed
+    /// ACK); a segment never acknowledged in the capture has no entry.
+    pub client_data_ack_ms: Vec<f64>,
 }
 
 pub fn read_capture(path: &Path) -> Result<CaptureFacts, String> {
@@ -291,6 +297,10 @@ pub fn read_capture(path: &Path) -> Result<CaptureFacts, String> {
     let linktype = rd32(&data[20..24]);
     let mut facts = CaptureFacts::default();
     let mut open: BTreeMap<u16, Handshake> = BTreeMap::new();
+    // Client data not yet acknowledged: (client port, sequence number after it, time).
+    let mut unacked: Vec<(u16, u32, f64)> = Vec::new();
+    // Per client port: the highest sequence number after data sent (no retransmissions).
+    let mut sent_up_to: BTreeMap<u16, u32> = BTreeMap::new();
     let mut off = 24;
     while off + 16 <= data.len() {
         let ts = rd32(&data[off..]) as f64
@@ -342,6 +352,9 @@ pub fn read_capture(path: &Path) -> Result<CaptureFacts, String> {
                 }
             } else {
                 facts.client_wscale = ws;
+                // A new connection on this port starts from a new sequence number.
+                sent_up_to.remove(&sport);
+                unacked.retain(|u| u.0 != sport);
                 // A SYN on a port whose handshake finished is a new connection.
                 let reuse = open.get(&sport).is_some_and(|h| h.ack_s.is_some());
                 if reuse {
@@ -365,6 +378,26 @@ pub fn read_capture(path: &Path) -> Result<CaptureFacts, String> {
                     h.ack_s = Some(ts);
                 }
             }
+        }
+        let seq = u32::from_be_bytes([tcp[4], tcp[5], tcp[6], tcp[7]]);
+        let ackno = u32::from_be_bytes([tcp[8], tcp[9], tcp[10], tcp[11]]);
+        if open.contains_key(&sport) && payload > 0 && !syn {
+            let end = seq.wrapping_add(payload);
+            let newer = sent_up_to
+                .get(&sport)
+                .is_none_or(|&top| (end.wrapping_sub(top) as i32) > 0);
+            if newer {
+                sent_up_to.insert(sport, end);
+                unacked.push((sport, end, ts));
+            }
+        } else if open.contains_key(&dport) && ack {
+            unacked.retain(|&(port, end, sent)| {
+                let covered = port == dport && (ackno.wrapping_sub(end) as i32) >= 0;
+                if covered {
+                    facts.client_data_ack_ms.push((ts - sent) * 1e3);
+                }
+                !covered
+            });
         }
     }
     facts.handshakes.extend(open.into_values());

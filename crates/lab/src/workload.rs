@@ -225,6 +225,12 @@ pub struct BulkConfig {
     pub direction: Direction,
     /// Size of each write call of the sender (seed 02's sndbuf case depends on it).
     pub write_size: u32,
+    /// Time between the starts of the sender's writes (ticks at fixed times from the
+    /// first write; a write still blocked when the next is due delays it). Then the
+    /// application sets the rate, write_size / write_interval_ms, and below the path's
+    /// capacity the sender has an open window and nothing to send between writes
+    /// (app.limited). 0: write as fast as the socket takes it.
+    pub write_interval_ms: u64,
 }
 
 impl Default for BulkConfig {
@@ -233,6 +239,7 @@ impl Default for BulkConfig {
             bytes: 10 << 20,
             direction: Direction::Download,
             write_size: 64 << 10,
+            write_interval_ms: 0,
         }
     }
 }

@@ -322,3 +322,66 @@ fn interrupted_run_leaves_nothing_behind() {
     assert!(removed, "leftover {fake} not removed at start");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn delayed_ack_holds_a_full_one_segment_window_after_idle() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !usable() {
+        return;
+    }
+    let m = run("delayed-ack-cwnd");
+    let s = &m["key_numbers"]["scenario"];
+    let resp = nums(&s["response_ms"]);
+    assert_eq!(resp.len(), 4, "{s:#}");
+    // Request 1, early in the connection: the server ACKs at once (quick-ACK mode), so
+    // request sent → last byte is 2 RTT. Later ones wait for the 40 ms timer once.
+    assert!(resp[0] < 2.0 * 25.0 + 20.0, "{resp:?}");
+    assert!(
+        resp[1..].iter().all(|&r| r >= 2.0 * 25.0 + 30.0),
+        "{resp:?}"
+    );
+    // In the client's capture: exactly one ACK per later request came ≥ RTT + 30 ms
+    // after its data segment, and the server's delayed-ACK timer fired for each.
+    assert_eq!(s["acks_delayed"], 3, "{s:#}");
+    assert!(counter(&m, "server", "DelayedACKs") >= 3);
+    assert_eq!(m["key_numbers"]["retransmissions"]["client"], 0);
+}
+
+#[test]
+fn app_limited_sender_moves_at_the_application_rate() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !usable() {
+        return;
+    }
+    let m = run("app-limited");
+    let s = &m["key_numbers"]["scenario"];
+    let tp = s["throughput_bytes_per_s"].as_f64().unwrap();
+    let app = 16384.0 / 0.050;
+    assert!((tp - app).abs() <= 0.15 * app, "{tp} B/s for {app}");
+    let (limited, sampled) = (
+        s["server_ss_samples_app_limited"].as_u64().unwrap(),
+        s["server_ss_samples"].as_u64().unwrap(),
+    );
+    assert!(
+        sampled > 0 && limited * 2 > sampled,
+        "{limited} of {sampled}"
+    );
+    assert_eq!(m["key_numbers"]["retransmissions"]["server"], 0);
+}
+
+#[test]
+fn one_lost_packet_is_fast_retransmitted_without_rto() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !usable() {
+        return;
+    }
+    let m = run("fast-retransmit");
+    assert!(
+        counter(&m, "server", "TCPFastRetrans") >= 1,
+        "{:#}",
+        m["nstat_delta"]
+    );
+    assert!(counter(&m, "server", "TcpExtTCPSackRecovery") >= 1);
+    assert_eq!(counter(&m, "server", "TCPTimeouts"), 0);
+    assert_eq!(counter(&m, "server", "TcpRetransSegs"), 1);
+}

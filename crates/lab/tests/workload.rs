@@ -297,6 +297,35 @@ fn bulk_download_and_upload_move_every_byte() {
 }
 
 #[test]
+fn paced_bulk_moves_at_the_writers_rate_both_ways() {
+    // 8 writes of 4 KiB, one every 20 ms: the last starts at 7 × 20 = 140 ms, so the
+    // transfer takes at least that long on loopback, which could carry it in well under
+    // a millisecond.
+    for dir in ["download", "upload"] {
+        let cfg = serde_json::json!({"kind": {
+            "type": "bulk", "bytes": 32_768, "direction": dir, "write_size": 4096,
+            "write_interval_ms": 20
+        }});
+        let (c, s) = run(cfg);
+        let t = &c["transfer"];
+        assert_eq!(u(&t["bytes"]), 32_768, "{dir}");
+        let took = u(&t["last_byte_ns"]) - u(&t["connected_ns"]);
+        assert!(took >= 140 * MS, "{dir}: {took} ns");
+        assert!(took < 1000 * MS, "{dir}: {took} ns");
+        let sc = &s["connections"][0];
+        let moved = if dir == "download" {
+            &sc["bytes_sent"]
+        } else {
+            &sc["bytes_received"]
+        };
+        assert_eq!(u(moved), 32_768, "{dir}");
+        if dir == "upload" {
+            assert_eq!(u(&t["calls"]), 8);
+        }
+    }
+}
+
+#[test]
 fn slow_reader_takes_at_least_bytes_over_its_read_rate() {
     // 512 KiB at 16 KiB per 10 ms: 32 ticks, the last at 31 × 10 ms = 310 ms. (A 64 KiB
     // buffer shows zero windows on loopback; 16 KiB, below loopback's 64 KiB MSS, makes

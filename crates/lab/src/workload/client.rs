@@ -213,8 +213,14 @@ impl Client<'_> {
             Direction::Upload => {
                 t.direction = "upload".into();
                 let chunk: Vec<u8> = framing::filler(b.write_size as usize).collect();
+                let start = Instant::now();
                 let mut left = b.bytes;
                 while left > 0 {
+                    if b.write_interval_ms > 0 {
+                        let i = u32::try_from(t.calls).unwrap_or(u32::MAX);
+                        let due = tick(start, b.write_interval_ms, i);
+                        self.sleep_until(due, "bulk upload: waiting to write")?;
+                    }
                     let n = left.min(chunk.len() as u64) as usize;
                     conn.send_all(&chunk[..n])
                         .map_err(|e| self.fail("bulk upload: writing", e))?;

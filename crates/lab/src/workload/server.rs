@@ -4,7 +4,7 @@
 
 use super::sock::{self, Conn, StopSignals};
 use super::{
-    framing, write_json, Anchor, CloseReason, Deadline, Direction, Kind, ServedRequest,
+    framing, tick, write_json, Anchor, CloseReason, Deadline, Direction, Kind, ServedRequest,
     ServerConnection, ServerTimings, WorkloadConfig, MAX_MESSAGE_BYTES, SERVER_DEADLINE_GRACE_MS,
 };
 use std::io::{self, Write};
@@ -177,10 +177,15 @@ impl Handler {
             Kind::Http(h) => self.http(&mut conn, accepted, h.think_ms, h.server_idle_close_ms),
             Kind::Echo(e) => self.echo(&mut conn, e.write_bytes as usize),
             Kind::Bulk(b) => match b.direction {
-                Direction::Download => self.send(&mut conn, b.bytes, b.write_size as usize),
+                Direction::Download => self.send(
+                    &mut conn,
+                    b.bytes,
+                    b.write_size as usize,
+                    b.write_interval_ms,
+                ),
                 Direction::Upload => self.sink(&mut conn),
             },
-            Kind::SlowReader(s) => self.send(&mut conn, s.bytes, SLOW_READER_WRITE),
+            Kind::SlowReader(s) => self.send(&mut conn, s.bytes, SLOW_READER_WRITE, 0),
         };
         let (received, sent) = (conn.bytes_read, conn.bytes_written);
         self.update(|c| {
@@ -311,12 +316,25 @@ impl Handler {
         }
     }
 
-    /// Sends `bytes` in writes of `write_size`, shuts the write side, then waits for the
-    /// client to close.
-    fn send(&self, conn: &mut Conn, bytes: u64, write_size: usize) -> Result<CloseReason, String> {
+    /// Sends `bytes` in writes of `write_size`, one every `interval_ms` (0: back to
+    /// back), shuts the write side, then waits for the client to close.
+    fn send(
+        &self,
+        conn: &mut Conn,
+        bytes: u64,
+        write_size: usize,
+        interval_ms: u64,
+    ) -> Result<CloseReason, String> {
         let chunk: Vec<u8> = framing::filler(write_size).collect();
+        let start = Instant::now();
         let mut left = bytes;
+        let mut writes: u32 = 0;
         while left > 0 {
+            if interval_ms > 0 {
+                let due = tick(start, interval_ms, writes);
+                std::thread::sleep(due.saturating_duration_since(Instant::now()));
+            }
+            writes = writes.saturating_add(1);
             let n = left.min(chunk.len() as u64) as usize;
             conn.send_all(&chunk[..n])
                 .map_err(|e| format!("sending after {} bytes: {e}", bytes - left))?;
