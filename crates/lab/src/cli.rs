@@ -53,6 +53,14 @@ pub struct RunArgs {
     /// Keep the namespaces after the run, for poking around (remove with `ip netns del`).
     #[arg(long)]
     pub keep: bool,
+    /// tcpdump's snaplen in bytes for every capture (0: whole packets). Default: 128
+    /// (headers), or whole packets for the small scenarios.
+    #[arg(short = 's', long)]
+    pub snaplen: Option<u32>,
+    /// http scenarios: make at most this many requests (smaller captures, e.g. for
+    /// examples); the manifest's notes say so.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub requests: Option<u32>,
     /// Debugging: no path emulator (no delay, loss or reordering): checks the topology
     /// and the workloads alone. The scenarios' checks will mostly fail.
     #[arg(long, hide = true)]

@@ -90,6 +90,8 @@ pub struct Inputs<'a> {
     pub tcpdump_dropped: BTreeMap<String, Option<u64>>,
     pub notes: Vec<String>,
     pub duration_s: f64,
+    /// tcpdump's snaplen (262,144 for whole packets).
+    pub snaplen: u32,
 }
 
 impl Manifest {
@@ -148,7 +150,7 @@ impl Manifest {
                 workload: i.s.workload.clone(),
                 topology: i.s.topology.clone(),
                 sysctls: i.sysctls,
-                snaplen: if i.s.full_snaplen { 262_144 } else { 128 },
+                snaplen: i.snaplen,
             },
             kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
                 .map(|s| s.trim().to_string())

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Snaplen of the big scenarios: every header, no payload (as the benchmark captures).
-const SNAPLEN_HEADERS: &str = "128";
+const SNAPLEN_HEADERS: u32 = 128;
 /// How long to wait for a started program to say it is ready.
 const READY_TIMEOUT: Duration = Duration::from_secs(5);
 /// After the client ends: let the closing FIN/ACKs cross the emulated path and land in
@@ -34,13 +34,21 @@ pub fn run(args: RunArgs) -> Result<bool, String> {
     for ns in topology::remove_leftovers() {
         eprintln!("tcpwhy-lab: removed leftover namespace {ns} (its run is gone)");
     }
-    let scenarios: Vec<Scenario> = if args.all {
+    let mut scenarios: Vec<Scenario> = if args.all {
         scenario::all()
     } else {
         let name = args.scenario.as_deref().unwrap_or("");
         vec![scenario::find(name)
             .ok_or_else(|| format!("no scenario {name:?} (see `tcpwhy-lab list`)"))?]
     };
+    if let Some(n) = args.requests {
+        for s in &mut scenarios {
+            let kind = &mut s.workload["kind"];
+            if kind["type"] == "http" && kind["requests"].as_u64().is_some_and(|r| r > n.into()) {
+                kind["requests"] = n.into();
+            }
+        }
+    }
     std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
     let out = args
         .out
@@ -50,7 +58,7 @@ pub fn run(args: RunArgs) -> Result<bool, String> {
     for s in &scenarios {
         let started = Instant::now();
         eprintln!("== {}", s.name);
-        let r = run_one(s, &out, args.vantage, args.keep, args.no_emulator);
+        let r = run_one(s, &out, &args);
         let secs = started.elapsed().as_secs_f64();
         let line = match &r {
             Ok(Verdict::Passed) => format!("ok      {:<28} {secs:5.1} s", s.name),
@@ -135,13 +143,16 @@ fn snapshot(lab: &Lab, side: Side) -> Snapshot {
     Snapshot { nstat, sockstat }
 }
 
-fn run_one(
-    s: &Scenario,
-    out: &Path,
-    vantage: VantageArg,
-    keep: bool,
-    no_emulator: bool,
-) -> Result<Verdict, String> {
+/// tcpdump's `-s` for a scenario: `--snaplen`, else whole packets (0) for the small
+/// scenarios and headers for the others.
+fn snaplen(s: &Scenario, args: &RunArgs) -> u32 {
+    args.snaplen
+        .unwrap_or(if s.full_snaplen { 0 } else { SNAPLEN_HEADERS })
+}
+
+fn run_one(s: &Scenario, out: &Path, args: &RunArgs) -> Result<Verdict, String> {
+    let (vantage, keep, no_emulator) = (args.vantage, args.keep, args.no_emulator);
+    let snap = snaplen(s, args);
     let dir = out.join(s.name);
     let tdir = dir.join("truth");
     if dir.exists() {
@@ -163,6 +174,14 @@ fn run_one(
     let mut notes: Vec<String> = lab.warnings.clone();
     if let Status::Caveat(why) = s.status {
         notes.push(format!("caveat: {why}"));
+    }
+    let table = scenario::find(s.name).map(|t| t.workload["kind"]["requests"].clone());
+    if table.as_ref() != Some(&s.workload["kind"]["requests"]) {
+        notes.push(format!(
+            "run with --requests: {} requests instead of the scenario's {}",
+            s.workload["kind"]["requests"],
+            table.unwrap_or_default()
+        ));
     }
 
     // 1. The path emulator, bound to the router's queue before any packet flows.
@@ -209,7 +228,7 @@ fn run_one(
         };
         let pcap = dir.join(format!("{label}.pcap"));
         let err = f(&format!("tcpdump-{label}.stderr"));
-        let snap = if s.full_snaplen { "0" } else { SNAPLEN_HEADERS };
+        let snap = snap.to_string();
         let mut p = lab.spawn(
             side,
             &format!("tcpdump ({label})"),
@@ -222,7 +241,7 @@ fn run_one(
                 "-i",
                 &dev,
                 "-s",
-                snap,
+                &snap,
                 "-Z",
                 "root",
                 "-w",
@@ -355,6 +374,7 @@ fn run_one(
     };
     let ev = Evidence {
         rtt_configured_ms: rtt_configured_ms(&s.path),
+        workload: s.workload.clone(),
         client: read_json(&f("client-timings.json")),
         server: read_json(&f("server-timings.json")),
         nstat_client: truth::nstat_delta(&before_c.nstat, &after_c.nstat),
@@ -395,6 +415,7 @@ fn run_one(
         tcpdump_dropped: dropped,
         notes,
         duration_s: t0.elapsed().as_secs_f64(),
+        snaplen: if snap == 0 { 262_144 } else { snap },
     });
     write_json(&dir.join("manifest.json"), &m)?;
     if let Some(e) = client_err {

@@ -49,6 +49,8 @@ pub struct Scenario {
 /// What the run recorded, as the checks see it.
 pub struct Evidence {
     pub rtt_configured_ms: f64,
+    /// The workload as run (`WorkloadConfig` as JSON; `--requests` may have cut it).
+    pub workload: Value,
     /// `workload::ClientTimings` / `ServerTimings` as JSON (Null if missing).
     pub client: Value,
     pub server: Value,
@@ -100,6 +102,11 @@ fn ns_to_ms(v: &Value) -> Option<f64> {
 }
 
 impl Evidence {
+    /// http: the number of requests the workload was told to make.
+    pub fn requests_configured(&self) -> usize {
+        self.workload["kind"]["requests"].as_u64().unwrap_or(0) as usize
+    }
+
     pub fn counter(&self, side: &str, name: &str) -> u64 {
         let m = if side == "client" {
             &self.nstat_client
@@ -462,11 +469,12 @@ pub fn all() -> Vec<Scenario> {
                 let lat = e.latencies_ms();
                 o.key("request_latency_ms", &lat);
                 let hs = e.handshakes().len();
-                o.check("5 handshakes (one per request)", hs == 5, hs);
+                let n = e.requests_configured();
+                o.check(&format!("{n} handshakes (one per request)"), hs == n, hs);
                 let rtt = e.rtt_configured_ms;
                 o.check(
                     "every request ≥ 5 RTT (handshake + slow start)",
-                    lat.len() == 5 && lat.iter().all(|&l| l >= 5.0 * rtt),
+                    lat.len() == n && lat.iter().all(|&l| l >= 5.0 * rtt),
                     fmt_list(&lat),
                 );
                 check_no_retransmissions(e, o);
