@@ -1,0 +1,279 @@
+//! The tracker on the lab's captures (examples/lab/<scenario>/), checked against what the
+//! kernel, the emulator and the workloads recorded next to them (manifest.json, truth/).
+//! These are the numbers one would check by hand in Wireshark: how many connections, the
+//! handshake RTT, where the capture was taken, how many retransmissions. Each expected
+//! number comes from the run's own records, never from tcpwhy; where it comes from is
+//! said at each check. How the examples were made: examples/lab/README.md.
+
+mod common;
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use tcpwhy_track::{ConnSummary, Vantage};
+
+/// The examples this file checks; `every_lab_example_is_checked` keeps it complete.
+const EXAMPLES: &[&str] = &[
+    "delayed-ack-cwnd",
+    "idle-restart-cubic",
+    "keepalive-warm",
+    "nagle-delayed-ack",
+    "new-connection-per-request",
+    "syn-drop",
+    "tail-loss",
+];
+
+fn lab_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/lab")
+}
+
+fn json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path:?}: {e}"))
+}
+
+/// One example: its manifest, the workloads' timings, and the tracker's view of each of
+/// its captures (`client`, `server`).
+struct Example {
+    name: &'static str,
+    manifest: Value,
+    client_timings: Value,
+    server_timings: Value,
+    captures: Vec<(&'static str, Vec<ConnSummary>)>,
+}
+
+fn example(name: &'static str) -> Example {
+    let dir = lab_dir().join(name);
+    let captures: Vec<(&'static str, Vec<ConnSummary>)> = ["client", "server"]
+        .into_iter()
+        .filter_map(|side| {
+            let p = dir.join(format!("{side}.pcap"));
+            p.exists().then(|| (side, common::connections(&p)))
+        })
+        .collect();
+    assert!(!captures.is_empty(), "{name}: no capture");
+    Example {
+        name,
+        manifest: json(&dir.join("manifest.json")),
+        client_timings: json(&dir.join("truth/client-timings.json")),
+        server_timings: json(&dir.join("truth/server-timings.json")),
+        captures,
+    }
+}
+
+fn counter(m: &Value, side: &str, name: &str) -> u64 {
+    m["nstat_delta"][side][name].as_u64().unwrap_or(0)
+}
+
+/// Checks every example shares, on each of its captures.
+fn check_common(e: &Example) {
+    let m = &e.manifest;
+    assert!(
+        m["passed"].as_bool().unwrap(),
+        "{}: the lab's checks failed",
+        e.name
+    );
+    // The client's own record of every connect() (truth/client-timings.json).
+    let ports: BTreeSet<u16> = e.client_timings["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["local_port"].as_u64().unwrap() as u16)
+        .collect();
+    let rtt_configured = m["key_numbers"]["rtt_configured_ms"].as_f64().unwrap();
+    // The lab's reading of the same capture (SYN → SYN/ACK at the client, SYN/ACK → ACK at
+    // the server; only handshakes whose SYN was not retransmitted).
+    let measured: Vec<f64> = m["key_numbers"]["rtt_handshake_ms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_f64)
+        .collect();
+    for (side, conns) in &e.captures {
+        let what = format!("{} {side}.pcap", e.name);
+        // Connections: one stream per connect() the client made, on its ports.
+        assert_eq!(conns.len(), ports.len(), "{what}: streams");
+        let seen: BTreeSet<u16> = conns.iter().map(|c| c.endpoints[0].port).collect();
+        assert_eq!(seen, ports, "{what}: client ports");
+        for c in conns {
+            // The server end: the workload's listening address.
+            assert_eq!(
+                c.endpoints[1].to_string(),
+                e.server_timings["listen"].as_str().unwrap(),
+                "{what}"
+            );
+            // Vantage: the side whose namespace ran tcpdump (the file's name).
+            let want = if *side == "client" {
+                Vantage::Client
+            } else {
+                Vantage::Server
+            };
+            assert_eq!(c.vantage, want, "{what}: stream {} vantage", c.stream);
+        }
+        // Handshake RTT (SYN → first ACK of the client): within 10 % of the path's
+        // configured RTT (truth/path.json, the emulator's two one-way delays) plus 0.5 ms
+        // (the emulator's user-space hop; it matters only on the 2 ms path), and within
+        // 10 % of the lab's own measurement when it has one. A retransmitted SYN is
+        // checked in `syn_drop` instead.
+        for c in conns
+            .iter()
+            .filter(|c| c.dirs[0].counts.retransmissions == 0)
+        {
+            let rtt = c.handshake_rtt_ns().expect("handshake") as f64 / 1e6;
+            assert!(
+                (rtt - rtt_configured).abs() <= 0.1 * rtt_configured + 0.5,
+                "{what}: stream {} handshake RTT {rtt:.2} ms for {rtt_configured} configured",
+                c.stream
+            );
+            if let Some(med) = median(&measured) {
+                assert!(
+                    (rtt - med).abs() <= 0.1 * med,
+                    "{what}: stream {} handshake RTT {rtt:.2} ms, the lab measured {med:.2}",
+                    c.stream
+                );
+            }
+        }
+        // Retransmissions: the capturing end's own (TcpRetransSegs in its nstat delta,
+        // SYNs included) are all in the capture, since tcpdump sees what the end sends
+        // before the router can drop it.
+        let (own, peer) = if *side == "client" { (0, 1) } else { (1, 0) };
+        let retrans =
+            |d: usize| -> u64 { conns.iter().map(|c| c.dirs[d].counts.retransmissions).sum() };
+        assert_eq!(
+            retrans(own),
+            counter(m, side, "TcpRetransSegs"),
+            "{what}: retransmissions sent by the {side}"
+        );
+        // The peer's retransmissions can be missing here (the copy the router dropped
+        // never reached this capture, so the one that did is new data), but there are
+        // never more than it made.
+        let other = if *side == "client" {
+            "server"
+        } else {
+            "client"
+        };
+        assert!(
+            retrans(peer) <= counter(m, other, "TcpRetransSegs"),
+            "{what}"
+        );
+        // Bytes: what the server's application wrote and read on each connection
+        // (server-timings `bytes_sent`, `bytes_received`) is the unique payload of each
+        // direction (head-only captures still carry the IP lengths).
+        let sent: u64 = e.server_timings["connections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["bytes_sent"].as_u64().unwrap())
+            .sum();
+        let received: u64 = e.server_timings["connections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["bytes_received"].as_u64().unwrap())
+            .sum();
+        let unique = |d: usize| -> u64 { conns.iter().map(|c| c.dirs[d].unique_bytes).sum() };
+        assert_eq!(unique(1), sent, "{what}: server → client bytes");
+        assert_eq!(unique(0), received, "{what}: client → server bytes");
+    }
+}
+
+fn median(v: &[f64]) -> Option<f64> {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    s.get(s.len() / 2).copied()
+}
+
+#[test]
+fn every_lab_example_is_checked() {
+    let mut dirs: Vec<String> = std::fs::read_dir(lab_dir())
+        .unwrap()
+        .flatten()
+        .filter(|d| d.path().join("manifest.json").exists())
+        .map(|d| d.file_name().to_string_lossy().into_owned())
+        .collect();
+    dirs.sort();
+    assert_eq!(dirs, EXAMPLES);
+}
+
+/// manifest key_numbers.connections = 2 (run with `--requests 2`, `Connection: close`):
+/// two streams at both ends, each carrying one whole 741,342-byte response.
+#[test]
+fn new_connection_per_request() {
+    let e = example("new-connection-per-request");
+    check_common(&e);
+    assert_eq!(e.manifest["key_numbers"]["connections"], 2);
+    for (_, conns) in &e.captures {
+        for c in conns {
+            assert_eq!(c.dirs[1].unique_bytes, 741_342);
+        }
+    }
+}
+
+/// One keep-alive connection (client-timings: one entry in `connections`) for both
+/// requests: one stream with 2 × 741,342 bytes.
+#[test]
+fn keepalive_warm() {
+    let e = example("keepalive-warm");
+    check_common(&e);
+    for (_, conns) in &e.captures {
+        assert_eq!(conns.len(), 1);
+        assert_eq!(conns[0].dirs[1].unique_bytes, 2 * 741_342);
+    }
+}
+
+#[test]
+fn idle_restart_cubic() {
+    check_common(&example("idle-restart-cubic"));
+}
+
+#[test]
+fn nagle_delayed_ack() {
+    check_common(&example("nagle-delayed-ack"));
+}
+
+#[test]
+fn delayed_ack_cwnd() {
+    check_common(&example("delayed-ack-cwnd"));
+}
+
+/// The router dropped the client's first SYN (truth/path.json `drop_syn: 1`; client
+/// nstat TCPSynRetrans 1): at the client, stream 0 holds both SYNs, the second one
+/// retransmitted ≈ 1 s (the initial RTO) after the first; the server saw only the second.
+#[test]
+fn syn_drop() {
+    let e = example("syn-drop");
+    check_common(&e);
+    assert_eq!(counter(&e.manifest, "client", "TCPSynRetrans"), 1);
+    for (side, conns) in &e.captures {
+        let c = &conns[0];
+        assert_eq!(c.stream, 0);
+        let want = u64::from(*side == "client");
+        assert_eq!(c.dirs[0].counts.retransmissions, want, "{side}");
+        // Handshake RTT from the SYN that got through, as Wireshark's iRTT (tshark
+        // 4.0.17 on client.pcap: tcp.analysis.initial_rtt 0.025420 s): the 1 s wait is
+        // the SYN retransmission's cost, not the path's RTT.
+        let rtt = c.handshake_rtt_ns().expect("handshake") as f64 / 1e6;
+        assert!(
+            (rtt - 25.0).abs() <= 2.5 + 0.5,
+            "{side}: handshake RTT {rtt:.2} ms"
+        );
+    }
+}
+
+/// The router dropped the last data packet of the first response (path.json `drop_tail`
+/// burst 1); the server's tail loss probe resent it (server nstat TCPLossProbes 1,
+/// TcpRetransSegs 1, TCPTimeouts 0). At the server the probe is the second copy of those
+/// bytes, so a retransmission (server.pcap frame 19, seq 8689, 1,312 bytes, 285.7 ms in:
+/// tshark 4.0.17 flags the same frame); the client never saw the first copy, so for it
+/// the probe is new data.
+#[test]
+fn tail_loss() {
+    let e = example("tail-loss");
+    check_common(&e);
+    assert_eq!(counter(&e.manifest, "server", "TCPLossProbes"), 1);
+    assert_eq!(counter(&e.manifest, "server", "TCPTimeouts"), 0);
+    for (side, conns) in &e.captures {
+        let want = u64::from(*side == "server");
+        assert_eq!(conns[0].dirs[1].counts.retransmissions, want, "{side}");
+    }
+}
