@@ -28,6 +28,10 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
+    /// Diagnose: which TCP mechanism cost time on which connection, proven with frame
+    /// numbers, priced in milliseconds, with the fix. Exit status 0 = no finding above
+    /// --min-cost, 1 = findings, 2 = error (so it can gate a CI job).
+    Analyze(AnalyzeArgs),
     /// One row per TCP connection: endpoints, duration, packets and bytes each way, RTT,
     /// flight, windows, handshake options, vantage point, retransmissions.
     Flows(FlowsArgs),
@@ -61,6 +65,70 @@ pub struct FlowsArgs {
     pub threads: Option<u16>,
 }
 
+#[derive(Copy, Clone, ValueEnum)]
+pub enum VantageArg {
+    /// Infer it per connection from the handshake and the data→ACK gaps.
+    Auto,
+    /// The capture was taken on the client.
+    Client,
+    /// The capture was taken on the server.
+    Server,
+}
+
+#[derive(Args)]
+pub struct AnalyzeArgs {
+    /// Capture files (pcap, pcapng, optionally gzip); `-` reads standard input.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Only this connection (Wireshark's tcp.stream index).
+    #[arg(long, value_name = "N")]
+    pub stream: Option<u64>,
+    /// Only connections matching: `host ADDR`, `port N`, `net ADDR/BITS`, joined with
+    /// `and` (e.g. "host 10.0.0.2 and port 8080"). Stream numbers stay Wireshark's.
+    #[arg(long, value_name = "EXPR")]
+    pub filter: Option<String>,
+    /// Report findings that cost at least this much (e.g. 10ms, 1.5s, 500us).
+    #[arg(long, value_name = "DURATION", default_value = "1ms", value_parser = parse_duration_ns)]
+    pub min_cost: u64,
+    /// Where the capture was taken.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub vantage: VantageArg,
+    /// Also list every request/response exchange: request, server time, response rounds.
+    #[arg(long)]
+    pub exchanges: bool,
+}
+
+/// "10ms", "1.5s", "500us", "2m"; a bare number is milliseconds.
+fn parse_duration_ns(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("not a duration: {s:?} (try 10ms)"))?;
+    let scale = match unit.trim() {
+        "" | "ms" => 1e6,
+        "us" | "µs" => 1e3,
+        "ns" => 1.0,
+        "s" => 1e9,
+        "m" | "min" => 60e9,
+        u => {
+            return Err(format!(
+                "unknown unit {u:?} in {s:?} (use ns, us, ms, s or m)"
+            ))
+        }
+    };
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(format!("not a duration: {s:?}"));
+    }
+    Ok((v * scale) as u64)
+}
+
 #[derive(Args)]
 pub struct SegmentsArgs {
     /// Capture file (pcap, pcapng, optionally gzip); `-` reads standard input.
@@ -72,6 +140,84 @@ pub struct SegmentsArgs {
     /// Only frames with at least one classification flag.
     #[arg(long)]
     pub flagged: bool,
+}
+
+pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
+    use tcpwhy_detect::{Analyzer, Config};
+    use tcpwhy_report::analyze::{render_text, write_json, AnalyzeReport};
+    check_stdin_once(&a.files)?;
+    let filter = a
+        .filter
+        .as_deref()
+        .map(crate::filter::Filter::parse)
+        .transpose()?;
+    let vantage = match a.vantage {
+        VantageArg::Auto => None,
+        VantageArg::Client => Some(tcpwhy_track::Vantage::Client),
+        VantageArg::Server => Some(tcpwhy_track::Vantage::Server),
+    };
+    let mut reports = Vec::new();
+    let mut failed = false;
+    for f in &a.files {
+        let mut analyzer = Analyzer::new(Config {
+            vantage,
+            keep_exchanges: a.exchanges,
+        });
+        let file = match scan(f, |frame, ts, pkt, ev| {
+            analyzer.on_segment(frame, ts, pkt, ev)
+        }) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("tcpwhy: {e}");
+                failed = true;
+                continue;
+            }
+        };
+        for c in &file.connections {
+            analyzer.on_connection(c);
+        }
+        let analysis = analyzer.finish();
+        let keep = |stream: u64, ends: &[tcpwhy_track::Endpoint; 2]| {
+            a.stream.is_none_or(|s| s == stream) && filter.as_ref().is_none_or(|x| x.matches(ends))
+        };
+        let findings = analysis
+            .findings
+            .into_iter()
+            .filter(|x| x.cost_ns >= a.min_cost && keep(x.stream, &x.endpoints))
+            .collect();
+        let streams: std::collections::HashMap<u64, [tcpwhy_track::Endpoint; 2]> = file
+            .connections
+            .iter()
+            .map(|c| (c.stream, c.endpoints))
+            .collect();
+        let exchanges = a.exchanges.then(|| {
+            analysis
+                .exchanges
+                .into_iter()
+                .filter(|(s, _)| streams.get(s).is_some_and(|e| keep(*s, e)))
+                .collect()
+        });
+        reports.push(AnalyzeReport {
+            file,
+            findings,
+            exchanges,
+        });
+    }
+    match a.format {
+        Format::Text => write_out(&render_text(&reports))?,
+        Format::Json => {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            broken_pipe_ok(write_json(&reports, &mut out).and_then(|_| out.flush()))?;
+        }
+    }
+    let any = reports.iter().any(|r| !r.findings.is_empty());
+    Ok(if failed {
+        ExitCode::from(2)
+    } else if any {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn check_stdin_once(files: &[String]) -> Result<(), String> {

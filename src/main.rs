@@ -3,6 +3,7 @@
 //! parsing, files, terminal and exit status; the work is in the library crates.
 
 mod cli;
+mod filter;
 mod scan;
 
 use clap::Parser;
@@ -22,6 +23,7 @@ fn main() -> ExitCode {
 
 fn run(args: cli::Cli) -> Result<ExitCode, String> {
     match args.command {
+        cli::Command::Analyze(a) => cli::analyze(a),
         cli::Command::Flows(a) => cli::flows(a),
         cli::Command::Segments(a) => cli::segments(a),
     }

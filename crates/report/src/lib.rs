@@ -3,6 +3,7 @@
 //! The JSON is a contract documented in `docs/json.md`; its `schema_version` changes
 //! whenever a field changes meaning or disappears (adding a field does not change it).
 
+pub mod analyze;
 pub mod flows;
 pub mod table;
 pub mod units;

@@ -1,0 +1,75 @@
+//! The detector interface: one module per mechanism, each owning its state, seeing the
+//! capture through read-only views, and emitting only findings (style.md, habit 7).
+
+use crate::exchange::Exchange;
+use crate::finding::Finding;
+use tcpwhy_capture::{Packet, Timestamp};
+use tcpwhy_track::{ConnSummary, SegmentEvent, Vantage};
+
+/// One TCP segment with what the tracker learned from it.
+#[derive(Copy, Clone)]
+pub struct Segment<'a> {
+    pub frame: u64,
+    pub ts: Timestamp,
+    pub pkt: &'a Packet<'a>,
+    pub ev: &'a SegmentEvent,
+}
+
+/// A finished connection as the detectors see it.
+pub struct Connection<'a> {
+    pub summary: &'a ConnSummary,
+    /// Its request/response exchanges, in order.
+    pub exchanges: &'a [Exchange],
+    /// The vantage point to assume: the user's choice, else the tracker's inference.
+    pub vantage: Vantage,
+    /// The best estimate of the full path RTT (handshake, else the samples of the
+    /// direction sent from the vantage point), if any.
+    pub rtt_ns: Option<u64>,
+}
+
+/// A detector of one mechanism. Its module documents the mechanism, its signature from
+/// each vantage point, the cost model, the fix and known false positives.
+pub trait Detector {
+    /// Sees every TCP segment, in capture order.
+    fn on_segment(&mut self, _seg: &Segment<'_>) {}
+    /// A connection was finalised: emit its findings and drop its state.
+    fn on_connection(&mut self, _conn: &Connection<'_>, _out: &mut Vec<Finding>) {}
+    /// The capture ended (after every connection was finalised): emit findings about
+    /// patterns across connections.
+    fn finish(&mut self, _out: &mut Vec<Finding>) {}
+}
+
+impl Connection<'_> {
+    /// A finding of `id` on this connection, to be filled in by the detector.
+    pub fn finding(&self, id: crate::finding::FindingId) -> Finding {
+        Finding {
+            id,
+            stream: self.summary.stream,
+            endpoints: self.summary.endpoints,
+            cost_ns: 0,
+            share: None,
+            evidence: Vec::new(),
+            explanation: String::new(),
+            fix: Vec::new(),
+            confidence: crate::finding::Confidence::Medium,
+            vantage: self.vantage,
+        }
+    }
+
+    /// Capture time from the first to the last packet of the connection.
+    pub fn active_ns(&self) -> u64 {
+        self.summary.duration_ns()
+    }
+}
+
+/// Milliseconds for explanations: "25.4 ms", "1032 ms".
+pub fn ms(ns: u64) -> String {
+    let v = ns as f64 / 1e6;
+    if v < 10.0 {
+        format!("{v:.2} ms")
+    } else if v < 100.0 {
+        format!("{v:.1} ms")
+    } else {
+        format!("{v:.0} ms")
+    }
+}

@@ -1,0 +1,200 @@
+//! Request/response exchanges: the latency decomposition of issue 4 and seed 01's trace
+//! spans. For each exchange: the handshake if the connection was new, the request
+//! transfer, the server's time (last request byte → first response byte), and the
+//! response transfer split into rounds of one RTT each.
+//!
+//! An exchange starts with client data after server data (or with the first client data);
+//! server data that follows is its response. Rounds: response segments are grouped while
+//! the gap between consecutive ones stays under half the path RTT — at the sender a new
+//! round leaves when ACKs of the previous one return, at the receiver it arrives one RTT
+//! after the previous one did. Protocols where the server speaks first, or where both
+//! sides stream at once, still produce exchanges, but their decomposition means less.
+
+use tcpwhy_capture::Timestamp;
+
+/// Most rounds kept per response; later segments count in the last round.
+pub const MAX_ROUNDS: usize = 64;
+/// A gap shorter than this never separates rounds, whatever the RTT estimate (host
+/// scheduling noise on a LAN or loopback).
+pub const MIN_ROUND_GAP_NS: u64 = 1_000_000;
+
+/// A span of data segments in one direction.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub first_frame: u64,
+    pub last_frame: u64,
+    pub start: Timestamp,
+    pub end: Timestamp,
+    pub bytes: u64,
+    pub segments: u32,
+}
+
+impl Span {
+    fn new(frame: u64, ts: Timestamp, len: u32) -> Span {
+        Span {
+            first_frame: frame,
+            last_frame: frame,
+            start: ts,
+            end: ts,
+            bytes: u64::from(len),
+            segments: 1,
+        }
+    }
+    fn extend(&mut self, frame: u64, ts: Timestamp, len: u32) {
+        self.last_frame = frame;
+        self.end = ts;
+        self.bytes += u64::from(len);
+        self.segments += 1;
+    }
+    pub fn duration_ns(&self) -> u64 {
+        self.end.since(self.start).max(0) as u64
+    }
+}
+
+/// One request and its response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exchange {
+    /// 0 for the first exchange on the connection.
+    pub index: u32,
+    pub request: Span,
+    pub response: Option<Span>,
+    /// Response rounds: data sent back to back between waits for ACKs.
+    pub rounds: Vec<Span>,
+    /// Capture time with no data either way before this exchange (from the previous
+    /// exchange's last byte, or from the handshake for the first one).
+    pub idle_before_ns: Option<u64>,
+}
+
+impl Exchange {
+    /// Last request byte → first response byte, as seen at the capture point.
+    pub fn server_time_ns(&self) -> Option<u64> {
+        let r = self.response.as_ref()?;
+        Some(r.start.since(self.request.end).max(0) as u64)
+    }
+}
+
+/// Builds the exchanges of one connection from its data segments.
+#[derive(Default, Debug)]
+pub struct ExchangeBuilder {
+    exchanges: Vec<Exchange>,
+    /// End of the last data either way, to measure idle gaps.
+    last_data: Option<Timestamp>,
+    /// When the connection was established (handshake seen), for the first idle gap.
+    established: Option<Timestamp>,
+}
+
+/// Most exchanges kept per connection (a long keep-alive connection): later ones are
+/// counted in `dropped`.
+pub const MAX_EXCHANGES: usize = 4096;
+
+impl ExchangeBuilder {
+    pub fn established(&mut self, ts: Timestamp) {
+        self.established.get_or_insert(ts);
+    }
+
+    /// A data segment of `len` bytes from the client (`from_client`) or the server.
+    /// `round_gap_ns` is the current gap that separates rounds.
+    pub fn data(
+        &mut self,
+        frame: u64,
+        ts: Timestamp,
+        len: u32,
+        from_client: bool,
+        round_gap_ns: u64,
+    ) {
+        let prev = self.last_data.or(self.established);
+        self.last_data = Some(ts);
+        let gap = round_gap_ns.max(MIN_ROUND_GAP_NS);
+        if from_client {
+            let start_new = match self.exchanges.last() {
+                None => true,
+                Some(x) => x.response.is_some(),
+            };
+            if start_new {
+                if self.exchanges.len() >= MAX_EXCHANGES {
+                    return;
+                }
+                self.exchanges.push(Exchange {
+                    index: self.exchanges.len() as u32,
+                    request: Span::new(frame, ts, len),
+                    response: None,
+                    rounds: Vec::new(),
+                    idle_before_ns: prev.map(|p| ts.since(p).max(0) as u64),
+                });
+            } else if let Some(x) = self.exchanges.last_mut() {
+                x.request.extend(frame, ts, len);
+            }
+            return;
+        }
+        let Some(x) = self.exchanges.last_mut() else {
+            return; // server data before any request (server speaks first): not an exchange
+        };
+        match &mut x.response {
+            None => {
+                x.response = Some(Span::new(frame, ts, len));
+                x.rounds.push(Span::new(frame, ts, len));
+            }
+            Some(r) => {
+                let since_last = ts.since(r.end).max(0) as u64;
+                r.extend(frame, ts, len);
+                let full = x.rounds.len() >= MAX_ROUNDS;
+                match x.rounds.last_mut() {
+                    Some(round) if since_last < gap || full => round.extend(frame, ts, len),
+                    _ => x.rounds.push(Span::new(frame, ts, len)),
+                }
+            }
+        }
+    }
+
+    pub fn finish(self) -> Vec<Exchange> {
+        self.exchanges
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(ms: f64) -> Timestamp {
+        Timestamp::from_nanos((ms * 1e6) as i64)
+    }
+
+    /// A request, 20 ms of server time, then a response in three rounds one 25 ms RTT
+    /// apart (10, 20 and 5 segments), seen at the client.
+    #[test]
+    fn request_server_time_and_response_rounds() {
+        let mut b = ExchangeBuilder::default();
+        b.established(t(25.0));
+        b.data(4, t(25.1), 400, true, 12_500_000);
+        let mut frame = 5;
+        let mut at = 45.1;
+        for (round, n) in [10, 20, 5].iter().enumerate() {
+            for i in 0..*n {
+                b.data(frame, t(at + f64::from(i) * 0.05), 1448, false, 12_500_000);
+                frame += 1;
+            }
+            at += 25.0;
+            let _ = round;
+        }
+        let x = b.finish();
+        assert_eq!(x.len(), 1);
+        assert_eq!(x[0].server_time_ns(), Some(20_000_000));
+        let sizes: Vec<u32> = x[0].rounds.iter().map(|r| r.segments).collect();
+        assert_eq!(sizes, [10, 20, 5]);
+        assert_eq!(x[0].response.unwrap().bytes, 35 * 1448);
+        assert_eq!(x[0].idle_before_ns, Some(100_000));
+    }
+
+    #[test]
+    fn keep_alive_requests_make_separate_exchanges_with_idle_gaps() {
+        let mut b = ExchangeBuilder::default();
+        b.data(1, t(0.0), 100, true, 1_000_000);
+        b.data(2, t(1.0), 1000, false, 1_000_000);
+        b.data(3, t(2001.0), 100, true, 1_000_000);
+        b.data(4, t(2002.0), 1000, false, 1_000_000);
+        let x = b.finish();
+        assert_eq!(x.len(), 2);
+        assert_eq!(x[1].index, 1);
+        assert_eq!(x[1].idle_before_ns, Some(2_000_000_000));
+    }
+}

@@ -1,0 +1,177 @@
+//! The finding: one mechanism that cost time on one connection, with its evidence, cost
+//! and fix (design.md, "Output contract").
+
+use tcpwhy_capture::Timestamp;
+use tcpwhy_track::{Endpoint, Vantage};
+
+/// Stable finding ids (design.md): new ids may be added, none is ever renamed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FindingId {
+    HandshakeSynRetransmit,
+    ConnectionShortLived,
+    ConnectionIdleClose,
+    SlowStartNewConnection,
+    SlowStartRestartAfterIdle,
+    SlowStartEarlyExit,
+    DelayedAckNagle,
+    DelayedAckCwnd,
+    RwndNoWindowScaling,
+    RwndLimited,
+    RwndZeroWindow,
+    RwndNotGrowing,
+    SndbufLimited,
+    LossRto,
+    LossTailLossProbe,
+    LossFastRetransmit,
+    RetransmitSpurious,
+    Reordering,
+    NetworkBufferbloat,
+    AppServerThinkTime,
+    AppLimited,
+}
+
+impl FindingId {
+    pub const ALL: [FindingId; 21] = [
+        FindingId::HandshakeSynRetransmit,
+        FindingId::ConnectionShortLived,
+        FindingId::ConnectionIdleClose,
+        FindingId::SlowStartNewConnection,
+        FindingId::SlowStartRestartAfterIdle,
+        FindingId::SlowStartEarlyExit,
+        FindingId::DelayedAckNagle,
+        FindingId::DelayedAckCwnd,
+        FindingId::RwndNoWindowScaling,
+        FindingId::RwndLimited,
+        FindingId::RwndZeroWindow,
+        FindingId::RwndNotGrowing,
+        FindingId::SndbufLimited,
+        FindingId::LossRto,
+        FindingId::LossTailLossProbe,
+        FindingId::LossFastRetransmit,
+        FindingId::RetransmitSpurious,
+        FindingId::Reordering,
+        FindingId::NetworkBufferbloat,
+        FindingId::AppServerThinkTime,
+        FindingId::AppLimited,
+    ];
+
+    /// The id as written in reports and JSON.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            FindingId::HandshakeSynRetransmit => "handshake.syn_retransmit",
+            FindingId::ConnectionShortLived => "connection.short_lived",
+            FindingId::ConnectionIdleClose => "connection.idle_close",
+            FindingId::SlowStartNewConnection => "slow_start.new_connection",
+            FindingId::SlowStartRestartAfterIdle => "slow_start.restart_after_idle",
+            FindingId::SlowStartEarlyExit => "slow_start.early_exit",
+            FindingId::DelayedAckNagle => "delayed_ack.nagle",
+            FindingId::DelayedAckCwnd => "delayed_ack.cwnd",
+            FindingId::RwndNoWindowScaling => "rwnd.no_window_scaling",
+            FindingId::RwndLimited => "rwnd.limited",
+            FindingId::RwndZeroWindow => "rwnd.zero_window",
+            FindingId::RwndNotGrowing => "rwnd.not_growing",
+            FindingId::SndbufLimited => "sndbuf.limited",
+            FindingId::LossRto => "loss.rto",
+            FindingId::LossTailLossProbe => "loss.tail_loss_probe",
+            FindingId::LossFastRetransmit => "loss.fast_retransmit",
+            FindingId::RetransmitSpurious => "retransmit.spurious",
+            FindingId::Reordering => "reordering",
+            FindingId::NetworkBufferbloat => "network.bufferbloat",
+            FindingId::AppServerThinkTime => "app.server_think_time",
+            FindingId::AppLimited => "app.limited",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<FindingId> {
+        FindingId::ALL.iter().copied().find(|id| id.as_str() == s)
+    }
+}
+
+/// On which host a fix is applied.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Host {
+    Client,
+    Server,
+    Both,
+}
+
+impl Host {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Host::Client => "client",
+            Host::Server => "server",
+            Host::Both => "both",
+        }
+    }
+}
+
+/// One concrete action.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    pub host: Host,
+    pub action: String,
+}
+
+/// How sure the evidence makes us.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Confidence {
+    Low,
+    Medium,
+    High,
+}
+
+impl Confidence {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Confidence::Low => "low",
+            Confidence::Medium => "medium",
+            Confidence::High => "high",
+        }
+    }
+}
+
+/// A packet that proves the finding, as Wireshark numbers it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Evidence {
+    pub frame: u64,
+    pub ts: Timestamp,
+    pub note: String,
+}
+
+/// Most evidence lines kept per finding: enough to check by hand, bounded in memory.
+pub const MAX_EVIDENCE: usize = 12;
+
+/// One finding on one connection (or, for findings about a pattern of connections, on
+/// the connection that shows it first, with the others counted in `explanation`).
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub id: FindingId,
+    /// Wireshark's tcp.stream index.
+    pub stream: u64,
+    /// `[client, server]`.
+    pub endpoints: [Endpoint; 2],
+    /// Time lost on this connection because of the mechanism.
+    pub cost_ns: u64,
+    /// `cost_ns` as a share of the connection's active time, when meaningful.
+    pub share: Option<f64>,
+    pub evidence: Vec<Evidence>,
+    /// The mechanism in two or three plain sentences, with the numbers measured.
+    pub explanation: String,
+    pub fix: Vec<Fix>,
+    pub confidence: Confidence,
+    /// The vantage point the analysis assumed.
+    pub vantage: Vantage,
+}
+
+impl Finding {
+    /// Adds an evidence line unless the bound is reached.
+    pub fn cite(&mut self, frame: u64, ts: Timestamp, note: impl Into<String>) {
+        if self.evidence.len() < MAX_EVIDENCE {
+            self.evidence.push(Evidence {
+                frame,
+                ts,
+                note: note.into(),
+            });
+        }
+    }
+}

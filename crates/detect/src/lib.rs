@@ -1,0 +1,134 @@
+//! Findings: which TCP mechanism cost time on which connection, proven by frames, priced
+//! in milliseconds, with the fix (design.md "Output contract", mechanisms.md).
+//!
+//! The [`Analyzer`] is fed the tracker's per-segment events and finished connections,
+//! builds each connection's request/response [`exchange`]s, and runs every detector of the
+//! [`detectors::registry`]. Each detector is one module that documents its mechanism and
+//! owns its state; adding one changes no other's output.
+
+pub mod detector;
+pub mod detectors;
+pub mod exchange;
+pub mod finding;
+
+pub use detector::{Connection, Detector, Segment};
+pub use exchange::{Exchange, ExchangeBuilder, Span};
+pub use finding::{Confidence, Evidence, Finding, FindingId, Fix, Host};
+
+use std::collections::HashMap;
+use tcpwhy_capture::{Packet, TcpFlags, Timestamp};
+use tcpwhy_track::{ConnSummary, SegmentEvent, SegmentKinds, Vantage};
+
+/// What the user chose.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    /// Assume this vantage point instead of the inferred one.
+    pub vantage: Option<Vantage>,
+    /// Keep every connection's exchanges in the result (`analyze --exchanges`).
+    pub keep_exchanges: bool,
+}
+
+/// Per-connection state the analyzer itself keeps (the detectors keep their own).
+#[derive(Default)]
+struct ConnState {
+    builder: ExchangeBuilder,
+    syn: Option<Timestamp>,
+    handshake_rtt_ns: Option<u64>,
+    min_partial_rtt_ns: Option<u64>,
+}
+
+/// The result of a pass.
+#[derive(Default)]
+pub struct Analysis {
+    /// Sorted by cost, largest first.
+    pub findings: Vec<Finding>,
+    /// `(stream, exchanges)` of every connection, when asked for.
+    pub exchanges: Vec<(u64, Vec<Exchange>)>,
+}
+
+/// Runs every detector over one capture.
+pub struct Analyzer {
+    config: Config,
+    detectors: Vec<Box<dyn Detector>>,
+    conns: HashMap<u64, ConnState>,
+    out: Analysis,
+}
+
+impl Analyzer {
+    pub fn new(config: Config) -> Self {
+        Analyzer {
+            config,
+            detectors: detectors::registry(),
+            conns: HashMap::new(),
+            out: Analysis::default(),
+        }
+    }
+
+    /// One TCP segment with its tracker event.
+    pub fn on_segment(&mut self, frame: u64, ts: Timestamp, pkt: &Packet<'_>, ev: &SegmentEvent) {
+        if !ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
+            let st = self.conns.entry(ev.stream).or_default();
+            let flags = pkt.flags;
+            if flags.syn() && !flags.ack() {
+                st.syn.get_or_insert(ts);
+            } else if flags.0 & (TcpFlags::SYN | TcpFlags::ACK) == TcpFlags::ACK && ev.from_client {
+                if let (Some(s), None) = (st.syn, st.handshake_rtt_ns) {
+                    st.handshake_rtt_ns = Some(ts.since(s).max(0) as u64);
+                    st.builder.established(ts);
+                }
+            }
+            for (_, ns) in [ev.ack_rtt, ev.ts_rtt].into_iter().flatten() {
+                st.min_partial_rtt_ns = Some(st.min_partial_rtt_ns.map_or(ns, |m| m.min(ns)));
+            }
+            let repeat = SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER;
+            if ev.payload_len > 0 && ev.kinds.0 & repeat == 0 {
+                let rtt = st.handshake_rtt_ns.or(st.min_partial_rtt_ns).unwrap_or(0);
+                st.builder
+                    .data(frame, ts, ev.payload_len, ev.from_client, rtt / 2);
+            }
+        }
+        let seg = Segment { frame, ts, pkt, ev };
+        for d in &mut self.detectors {
+            d.on_segment(&seg);
+        }
+    }
+
+    /// A connection the tracker finalised.
+    pub fn on_connection(&mut self, summary: &ConnSummary) {
+        let st = self.conns.remove(&summary.stream).unwrap_or_default();
+        let exchanges = st.builder.finish();
+        let vantage = self.config.vantage.unwrap_or(summary.vantage);
+        let rtt_ns = summary
+            .handshake_rtt_ns()
+            .filter(|&h| h > 0)
+            .or(st.handshake_rtt_ns);
+        let conn = Connection {
+            summary,
+            exchanges: &exchanges,
+            vantage,
+            rtt_ns,
+        };
+        for d in &mut self.detectors {
+            d.on_connection(&conn, &mut self.out.findings);
+        }
+        if self.config.keep_exchanges {
+            self.out.exchanges.push((summary.stream, exchanges));
+        }
+    }
+
+    /// Ends the pass: findings about patterns across connections, then everything sorted.
+    pub fn finish(mut self) -> Analysis {
+        for d in &mut self.detectors {
+            d.finish(&mut self.out.findings);
+        }
+        let mut out = self.out;
+        out.findings.sort_by(|a, b| {
+            b.cost_ns
+                .cmp(&a.cost_ns)
+                .then(a.stream.cmp(&b.stream))
+                .then(a.id.cmp(&b.id))
+        });
+        out.exchanges.sort_by_key(|(s, _)| *s);
+        out
+    }
+}

@@ -1,0 +1,293 @@
+//! `tcpwhy analyze`: a short verdict, then one block per finding sorted by cost; or the
+//! versioned JSON document (docs/json.md).
+
+use crate::flows::{footer, FileReport};
+use crate::units::{ms, ns_to_ms};
+use crate::SCHEMA_VERSION;
+use serde::Serialize;
+use tcpwhy_detect::{Exchange, Finding};
+
+/// One capture's analysis.
+pub struct AnalyzeReport {
+    pub file: FileReport,
+    /// Findings at or above the cost threshold, sorted by cost.
+    pub findings: Vec<Finding>,
+    /// `(stream, exchanges)` when `--exchanges` was given.
+    pub exchanges: Option<Vec<(u64, Vec<Exchange>)>>,
+}
+
+/// How many findings the verdict names.
+const VERDICT_TOP: usize = 3;
+
+fn pct(share: Option<f64>) -> String {
+    share.map_or(String::new(), |s| {
+        format!(" ({:.0} % of the connection's time)", s * 100.0)
+    })
+}
+
+/// The text report.
+pub fn render_text(reports: &[AnalyzeReport]) -> String {
+    let mut out = String::new();
+    let several = reports.len() > 1;
+    for r in reports {
+        if several {
+            out.push_str(&format!("== {} ==\n", r.file.path));
+        }
+        let t0 = r
+            .file
+            .connections
+            .iter()
+            .map(|c| c.start)
+            .min()
+            .unwrap_or_default();
+        if r.findings.is_empty() {
+            out.push_str("No TCP mechanism cost time above the threshold in this capture.\n");
+        } else {
+            // Verdict: the costliest mechanisms, summed over connections.
+            let mut by_id: Vec<(&str, u64, usize)> = Vec::new();
+            for f in &r.findings {
+                match by_id.iter_mut().find(|(id, _, _)| *id == f.id.as_str()) {
+                    Some(e) => {
+                        e.1 += f.cost_ns;
+                        e.2 += 1;
+                    }
+                    None => by_id.push((f.id.as_str(), f.cost_ns, 1)),
+                }
+            }
+            by_id.sort_by_key(|e| std::cmp::Reverse(e.1));
+            out.push_str("Verdict:\n");
+            for (id, cost, n) in by_id.iter().take(VERDICT_TOP) {
+                out.push_str(&format!(
+                    "  {id}: {} ms lost on {n} connection(s)\n",
+                    ms(*cost)
+                ));
+            }
+            if by_id.len() > VERDICT_TOP {
+                out.push_str(&format!(
+                    "  … and {} more kinds of finding below\n",
+                    by_id.len() - VERDICT_TOP
+                ));
+            }
+            for f in &r.findings {
+                out.push('\n');
+                out.push_str(&format!(
+                    "[{}] stream {}  {} → {}  cost {} ms{}\n",
+                    f.id.as_str(),
+                    f.stream,
+                    f.endpoints[0],
+                    f.endpoints[1],
+                    ms(f.cost_ns),
+                    pct(f.share)
+                ));
+                out.push_str(&wrap(&f.explanation, "  "));
+                out.push_str("  Evidence (Wireshark frame numbers; time since the first connection began):\n");
+                for e in &f.evidence {
+                    // Seconds since the capture's first TCP connection began, like
+                    // Wireshark's default time column.
+                    let rel = e.ts.since(t0) as f64 / 1e9;
+                    out.push_str(&format!(
+                        "    frame {:>7}  {rel:>12.6} s  {}\n",
+                        e.frame, e.note
+                    ));
+                }
+                out.push_str("  Fix:\n");
+                for x in &f.fix {
+                    let on = match x.host {
+                        tcpwhy_detect::Host::Both => "on both hosts".to_string(),
+                        h => format!("on the {}", h.as_str()),
+                    };
+                    out.push_str(&format!("    {on}: {}\n", x.action));
+                }
+                out.push_str(&format!(
+                    "  Confidence: {}; vantage assumed: {}\n",
+                    f.confidence.as_str(),
+                    f.vantage.name()
+                ));
+            }
+        }
+        if let Some(xs) = &r.exchanges {
+            out.push_str("\nExchanges (request → server time → response in RTT rounds):\n");
+            for (stream, list) in xs {
+                for x in list {
+                    let server = x.server_time_ns().map_or("-".into(), ms);
+                    let resp = x.response.as_ref();
+                    let rounds: Vec<String> =
+                        x.rounds.iter().map(|r| r.segments.to_string()).collect();
+                    out.push_str(&format!(
+                        "  stream {stream:>5} #{:<3} frames {}–{}  request {} B  server {} ms  response {} B in {} ms, {} round(s) [{}]\n",
+                        x.index + 1,
+                        x.request.first_frame,
+                        resp.map_or(x.request.last_frame, |r| r.last_frame),
+                        x.request.bytes,
+                        server,
+                        resp.map_or(0, |r| r.bytes),
+                        resp.map_or("-".into(), |r| ms(r.duration_ns())),
+                        x.rounds.len(),
+                        rounds.join(" ")
+                    ));
+                }
+            }
+        }
+        out.push('\n');
+        out.push_str(&footer(&r.file));
+    }
+    out
+}
+
+/// Wraps prose at 88 columns with an indent.
+fn wrap(text: &str, indent: &str) -> String {
+    const WIDTH: usize = 88;
+    let mut out = String::new();
+    let mut line = String::from(indent);
+    for word in text.split_whitespace() {
+        if line.len() > indent.len() && line.len() + 1 + word.len() > WIDTH {
+            out.push_str(&line);
+            out.push('\n');
+            line = String::from(indent);
+        }
+        if line.len() > indent.len() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if line.len() > indent.len() {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct JsonDoc<'a> {
+    schema_version: u32,
+    command: &'static str,
+    files: Vec<JsonFile<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonFile<'a> {
+    path: &'a str,
+    frames: u64,
+    tcp_frames: u64,
+    connections: usize,
+    error: Option<&'a str>,
+    findings: Vec<JsonFinding<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exchanges: Option<Vec<JsonExchange>>,
+}
+
+#[derive(Serialize)]
+struct JsonFinding<'a> {
+    id: &'static str,
+    stream: u64,
+    client: String,
+    server: String,
+    cost_ms: f64,
+    share: Option<f64>,
+    evidence: Vec<JsonEvidence<'a>>,
+    explanation: &'a str,
+    fix: Vec<JsonFix<'a>>,
+    confidence: &'static str,
+    vantage: &'static str,
+}
+
+#[derive(Serialize)]
+struct JsonEvidence<'a> {
+    frame: u64,
+    time: String,
+    note: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonFix<'a> {
+    host: &'static str,
+    action: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonExchange {
+    stream: u64,
+    index: u32,
+    request_first_frame: u64,
+    request_last_frame: u64,
+    request_bytes: u64,
+    server_time_ms: Option<f64>,
+    response_first_frame: Option<u64>,
+    response_last_frame: Option<u64>,
+    response_bytes: u64,
+    response_ms: Option<f64>,
+    rounds: Vec<u32>,
+    idle_before_ms: Option<f64>,
+}
+
+/// Writes the JSON document of `tcpwhy analyze --format json`.
+pub fn write_json(reports: &[AnalyzeReport], out: &mut impl std::io::Write) -> std::io::Result<()> {
+    let doc = JsonDoc {
+        schema_version: SCHEMA_VERSION,
+        command: "analyze",
+        files: reports
+            .iter()
+            .map(|r| JsonFile {
+                path: &r.file.path,
+                frames: r.file.frames,
+                tcp_frames: r.file.tcp_frames,
+                connections: r.file.connections.len(),
+                error: r.file.error.as_ref().map(|e| e.message.as_str()),
+                findings: r
+                    .findings
+                    .iter()
+                    .map(|f| JsonFinding {
+                        id: f.id.as_str(),
+                        stream: f.stream,
+                        client: f.endpoints[0].to_string(),
+                        server: f.endpoints[1].to_string(),
+                        cost_ms: ns_to_ms(f.cost_ns),
+                        share: f.share.map(|s| (s * 1000.0).round() / 1000.0),
+                        evidence: f
+                            .evidence
+                            .iter()
+                            .map(|e| JsonEvidence {
+                                frame: e.frame,
+                                time: e.ts.to_string(),
+                                note: &e.note,
+                            })
+                            .collect(),
+                        explanation: &f.explanation,
+                        fix: f
+                            .fix
+                            .iter()
+                            .map(|x| JsonFix {
+                                host: x.host.as_str(),
+                                action: &x.action,
+                            })
+                            .collect(),
+                        confidence: f.confidence.as_str(),
+                        vantage: f.vantage.name(),
+                    })
+                    .collect(),
+                exchanges: r.exchanges.as_ref().map(|xs| {
+                    xs.iter()
+                        .flat_map(|(stream, list)| {
+                            list.iter().map(move |x| JsonExchange {
+                                stream: *stream,
+                                index: x.index,
+                                request_first_frame: x.request.first_frame,
+                                request_last_frame: x.request.last_frame,
+                                request_bytes: x.request.bytes,
+                                server_time_ms: x.server_time_ns().map(ns_to_ms),
+                                response_first_frame: x.response.map(|r| r.first_frame),
+                                response_last_frame: x.response.map(|r| r.last_frame),
+                                response_bytes: x.response.map_or(0, |r| r.bytes),
+                                response_ms: x.response.map(|r| ns_to_ms(r.duration_ns())),
+                                rounds: x.rounds.iter().map(|r| r.segments).collect(),
+                                idle_before_ms: x.idle_before_ns.map(ns_to_ms),
+                            })
+                        })
+                        .collect()
+                }),
+            })
+            .collect(),
+    };
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    out.write_all(b"\n")
+}
