@@ -1,6 +1,12 @@
 //! The detectors, one module per mechanism, in one ordered registry.
 
+pub mod app_limited;
+pub mod early_exit;
+pub mod idle_close;
+pub mod new_connection;
+pub mod restart_after_idle;
 pub mod server_think_time;
+pub mod short_lived;
 pub mod syn_retransmit;
 
 use crate::detector::Detector;
@@ -9,6 +15,12 @@ use crate::detector::Detector;
 pub fn registry() -> Vec<Box<dyn Detector>> {
     vec![
         Box::new(syn_retransmit::SynRetransmit::default()),
+        Box::new(short_lived::ShortLived::default()),
+        Box::new(idle_close::IdleClose::default()),
+        Box::new(new_connection::NewConnection::default()),
+        Box::new(restart_after_idle::RestartAfterIdle::default()),
+        Box::new(early_exit::EarlyExit::default()),
         Box::new(server_think_time::ServerThinkTime),
+        Box::new(app_limited::AppLimited::default()),
     ]
 }

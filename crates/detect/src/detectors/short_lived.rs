@@ -1,0 +1,8 @@
+//! `connection.short_lived` (to be written: see mechanisms.md).
+
+use crate::detector::Detector;
+
+#[derive(Default)]
+pub struct ShortLived {}
+
+impl Detector for ShortLived {}
