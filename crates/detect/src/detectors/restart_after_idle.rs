@@ -1,8 +1,437 @@
-//! `slow_start.restart_after_idle` (to be written: see mechanisms.md).
+//! `slow_start.restart_after_idle`: a persistent connection that idled longer than one
+//! retransmission timeout starts its next response from a small restart window.
+//!
+//! Mechanism (RFC 5681 §4.1, RFC 2861): a sender that has sent no data for more than one
+//! RTO resets cwnd to the restart window RW = min(IW, cwnd) before sending again. Linux
+//! does it when data is queued (`tcp_slow_start_after_idle_check`, enabled by
+//! `net.ipv4.tcp_slow_start_after_idle=1`, the default): `tcp_cwnd_restart` halves cwnd
+//! once per RTO of idle time, never below min(IW, cwnd). Congestion control modules with
+//! their own `cong_control` hook (BBR) skip it; CUBIC and Reno do not. Linux's RTO is
+//! SRTT + max(4·RTTVAR, 200 ms), so a few hundred ms of idle are enough.
+//!
+//! Signature, the same from both ends because it is read from response rounds: on a
+//! connection whose earlier response already sent a round of W bytes, a response that
+//! follows a gap with no data from the sender longer than the estimated RTO starts with a
+//! round of at most W/2 (at least one halving; ≈ IW after a long idle), and the rounds
+//! after it roughly double again. At the server, rounds are bursts of data leaving between
+//! the returns of ACKs; at the client, bursts arriving one RTT apart. The RTO estimate
+//! uses the RFC 6298 filter over full-RTT samples of the sender's data: at the server,
+//! data → the client's ACK; at the client, the client's ACK → the server data echoing its
+//! timestamp in the middle of a response (the request → response samples hold the
+//! server's think time and are left out); without samples, the path RTT as a first
+//! measurement (RTTVAR = RTT/2, RFC 6298 §2.2).
+//!
+//! Cost: per restarted response, (rounds observed − rounds it would have needed starting
+//! from W and doubling) × the path RTT, summed over the connection.
+//!
+//! Fix (on the sender, usually the server): `sysctl -w
+//! net.ipv4.tcp_slow_start_after_idle=0`, or BBR; keep the connection busy.
+//!
+//! Known false positives: an application that writes a response in pieces (a small
+//! first piece, then the rest once it is ready) also makes a small first round; the
+//! doubling check rejects most of them. A loss or an RTO at the end of the previous
+//! response also shrinks cwnd: responses with retransmissions since the earlier large
+//! round are not reported.
 
-use crate::detector::Detector;
+use crate::detector::{ms, Connection, Detector, Segment};
+use crate::exchange::Exchange;
+use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
+use std::collections::HashMap;
+use tcpwhy_capture::Timestamp;
+use tcpwhy_track::{ConnSummary, SegmentKinds, Vantage};
+
+/// Linux `TCP_RTO_MIN` (200 ms): the floor of the variance term of its RTO.
+pub const TCP_RTO_MIN_NS: u64 = 200_000_000;
+/// The smallest shrink counted as a restart: one halving of the earlier window
+/// (`tcp_cwnd_restart` halves once per RTO of idle).
+pub const MIN_SHRINK_FACTOR: u64 = 2;
+/// Slow start doubles per round; a round that grows less than this much over the one
+/// before (both full, i.e. not the last) is not slow start — the small first round had
+/// another cause (the application wrote a small piece first).
+pub const MIN_GROWTH: f64 = 1.5;
+/// Gaps remembered per connection (one per response after an idle period).
+const MAX_GAPS: usize = 4096;
+/// Retransmission frames remembered per connection.
+const MAX_RETRANS: usize = 4096;
+/// Linux's default initial window in segments (RFC 6928), for the explanation only.
+const LINUX_IW_SEGMENTS: u64 = 10;
+
+/// RFC 6298 §2 smoothed RTT and variation, in nanoseconds.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct RttEstimator {
+    srtt: Option<f64>,
+    rttvar: f64,
+}
+
+impl RttEstimator {
+    pub fn sample(&mut self, r_ns: u64) {
+        let r = r_ns as f64;
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = r / 2.0;
+            }
+            Some(s) => {
+                self.rttvar = 0.75 * self.rttvar + 0.25 * (s - r).abs();
+                self.srtt = Some(0.875 * s + 0.125 * r);
+            }
+        }
+    }
+
+    /// Linux's RTO: SRTT + max(4·RTTVAR, TCP_RTO_MIN) (`tcp_set_rto`, `tcp_rtt_estimator`).
+    pub fn rto_ns(&self) -> Option<u64> {
+        let s = self.srtt?;
+        Some((s + (4.0 * self.rttvar).max(TCP_RTO_MIN_NS as f64)) as u64)
+    }
+
+    /// Linux's RTO from one measurement (RFC 6298 §2.2).
+    pub fn rto_from_rtt(rtt_ns: u64) -> u64 {
+        let mut e = RttEstimator::default();
+        e.sample(rtt_ns);
+        e.rto_ns().unwrap_or(TCP_RTO_MIN_NS)
+    }
+}
+
+/// The estimates when the server started sending again after a pause.
+#[derive(Copy, Clone, Debug)]
+struct Gap {
+    /// The first data frame after the pause.
+    frame: u64,
+    /// RTO from samples valid at the server's vantage, and at the client's.
+    rto_server_view: Option<u64>,
+    rto_client_view: Option<u64>,
+}
 
 #[derive(Default)]
-pub struct RestartAfterIdle {}
+struct Conn {
+    /// Full-RTT samples of the server's data if the capture is at the server.
+    est_server_view: RttEstimator,
+    /// Full-RTT samples of the server's data if the capture is at the client.
+    est_client_view: RttEstimator,
+    last_server_data: Option<Timestamp>,
+    /// The server's last data segment came after the client's last one (mid-response).
+    server_mid_response: bool,
+    gaps: Vec<Gap>,
+    server_retrans: Vec<u64>,
+}
 
-impl Detector for RestartAfterIdle {}
+#[derive(Default)]
+pub struct RestartAfterIdle {
+    conns: HashMap<u64, Conn>,
+}
+
+impl Detector for RestartAfterIdle {
+    fn on_segment(&mut self, seg: &Segment<'_>) {
+        let ev = seg.ev;
+        if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
+            return;
+        }
+        let c = self.conns.entry(ev.stream).or_default();
+        if ev.from_client {
+            // The server's data → this ACK: a full RTT when the capture is at the server.
+            if let Some((_, ns)) = ev.ack_rtt.or(ev.ts_rtt) {
+                c.est_server_view.sample(ns);
+            }
+            if ev.payload_len > 0 {
+                c.server_mid_response = false;
+            }
+            return;
+        }
+        // The client's ACK → this data echoing it: a full RTT at the client, unless the
+        // echoed segment was a request (then it holds the server's think time).
+        if c.server_mid_response && ev.payload_len > 0 {
+            if let Some((_, ns)) = ev.ts_rtt {
+                c.est_client_view.sample(ns);
+            }
+        }
+        if ev.payload_len == 0 {
+            return;
+        }
+        if ev.kinds.has(SegmentKinds::RETRANSMISSION) && c.server_retrans.len() < MAX_RETRANS {
+            c.server_retrans.push(seg.frame);
+        }
+        let new = ev.kinds.0 & (SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER) == 0;
+        if new {
+            if let Some(prev) = c.last_server_data {
+                let gap = seg.ts.since(prev).max(0) as u64;
+                if gap >= TCP_RTO_MIN_NS && c.gaps.len() < MAX_GAPS {
+                    c.gaps.push(Gap {
+                        frame: seg.frame,
+                        rto_server_view: c.est_server_view.rto_ns(),
+                        rto_client_view: c.est_client_view.rto_ns(),
+                    });
+                }
+            }
+            c.last_server_data = Some(seg.ts);
+        }
+        c.server_mid_response = true;
+    }
+
+    fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
+        let st = self.conns.remove(&conn.summary.stream).unwrap_or_default();
+        let Some(rtt) = conn.rtt_ns.filter(|&r| r > 0) else {
+            return; // rounds and their cost need the path RTT
+        };
+        let mss = sender_mss(conn.summary);
+        let mut restarts = Vec::new();
+        for (i, x) in conn.exchanges.iter().enumerate() {
+            if let Some(r) = restart(conn, &st, &conn.exchanges[..i], x, rtt) {
+                restarts.push(r);
+            }
+        }
+        if restarts.is_empty() {
+            return;
+        }
+        let mut f = conn.finding(FindingId::SlowStartRestartAfterIdle);
+        f.cost_ns = restarts.iter().map(|r| r.cost_ns).sum();
+        f.share = Some(f.cost_ns as f64 / conn.active_ns().max(1) as f64);
+        for r in &restarts {
+            let seg = |b: u64| b.div_ceil(mss);
+            f.cite(
+                r.big_round_frame,
+                r.big_round_ts,
+                format!(
+                    "response {}: a round of {} B (≈ {} segments) sent back to back",
+                    r.before_index + 1,
+                    r.window_before,
+                    seg(r.window_before)
+                ),
+            );
+            f.cite(
+                r.last_before_frame,
+                r.last_before_ts,
+                format!("response {}: last data before the idle", r.before_index + 1),
+            );
+            f.cite(
+                r.first_frame,
+                r.first_ts,
+                format!(
+                    "response {}: first data after {} idle (RTO ≈ {}): a round of only {} B \
+                     (≈ {} segments)",
+                    r.index + 1,
+                    ms(r.idle_ns),
+                    ms(r.rto_ns),
+                    r.window_after,
+                    seg(r.window_after)
+                ),
+            );
+            if let Some((frame, ts, bytes)) = r.second_round {
+                f.cite(
+                    frame,
+                    ts,
+                    format!(
+                        "next round one RTT later: {} B (≈ {} segments), slow start again",
+                        bytes,
+                        seg(bytes)
+                    ),
+                );
+            }
+        }
+        let r = &restarts[0];
+        let more = if restarts.len() > 1 {
+            format!(
+                " {} responses restarted like this; in all they cost {}.",
+                restarts.len(),
+                ms(f.cost_ns)
+            )
+        } else {
+            String::new()
+        };
+        let halvings = (r.idle_ns / r.rto_ns.max(1)).max(1);
+        let iw_note = if r.window_after.div_ceil(mss) <= LINUX_IW_SEGMENTS + 1 {
+            ", back at the initial window"
+        } else {
+            ""
+        };
+        f.explanation = format!(
+            "The connection was idle {} before response {}, longer than the sender's \
+             retransmission timeout (≈ {}: SRTT + max(4·RTTVAR, 200 ms)), so the sender \
+             restarted slow start: it had already sent rounds of {} B (≈ {} segments), but \
+             this response began with {} B (≈ {} segments{iw_note}) and needed {} rounds of \
+             {} instead of {}. Linux halves cwnd once per RTO of idle ({} here) down to the \
+             initial window.{more}",
+            ms(r.idle_ns),
+            r.index + 1,
+            ms(r.rto_ns),
+            r.window_before,
+            r.window_before.div_ceil(mss),
+            r.window_after,
+            r.window_after.div_ceil(mss),
+            r.rounds,
+            ms(rtt),
+            r.rounds_needed,
+            halvings,
+        );
+        f.fix = vec![
+            Fix {
+                host: Host::Server,
+                action: "sysctl -w net.ipv4.tcp_slow_start_after_idle=0 (on the host that sends \
+                         the responses), or use BBR there (it skips the restart)"
+                    .into(),
+            },
+            Fix {
+                host: Host::Client,
+                action: "keep the connection busy (requests closer together than the RTO) or \
+                         accept the cost"
+                    .into(),
+            },
+        ];
+        f.confidence = if restarts.iter().all(|r| r.growth_seen) {
+            Confidence::High
+        } else {
+            Confidence::Medium
+        };
+        out.push(f);
+    }
+}
+
+/// One response that restarted from a small window.
+struct Restart {
+    index: u32,
+    before_index: u32,
+    idle_ns: u64,
+    rto_ns: u64,
+    window_before: u64,
+    window_after: u64,
+    rounds: usize,
+    rounds_needed: usize,
+    cost_ns: u64,
+    growth_seen: bool,
+    big_round_frame: u64,
+    big_round_ts: Timestamp,
+    last_before_frame: u64,
+    last_before_ts: Timestamp,
+    first_frame: u64,
+    first_ts: Timestamp,
+    second_round: Option<(u64, Timestamp, u64)>,
+}
+
+fn restart(
+    conn: &Connection<'_>,
+    st: &Conn,
+    earlier: &[Exchange],
+    x: &Exchange,
+    rtt: u64,
+) -> Option<Restart> {
+    let resp = x.response.as_ref()?;
+    if x.rounds.len() < 2 {
+        return None; // it fitted in one round: the restart cost nothing
+    }
+    // The previous response (the last data the sender sent before the pause) and the
+    // largest round any earlier response reached.
+    let prev = earlier.iter().rev().find(|e| e.response.is_some())?;
+    let prev_resp = prev.response.as_ref()?;
+    let (big_x, big) = earlier
+        .iter()
+        .flat_map(|e| e.rounds.iter().map(move |r| (e, r)))
+        .max_by_key(|(_, r)| (r.bytes, std::cmp::Reverse(r.first_frame)))?;
+    let first = x.rounds[0];
+    if first.bytes.saturating_mul(MIN_SHRINK_FACTOR) > big.bytes {
+        return None;
+    }
+    let idle_ns = resp.start.since(prev_resp.end).max(0) as u64;
+    let gap = st.gaps.iter().find(|g| g.frame == resp.first_frame);
+    let sampled = gap.and_then(|g| match conn.vantage {
+        Vantage::Server => g.rto_server_view,
+        Vantage::Client => g.rto_client_view,
+        Vantage::Middle | Vantage::Unknown => None,
+    });
+    let rto_ns = sampled.unwrap_or_else(|| RttEstimator::rto_from_rtt(rtt));
+    if idle_ns <= rto_ns {
+        return None;
+    }
+    // A retransmission since the earlier large round may have shrunk cwnd instead.
+    if st
+        .server_retrans
+        .iter()
+        .any(|&fr| fr >= big.first_frame && fr <= resp.last_frame)
+    {
+        return None;
+    }
+    // Slow start again: each full round (not the last, which may be cut by the response's
+    // end) grows by about ×2 over the one before.
+    let full = &x.rounds[..x.rounds.len() - 1];
+    let mut growth_seen = false;
+    for w in full.windows(2) {
+        if (w[1].bytes as f64) < MIN_GROWTH * w[0].bytes as f64 {
+            return None;
+        }
+        growth_seen = true;
+    }
+    let rounds_needed = rounds_from(big.bytes, resp.bytes);
+    let rounds = x.rounds.len();
+    if rounds <= rounds_needed {
+        return None;
+    }
+    let extra = (rounds - rounds_needed) as u64;
+    let second = x.rounds[1];
+    Some(Restart {
+        index: x.index,
+        before_index: big_x.index,
+        idle_ns,
+        rto_ns,
+        window_before: big.bytes,
+        window_after: first.bytes,
+        rounds,
+        rounds_needed,
+        cost_ns: extra * rtt,
+        growth_seen,
+        big_round_frame: big.first_frame,
+        big_round_ts: big.start,
+        last_before_frame: prev_resp.last_frame,
+        last_before_ts: prev_resp.end,
+        first_frame: first.first_frame,
+        first_ts: first.start,
+        second_round: Some((second.first_frame, second.start, second.bytes)),
+    })
+}
+
+/// Rounds slow start needs to send `bytes` starting from a window of `window` bytes.
+pub fn rounds_from(window: u64, bytes: u64) -> usize {
+    let (mut w, mut sent, mut n) = (window.max(1), 0u64, 0usize);
+    while sent < bytes && n < crate::exchange::MAX_ROUNDS {
+        sent = sent.saturating_add(w);
+        w = w.saturating_mul(2);
+        n += 1;
+    }
+    n
+}
+
+/// The server's segment size: the client's MSS option less the 12 bytes of timestamps
+/// when both sides offered them (seed 01: 1424 − 12 = 1412); 1448 (Ethernet with
+/// timestamps) when the handshake was not captured.
+fn sender_mss(s: &ConnSummary) -> u64 {
+    let (c, srv) = (s.dirs[0].syn, s.dirs[1].syn);
+    match (c.and_then(|o| o.mss), srv) {
+        (Some(m), Some(so)) => {
+            let ts = c.is_some_and(|o| o.timestamps) && so.timestamps;
+            u64::from(m).saturating_sub(if ts { 12 } else { 0 }).max(1)
+        }
+        (Some(m), None) => u64::from(m).max(1),
+        _ => 1448,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 25 ms path, one sample: RTO = 25 + max(4 × 12.5, 200) = 225 ms.
+    #[test]
+    fn rto_is_srtt_plus_the_200_ms_floor_on_short_paths() {
+        assert_eq!(RttEstimator::rto_from_rtt(25_000_000), 225_000_000);
+        // 100 ms: 100 + max(200, 200) = 300 ms; 200 ms: 200 + 400 = 600 ms.
+        assert_eq!(RttEstimator::rto_from_rtt(100_000_000), 300_000_000);
+        assert_eq!(RttEstimator::rto_from_rtt(200_000_000), 600_000_000);
+    }
+
+    /// Seed 01's response: 512 segments of 1448 B. From a warm round of 202 segments it
+    /// needs 2 rounds (202 + 404 ≥ 512); from IW 10, 6 (10+20+40+80+160+320).
+    #[test]
+    fn rounds_needed_from_a_window() {
+        let b = 741_342;
+        assert_eq!(rounds_from(202 * 1448, b), 2);
+        assert_eq!(rounds_from(10 * 1448, b), 6);
+        assert_eq!(rounds_from(600 * 1448, b), 1);
+    }
+}
