@@ -1,8 +1,335 @@
-//! `slow_start.early_exit` (to be written: see mechanisms.md).
+//! `slow_start.early_exit`: a new connection leaves slow start at a small window although
+//! nothing told it to — usually a small ssthresh cached from an earlier connection.
+//!
+//! Mechanism (Linux `tcp_metrics`, seed 02): on close, a connection's ssthresh, cwnd and
+//! RTT are cached per destination unless `net.ipv4.tcp_no_metrics_save=1` (newer kernels
+//! also need `tcp_no_ssthresh_metrics_save=0` for ssthresh). A new connection to the same
+//! destination starts with the cached ssthresh (`tcp_init_metrics`); when it is small
+//! (left by a lossy period), cwnd stops doubling at that value and grows by about one
+//! segment per RTT (congestion avoidance, RFC 5681 §3.1) although nothing was lost.
+//!
+//! Signature, read from the response's RTT rounds (the same at both ends): the rounds
+//! double from the initial window, then, at a round well below the receiver's advertised
+//! window, grow by less than ×`MIN_SS_GROWTH` and keep growing slowly
+//! (≤ ×`MAX_CA_GROWTH` per round on average) for at least `MIN_CA_ROUNDS` rounds, with no
+//! retransmission, D-SACK or ECN echo before the switch and no RTT jump (the round before
+//! the switch took at most `MAX_RTT_JUMP` × the first round's duration — a jump would be
+//! HyStart's delay exit, RFC 9406). Repeatable across new connections to the same peer;
+//! an earlier connection to the same peer with retransmissions explains where the small
+//! ssthresh came from (both raise the confidence).
+//!
+//! Cost: the rounds the response took minus the rounds it would have needed had slow
+//! start continued (doubling) up to the largest round the connection reached, × RTT. A
+//! conservative price: the path may carry more than that largest round.
+//!
+//! Fix (on the sender): `ip tcp_metrics delete ADDR` (the peer) or `ip tcp_metrics flush`;
+//! `sysctl -w net.ipv4.tcp_no_metrics_save=1` to stop caching.
+//!
+//! Known false positives: a sender limited by its send buffer or the application makes
+//! flat rounds too (the response is produced at that rate); HyStart's ACK-train exit at
+//! a real bottleneck (then the flat window is the path's capacity, not small). Responses
+//! that fit in a few rounds cannot show the pattern and are not judged.
 
-use crate::detector::Detector;
+use crate::detector::{ms, Connection, Detector, Segment};
+use crate::exchange::Span;
+use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
+use std::collections::HashMap;
+use std::net::IpAddr;
+use tcpwhy_capture::{TcpFlags, Timestamp};
+use tcpwhy_track::SegmentKinds;
+
+/// Slow start at least doubles per round (RFC 5681 §3.1 with ABC); a round growing less
+/// than this over the one before has left slow start (delayed ACKs give ≈ ×1.5–2).
+pub const MIN_SS_GROWTH: f64 = 1.4;
+/// Congestion avoidance grows by about one MSS per RTT (CUBIC a few); an average growth
+/// per round above this is not congestion avoidance at these window sizes.
+pub const MAX_CA_GROWTH: f64 = 1.15;
+/// Full rounds after the switch needed to call the growth linear.
+pub const MIN_CA_ROUNDS: usize = 4;
+/// A window at or above this share of the receiver's largest advertised window may be
+/// the receiver's limit (`rwnd.limited`), not an early exit.
+pub const MAX_RWND_SHARE: f64 = 0.5;
+/// A round before the switch lasting more than this × the first round's gap means the
+/// RTT rose (queueing): HyStart's delay exit, a real signal.
+pub const MAX_RTT_JUMP: f64 = 1.5;
 
 #[derive(Default)]
-pub struct EarlyExit {}
+struct Conn {
+    /// Frame of the first event that legitimately ends slow start: a loss (seen as a
+    /// retransmission at the sender, a hole or duplicate ACKs at the receiver), a D-SACK
+    /// or an ECN echo from the client.
+    first_signal: Option<(u64, &'static str)>,
+    /// Segments that showed a loss of the server's data.
+    loss_signals: u64,
+}
 
-impl Detector for EarlyExit {}
+/// A connection that left slow start early, waiting for `finish` to learn whether
+/// other connections to the same peer did too.
+struct Pending {
+    finding: Finding,
+    peer: (IpAddr, IpAddr),
+    start: Timestamp,
+}
+
+/// A connection's history with a peer.
+struct PeerConn {
+    stream: u64,
+    start: Timestamp,
+    loss_signals: u64,
+    early_exit: bool,
+}
+
+#[derive(Default)]
+pub struct EarlyExit {
+    conns: HashMap<u64, Conn>,
+    pending: Vec<Pending>,
+    peers: HashMap<(IpAddr, IpAddr), Vec<PeerConn>>,
+}
+
+/// Connections remembered per peer pair for the cross-connection check.
+const MAX_PEER_CONNS: usize = 4096;
+
+impl Detector for EarlyExit {
+    fn on_segment(&mut self, seg: &Segment<'_>) {
+        let ev = seg.ev;
+        if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
+            return;
+        }
+        let c = self.conns.entry(ev.stream).or_default();
+        // A loss seen from the sender (a retransmission) or from the receiver (a hole in
+        // the server's data, duplicate ACKs), a D-SACK or an ECN echo.
+        let server_loss = SegmentKinds::RETRANSMISSION
+            | SegmentKinds::OUT_OF_ORDER
+            | SegmentKinds::PREVIOUS_SEGMENT_NOT_CAPTURED;
+        let signal = if !ev.from_client && ev.kinds.0 & server_loss != 0 {
+            c.loss_signals += 1;
+            Some("loss")
+        } else if ev.from_client && ev.kinds.0 & (SegmentKinds::DUP_ACK | SegmentKinds::DSACK) != 0
+        {
+            c.loss_signals += 1;
+            Some("duplicate ACK or D-SACK")
+        } else if ev.from_client && seg.pkt.flags.has(TcpFlags::ECE) && !seg.pkt.flags.syn() {
+            Some("ECN echo")
+        } else {
+            None
+        };
+        if let Some(s) = signal {
+            c.first_signal.get_or_insert((seg.frame, s));
+        }
+    }
+
+    fn on_connection(&mut self, conn: &Connection<'_>, _out: &mut Vec<Finding>) {
+        let st = self.conns.remove(&conn.summary.stream).unwrap_or_default();
+        let [client, server] = conn.summary.endpoints;
+        let peer = (server.addr, client.addr);
+        let early = conn.rtt_ns.filter(|&r| r > 0).and_then(|rtt| {
+            let x = conn.exchanges.first()?;
+            let resp = x.response.as_ref()?;
+            let rwnd = conn.summary.dirs[0].max_window_bytes?;
+            judge(&x.rounds, resp.bytes, rwnd, st.first_signal.map(|s| s.0))
+                .map(|j| (j, rtt, x.index))
+        });
+        let list = self.peers.entry(peer).or_default();
+        if list.len() < MAX_PEER_CONNS {
+            list.push(PeerConn {
+                stream: conn.summary.stream,
+                start: conn.summary.start,
+                loss_signals: st.loss_signals,
+                early_exit: early.is_some(),
+            });
+        }
+        let Some((j, rtt, index)) = early else {
+            return;
+        };
+        let mut f = conn.finding(FindingId::SlowStartEarlyExit);
+        f.cost_ns = j.extra_rounds as u64 * rtt;
+        f.share = Some(f.cost_ns as f64 / conn.active_ns().max(1) as f64);
+        let r = &j.rounds;
+        f.cite(
+            r[0].first_frame,
+            r[0].start,
+            format!("response {}: first round, {} B", index + 1, r[0].bytes),
+        );
+        f.cite(
+            r[j.exit].first_frame,
+            r[j.exit].start,
+            format!(
+                "round {}: {} B, slow start's last doubling",
+                j.exit + 1,
+                r[j.exit].bytes
+            ),
+        );
+        f.cite(
+            r[j.exit + 1].first_frame,
+            r[j.exit + 1].start,
+            format!(
+                "round {}: only {} B (×{:.2}), nothing lost before it",
+                j.exit + 2,
+                r[j.exit + 1].bytes,
+                r[j.exit + 1].bytes as f64 / r[j.exit].bytes.max(1) as f64
+            ),
+        );
+        let last_full = r.len() - 2;
+        f.cite(
+            r[last_full].first_frame,
+            r[last_full].start,
+            format!(
+                "round {}: {} B, {} rounds later: growing by ≈ {} B per round",
+                last_full + 1,
+                r[last_full].bytes,
+                last_full - j.exit - 1,
+                j.growth_per_round
+            ),
+        );
+        f.explanation = format!(
+            "Slow start ended at a window of {} B after {} round(s), with no loss, D-SACK, ECN \
+             echo or RTT rise before it, and the window then grew by only ≈ {} B per round \
+             (congestion avoidance) up to {} B: the connection started with a small slow-start \
+             threshold. On Linux that is a ssthresh cached from an earlier connection to the same \
+             peer (tcp_metrics). The response took {} rounds of {}; continuing slow start up to \
+             {} B would have taken {}.",
+            r[j.exit].bytes,
+            j.exit + 1,
+            j.growth_per_round,
+            j.max_round,
+            r.len(),
+            ms(rtt),
+            j.max_round,
+            r.len() - j.extra_rounds,
+        );
+        f.fix = vec![
+            Fix {
+                host: Host::Server,
+                action: format!(
+                    "ip tcp_metrics show {0}; ip tcp_metrics delete {0} (or ip tcp_metrics \
+                     flush) on the sender",
+                    client.addr
+                ),
+            },
+            Fix {
+                host: Host::Server,
+                action: "sysctl -w net.ipv4.tcp_no_metrics_save=1 (stop caching ssthresh per \
+                         destination)"
+                    .into(),
+            },
+        ];
+        f.confidence = Confidence::Medium;
+        self.pending.push(Pending {
+            finding: f,
+            peer,
+            start: conn.summary.start,
+        });
+    }
+
+    fn finish(&mut self, out: &mut Vec<Finding>) {
+        for mut p in std::mem::take(&mut self.pending) {
+            let list = self.peers.get(&p.peer).map(Vec::as_slice).unwrap_or(&[]);
+            let others = list
+                .iter()
+                .filter(|c| c.early_exit && c.stream != p.finding.stream)
+                .count();
+            let lossy_before = list
+                .iter()
+                .filter(|c| c.start < p.start && c.loss_signals > 0)
+                .max_by_key(|c| c.start);
+            if others > 0 {
+                p.finding.explanation.push_str(&format!(
+                    " {others} other connection(s) to the same peer show the same early exit."
+                ));
+            }
+            if let Some(c) = lossy_before {
+                p.finding.explanation.push_str(&format!(
+                    " An earlier connection to this peer (stream {}) lost data ({} segment(s) \
+                     show it): its reduced ssthresh is what the kernel cached when it closed.",
+                    c.stream, c.loss_signals
+                ));
+            }
+            if others > 0 || lossy_before.is_some() {
+                p.finding.confidence = Confidence::High;
+            }
+            out.push(p.finding);
+        }
+    }
+}
+
+/// The verdict on one response's rounds.
+struct Judgement {
+    rounds: Vec<Span>,
+    /// Index of the last round that doubled.
+    exit: usize,
+    extra_rounds: usize,
+    growth_per_round: u64,
+    max_round: u64,
+}
+
+/// Whether `rounds` (of a response of `bytes`) show slow start ending early; `rwnd` is the
+/// receiver's largest advertised window, `signal` the frame of the first loss/ECN signal.
+fn judge(rounds: &[Span], bytes: u64, rwnd: u64, signal: Option<u64>) -> Option<Judgement> {
+    // The last round is cut by the response's end: judge only the full ones.
+    let full = rounds.get(..rounds.len().checked_sub(1)?)?;
+    if full.len() < 2 + MIN_CA_ROUNDS {
+        return None;
+    }
+    // The first round that failed to double.
+    let switch = (1..full.len())
+        .find(|&i| (full[i].bytes as f64) < MIN_SS_GROWTH * full[i - 1].bytes as f64)?;
+    let exit = switch - 1;
+    let ca = &full[exit..];
+    if ca.len() < MIN_CA_ROUNDS + 1 {
+        return None;
+    }
+    // Linear-looking growth after the switch.
+    let (w0, w1) = (ca[0].bytes as f64, ca[ca.len() - 1].bytes as f64);
+    let steps = (ca.len() - 1) as f64;
+    if w1 > w0 * MAX_CA_GROWTH.powf(steps) || w1 < w0 * 0.8 {
+        return None;
+    }
+    // Small: well below what the receiver offered.
+    if full[exit].bytes as f64 >= MAX_RWND_SHARE * rwnd as f64 {
+        return None;
+    }
+    // Nothing that legitimately ends slow start before the switch.
+    if signal.is_some_and(|fr| fr <= full[switch].first_frame) {
+        return None;
+    }
+    // No RTT rise before the switch (HyStart's delay exit): the round gaps stay flat.
+    let gap = |i: usize| full[i + 1].start.since(full[i].start).max(0) as f64;
+    let first_gap = gap(0);
+    if (0..switch).any(|i| gap(i) > MAX_RTT_JUMP * first_gap) {
+        return None;
+    }
+    let max_round = rounds.iter().map(|r| r.bytes).max()?;
+    let needed = rounds_capped(rounds[0].bytes, max_round, bytes);
+    let extra = rounds.len().checked_sub(needed).filter(|&e| e > 0)?;
+    Some(Judgement {
+        rounds: rounds.to_vec(),
+        exit,
+        extra_rounds: extra,
+        growth_per_round: ((w1 - w0) / steps).max(0.0) as u64,
+        max_round,
+    })
+}
+
+/// Rounds to send `bytes` from a first window of `first`, doubling up to `cap`.
+pub fn rounds_capped(first: u64, cap: u64, bytes: u64) -> usize {
+    let (mut w, mut sent, mut n) = (first.max(1), 0u64, 0usize);
+    while sent < bytes && n < crate::exchange::MAX_ROUNDS {
+        sent = sent.saturating_add(w);
+        w = w.saturating_mul(2).min(cap.max(first));
+        n += 1;
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 512 segments from IW 10 doubling up to 46: 10+20+40 = 70, then 442 / 46 → 10 more
+    /// rounds (9 × 46 = 414 < 442) = 13.
+    #[test]
+    fn rounds_when_slow_start_continues_to_the_largest_window() {
+        assert_eq!(rounds_capped(10, 46, 512), 13);
+        assert_eq!(rounds_capped(10, 1000, 512), 6);
+    }
+}
