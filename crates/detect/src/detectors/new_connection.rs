@@ -1,8 +1,407 @@
-//! `slow_start.new_connection` (to be written: see mechanisms.md).
+//! `slow_start.new_connection`: the first response on a new connection was sent in slow
+//! start, several round trips where a warm connection would have needed one or two
+//! (mechanisms.md "connection.short_lived and slow_start.new_connection", seed 01).
+//!
+//! Mechanism (RFC 5681 §3.1, RFC 6928; Linux `tcp_init_cwnd`, `tcp_slow_start`): a new
+//! connection starts with the initial window, IW = 10 segments on Linux (route attribute
+//! `initcwnd`), and cwnd grows by the bytes acknowledged, so it roughly doubles per RTT.
+//! A response larger than IW therefore goes out in rounds of IW, 2·IW, 4·IW … one RTT
+//! apart. Seed 01: 741,342 bytes with MSS 1412 B took about 6 rounds instead of 1.
+//!
+//! Signature: the first request/response exchange of a connection whose handshake was
+//! captured; the response split into rounds (see [`crate::exchange`]) whose sizes grow
+//! ×1.3–×3 per round and which start about one RTT apart.
+//! - At the sender (server-side capture): each round leaves when the ACKs of the previous
+//!   one return; bursts are back to back, rounds one RTT apart.
+//! - At the receiver (client-side capture): the same bursts arrive one RTT apart.
+//!   Both vantage points see the same rounds and the same handshake RTT, so the finding
+//!   and its cost are the same (the lab's `new-connection-per-request` from both ends).
+//!
+//! Cost: (rounds observed − rounds a warm window would have needed) × handshake RTT.
+//! The warm window, in order of preference:
+//! 1. the largest round sent on an already-warm exchange (not the first on its connection,
+//!    not restarted from the initial window) between the same client host and server
+//!    endpoint in this capture, when that round was limited by the window (more rounds
+//!    followed it) or is at least as large as this response;
+//! 2. else the receiver's advertised window in its ACK that covers the round before the
+//!    last one: that very ACK releases the last round, so the window it carries is what
+//!    the sender could use then; being one packet, it is the same at either vantage point
+//!    (the nearest sample in time would not be: the client sees a later ACK than the server
+//!    does before the last round). Not the largest window of the connection: receive-window
+//!    autotuning (Linux `tcp_rcv_space_adjust`) keeps growing it during this very
+//!    transfer, to about twice what a connection warmed by one such response offers at the
+//!    start of the next (lab keepalive-warm: 691,200 B at the second response, 2.1 MB at
+//!    the end).
+//!
+//! The explanation says which one was used. The handshake RTT of the new connection is
+//! `connection.short_lived`'s (or `connection.idle_close`'s) cost, not counted here.
+//!
+//! Fix: reuse connections (keep-alive, pooling) on the client and keep them open
+//! (server idle timeout above the request interval), so responses go out on a warm
+//! window; for paths where new connections are unavoidable, a larger initial window on
+//! the sender (`ip route change … initcwnd 20`) and receiver (`initrwnd`).
+//!
+//! False positives and limits: a response whose first exchange was paced by the
+//! application in growing chunks one RTT apart would look the same (rare; the growth and
+//! spacing checks reject constant chunks). A transfer that leaves slow start and runs at
+//! a steady rate (rounds stop growing, or merge into one continuous flow) is not
+//! reported: its rounds no longer measure slow start. The first response of a
+//! connection that is reused afterwards is reported too (it did pay slow start), with
+//! the note that later exchanges did not.
 
-use crate::detector::Detector;
+use crate::detector::{ms, Connection, Detector, Segment};
+use crate::exchange::Exchange;
+use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
+use std::collections::HashMap;
+use std::net::IpAddr;
+use tcpwhy_track::{ClientBy, ConnSummary, Endpoint};
+
+/// Smallest growth between consecutive rounds that still reads as slow start: Linux
+/// doubles (cwnd += packets acked); a stack with delayed ACKs and no byte counting grows
+/// ×1.5; a receive window catching up can hold one round to ×1.4 (lab keepalive-warm:
+/// 80 → 112 segments).
+pub const MIN_GROWTH: f64 = 1.3;
+/// Largest growth between consecutive rounds: ×2, plus the tail of one round slipping
+/// into the next at the capture point.
+pub const MAX_GROWTH: f64 = 3.0;
+/// Rounds must start between these multiples of the RTT apart: slow-start rounds are
+/// paced by the ACK clock, one RTT each; longer gaps are the application's or loss.
+pub const MIN_ROUND_SPACING_RTT: f64 = 0.5;
+pub const MAX_ROUND_SPACING_RTT: f64 = 2.0;
+/// RFC 6928's (and Linux's) initial window, in segments: a warm exchange whose first
+/// round is no larger than twice this was restarted from the initial window (or is
+/// small) and says nothing about a warm window.
+pub const RFC6928_IW_SEGMENTS: u64 = 10;
+/// The TCP timestamp option takes 12 bytes of every segment when both sides use it.
+pub const TIMESTAMP_OPTION_BYTES: u64 = 12;
+/// Window samples kept per connection during its first exchange; when full, every
+/// other one is dropped (the lookup then finds a slightly earlier sample).
+pub const MAX_WINDOW_SAMPLES: usize = 1024;
+/// First exchanges held until the end of the capture (to learn warm windows from later
+/// connections); beyond this, a candidate is judged at once with what is known.
+pub const MAX_PENDING: usize = 65_536;
+
+/// What `finish` needs of one first exchange.
+struct Candidate {
+    finding: Finding,
+    key: (IpAddr, Endpoint),
+    rtt_ns: u64,
+    mss: u64,
+    mss_note: String,
+    exchange: Exchange,
+    /// The receiver's advertised window in its ACK of the round before the last.
+    rwnd_at_last_round: Option<u64>,
+    later_exchanges: usize,
+    active_ns: u64,
+}
+
+/// The warm window learned from warm exchanges of one client host → server endpoint.
+#[derive(Default, Clone, Copy)]
+struct Warm {
+    max_round_bytes: u64,
+    /// The largest round was followed by another (so the window limited it).
+    limited: bool,
+    stream: u64,
+    frame: u64,
+}
 
 #[derive(Default)]
-pub struct NewConnection {}
+struct Live {
+    /// (relative ACK, window) of the client's segments until its second request.
+    windows: Vec<(u64, u64)>,
+    /// Relative sequence number of the server's first data byte.
+    server_first_seq: Option<u64>,
+    done: bool,
+}
 
-impl Detector for NewConnection {}
+#[derive(Default)]
+pub struct NewConnection {
+    live: HashMap<u64, Live>,
+    warm: HashMap<(IpAddr, Endpoint), Warm>,
+    pending: Vec<Candidate>,
+}
+
+/// The sender's payload per segment: the smaller SYN MSS, minus the timestamp option.
+fn sender_mss(s: &ConnSummary) -> Option<(u64, String)> {
+    let c = s.dirs[0].syn?;
+    let srv = s.dirs[1].syn?;
+    let mss = u64::from(match (c.mss, srv.mss) {
+        (Some(a), Some(b)) => a.min(b),
+        (Some(a), None) | (None, Some(a)) => a,
+        (None, None) => return None,
+    });
+    if c.timestamps && srv.timestamps && mss > TIMESTAMP_OPTION_BYTES {
+        let eff = mss - TIMESTAMP_OPTION_BYTES;
+        Some((
+            eff,
+            format!("MSS {mss} B from the SYNs − 12 B of timestamp option = {eff} B"),
+        ))
+    } else {
+        Some((mss, format!("MSS {mss} B from the SYNs")))
+    }
+}
+
+fn segs(bytes: u64, mss: u64) -> u64 {
+    bytes.div_ceil(mss.max(1))
+}
+
+/// Do the rounds grow and space like slow start?
+fn looks_like_slow_start(x: &Exchange, rtt_ns: u64) -> bool {
+    let r = &x.rounds;
+    if r.len() < 2 || rtt_ns == 0 {
+        return false;
+    }
+    for i in 1..r.len() {
+        let g = r[i].bytes as f64 / r[i - 1].bytes.max(1) as f64;
+        let last = i == r.len() - 1;
+        // The last round holds what was left: it may be small, never much larger.
+        if g > MAX_GROWTH || (!last && g < MIN_GROWTH) {
+            return false;
+        }
+        let spacing = r[i].start.since(r[i - 1].start).max(0) as f64 / rtt_ns as f64;
+        if !(MIN_ROUND_SPACING_RTT..=MAX_ROUND_SPACING_RTT).contains(&spacing) {
+            return false;
+        }
+    }
+    true
+}
+
+impl Detector for NewConnection {
+    fn on_segment(&mut self, seg: &Segment<'_>) {
+        let ev = seg.ev;
+        let live = self.live.entry(ev.stream).or_default();
+        if live.done {
+            return;
+        }
+        if !ev.from_client {
+            if ev.payload_len > 0 && live.server_first_seq.is_none() {
+                live.server_first_seq = Some(ev.rel_seq);
+            }
+            return;
+        }
+        if ev.payload_len > 0 && live.server_first_seq.is_some() {
+            // The second request: the first exchange is over.
+            live.done = true;
+            return;
+        }
+        if live.windows.len() >= MAX_WINDOW_SAMPLES {
+            let mut i = 0;
+            live.windows.retain(|_| {
+                i += 1;
+                i % 2 == 0
+            });
+        }
+        if let Some(ack) = ev.rel_ack {
+            live.windows.push((ack, ev.window_bytes));
+        }
+    }
+
+    fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
+        let s = conn.summary;
+        let live = self.live.remove(&s.stream).unwrap_or_default();
+        let key = (s.endpoints[0].addr, s.endpoints[1]);
+        let Some((mss, mss_note)) = sender_mss(s) else {
+            return;
+        };
+        // Warm exchanges teach the warm window of this client host → server endpoint.
+        for x in conn.exchanges.iter().skip(1) {
+            let Some(first) = x.rounds.first() else {
+                continue;
+            };
+            if first.bytes <= 2 * RFC6928_IW_SEGMENTS * mss {
+                continue; // restarted from the initial window, or too small to tell
+            }
+            for (i, r) in x.rounds.iter().enumerate() {
+                let w = self.warm.entry(key).or_default();
+                if r.bytes > w.max_round_bytes {
+                    *w = Warm {
+                        max_round_bytes: r.bytes,
+                        limited: i + 1 < x.rounds.len(),
+                        stream: s.stream,
+                        frame: r.first_frame,
+                    };
+                }
+            }
+        }
+        let new_conn = s.client_by == ClientBy::Syn && s.handshake_rtt_ns().is_some();
+        let (Some(x), Some(rtt_ns)) = (conn.exchanges.first(), conn.rtt_ns) else {
+            return;
+        };
+        if !new_conn || !looks_like_slow_start(x, rtt_ns) {
+            return;
+        }
+        // The ACK covering every round but the last releases the last round.
+        let before_last: u64 = x.rounds[..x.rounds.len() - 1].iter().map(|r| r.bytes).sum();
+        let rwnd_at_last_round = live.server_first_seq.and_then(|first| {
+            live.windows
+                .iter()
+                .find(|(ack, _)| *ack >= first + before_last)
+                .map(|w| w.1)
+        });
+        let mut finding = conn.finding(FindingId::SlowStartNewConnection);
+        finding.cite(
+            s.first_frame,
+            s.start,
+            format!("SYN: a new connection ({mss_note})"),
+        );
+        finding.cite(
+            x.request.first_frame,
+            x.request.start,
+            format!("request 1 ({} B)", x.request.bytes),
+        );
+        let c = Candidate {
+            finding,
+            key,
+            rtt_ns,
+            mss,
+            mss_note,
+            exchange: x.clone(),
+            rwnd_at_last_round,
+            later_exchanges: conn.exchanges.len() - 1,
+            active_ns: conn.active_ns(),
+        };
+        if self.pending.len() < MAX_PENDING {
+            self.pending.push(c);
+        } else if let Some(f) = judge(c, self.warm.get(&key).copied()) {
+            out.push(f);
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<Finding>) {
+        for c in std::mem::take(&mut self.pending) {
+            let warm = self.warm.get(&c.key).copied();
+            if let Some(f) = judge(c, warm) {
+                out.push(f);
+            }
+        }
+    }
+}
+
+/// Prices one candidate against the best warm window known.
+fn judge(c: Candidate, warm: Option<Warm>) -> Option<Finding> {
+    let x = &c.exchange;
+    let resp = x.response.as_ref()?;
+    let bytes = resp.bytes;
+    let (window, source) = match warm {
+        Some(w) if w.limited || w.max_round_bytes >= bytes => (
+            w.max_round_bytes,
+            format!(
+                "the largest round sent on a warm connection between the same hosts (stream {}, \
+                 frame {})",
+                w.stream, w.frame
+            ),
+        ),
+        _ => (
+            c.rwnd_at_last_round?,
+            "the receive window the client advertised in its ACK that released the last \
+             round (no warm connection between these hosts in this capture)"
+                .to_string(),
+        ),
+    };
+    if window == 0 {
+        return None;
+    }
+    let observed = x.rounds.len() as u64;
+    let needed = bytes.div_ceil(window).max(1);
+    if observed <= needed {
+        return None;
+    }
+    let extra = observed - needed;
+    let mut f = c.finding;
+    f.cost_ns = extra * c.rtt_ns;
+    f.share = Some(f.cost_ns as f64 / c.active_ns.max(1) as f64);
+    let sizes: Vec<String> = x
+        .rounds
+        .iter()
+        .map(|r| segs(r.bytes, c.mss).to_string())
+        .collect();
+    for (i, r) in x.rounds.iter().enumerate() {
+        let n = segs(r.bytes, c.mss);
+        let note = if i == 0 {
+            format!("round 1: {n} segments ({} B), the initial window", r.bytes)
+        } else {
+            let gap = r.start.since(x.rounds[i - 1].start).max(0) as u64;
+            format!(
+                "round {}: {n} segments ({} B), {} after round {i}",
+                i + 1,
+                r.bytes,
+                ms(gap)
+            )
+        };
+        f.cite(r.first_frame, r.start, note);
+    }
+    let iw = segs(x.rounds[0].bytes, c.mss);
+    let reuse_note = if c.later_exchanges > 0 {
+        format!(
+            " The connection then carried {} more request(s), which did not pay it again: this \
+             is the one-time price of opening it.",
+            c.later_exchanges
+        )
+    } else {
+        " The connection carried no other request, so every request on a new connection pays \
+         this again; its handshake RTT is counted by connection.short_lived \
+         (connection.idle_close when an idle timeout closed the previous one)."
+            .to_string()
+    };
+    f.explanation = format!(
+        "The {bytes}-byte response on this new connection took {observed} round trips of {} \
+         (the handshake RTT): [{}] segments of {} B ({}). That is slow start: it began at the \
+         initial window of {iw} segments and about doubled each round. A warm window of {window} \
+         B — {source} — would have sent it in {needed} round(s): {extra} extra round(s) × {} = \
+         {}.{reuse_note}",
+        ms(c.rtt_ns),
+        sizes.join(" "),
+        c.mss,
+        c.mss_note,
+        ms(c.rtt_ns),
+        ms(f.cost_ns),
+    );
+    f.fix = if c.later_exchanges > 0 {
+        vec![
+            Fix {
+                host: Host::Server,
+                action: "raise the initial window on the sender for this known path: \
+                         `ip route change <client prefix> via <gateway> initcwnd 20` (Linux; \
+                         default 10 segments)"
+                    .into(),
+            },
+            Fix {
+                host: Host::Client,
+                action: "open (and warm) the connection before the first request matters, and \
+                         raise `initrwnd` on the route so the receive window does not limit \
+                         the first rounds"
+                    .into(),
+            },
+        ]
+    } else {
+        vec![
+            Fix {
+                host: Host::Client,
+                action: "reuse connections: HTTP keep-alive and a connection pool (e.g. nginx \
+                         upstream `keepalive 32;` with `proxy_http_version 1.1;` and \
+                         `proxy_set_header Connection \"\";`) so responses go out on a warm \
+                         window"
+                    .into(),
+            },
+            Fix {
+                host: Host::Server,
+                action: "keep connections open: no `Connection: close`, keep-alive timeout \
+                         above the client's request interval"
+                    .into(),
+            },
+            Fix {
+                host: Host::Server,
+                action: "where new connections are unavoidable, raise the initial window for \
+                         known paths: `ip route change <client prefix> via <gateway> initcwnd \
+                         20`"
+                .into(),
+            },
+        ]
+    };
+    f.confidence = if observed >= 4 && extra >= 2 {
+        Confidence::High
+    } else {
+        Confidence::Medium
+    };
+    Some(f)
+}
