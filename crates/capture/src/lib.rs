@@ -21,6 +21,9 @@ mod pcapng;
 pub mod reader;
 mod source;
 
-pub use decode::{decode, Packet, SkipCounts, SkipReason, TcpFlags, TcpOptions, MAX_SACK_BLOCKS};
+pub use decode::{
+    decode, flow_addrs, FlowAddrs, Packet, SkipCounts, SkipReason, TcpFlags, TcpOptions,
+    MAX_SACK_BLOCKS,
+};
 pub use frame::{Frame, LinkType, Timestamp};
 pub use reader::{Capture, CaptureError, CaptureErrorKind, FileFormat};

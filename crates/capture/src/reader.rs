@@ -4,7 +4,7 @@ use crate::format::Step;
 use crate::frame::Frame;
 use crate::pcap::{self, PcapParser};
 use crate::pcapng::{self, PcapNgParser};
-use crate::source::{Source, GZIP_MAGIC, MAX_WINDOW};
+use crate::source::{SharedMap, Source, GZIP_MAGIC, MAX_WINDOW};
 use std::fmt;
 use std::fs::File;
 use std::path::Path;
@@ -142,6 +142,33 @@ impl Capture {
             let _ = map.advise(memmap2::Advice::Sequential);
         }
         Capture::with_source(Source::from_map(map), Some(len))
+    }
+
+    /// `readers` readers of the same file, for threads that each read every frame: over
+    /// one memory map, populated ahead of the first reader and released behind the last
+    /// (see `source::SharedMap`), where `readers` separate [`Capture::open`]s would page
+    /// the file in and out once each. Inputs that are not mapped (a pipe, gzip, an empty
+    /// file) get separate readers.
+    pub fn open_shared(path: &Path, readers: usize) -> Result<Vec<Capture>, CaptureError> {
+        let separate = || (0..readers).map(|_| Capture::open(path)).collect();
+        let file = File::open(path).map_err(io_error_at(0))?;
+        let meta = file.metadata().map_err(io_error_at(0))?;
+        if readers <= 1 || !meta.is_file() || meta.len() == 0 {
+            return separate();
+        }
+        // SAFETY: as in `open`.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_error_at(0))?;
+        if map.starts_with(&GZIP_MAGIC) {
+            return separate();
+        }
+        #[cfg(unix)]
+        {
+            let _ = map.advise(memmap2::Advice::Sequential);
+        }
+        let shared = SharedMap::new(map, readers);
+        (0..readers)
+            .map(|r| Capture::with_source(Source::from_shared(shared.clone(), r), Some(meta.len())))
+            .collect()
     }
 
     /// Reads from a stream such as stdin; gzip is detected by its magic.

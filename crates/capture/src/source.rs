@@ -8,6 +8,8 @@
 use flate2::read::MultiGzDecoder;
 use memmap2::{Advice, Mmap, UncheckedAdvice};
 use std::io::{self, Read};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// The two bytes every gzip member starts with (RFC 1952 §2.3.1, ID1 ID2).
 pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -32,6 +34,11 @@ pub(crate) enum Source {
 pub(crate) enum Backing {
     Map(Mmap),
     Owned(Vec<u8>),
+    /// One map read by several readers (threads), reader number `reader`.
+    Shared {
+        map: Arc<SharedMap>,
+        reader: usize,
+    },
 }
 
 impl Backing {
@@ -39,6 +46,104 @@ impl Backing {
         match self {
             Backing::Map(m) => m,
             Backing::Owned(v) => v,
+            Backing::Shared { map, .. } => &map.map,
+        }
+    }
+}
+
+/// A memory map shared by readers that each go through the whole file (one thread per
+/// shard of connections): each chunk is populated once, by the first reader to reach it,
+/// and released once the last reader has passed it. Separate maps cost every reader its
+/// own page-table work (populating, then tearing down, the whole file: measured about a
+/// quarter of a reader's time on the benchmark capture).
+pub(crate) struct SharedMap {
+    map: Mmap,
+    /// Each reader's position as of its last paging call (never ahead of the reader);
+    /// `usize::MAX` once it is done.
+    positions: Vec<AtomicUsize>,
+    /// Everything below this offset has been populated (or is being, by another reader).
+    populated: AtomicUsize,
+    /// Everything below this offset has been released.
+    released: AtomicUsize,
+}
+
+/// How far the first reader of a shared map may be ahead of the last before pages the
+/// last still needs are released anyway: 16 chunks, a few times the usual spread.
+const SHARED_MAX_LEAD: usize = 16 * MAP_CHUNK;
+
+impl SharedMap {
+    pub(crate) fn new(map: Mmap, readers: usize) -> Arc<SharedMap> {
+        Arc::new(SharedMap {
+            map,
+            positions: (0..readers).map(|_| AtomicUsize::new(0)).collect(),
+            populated: AtomicUsize::new(0),
+            released: AtomicUsize::new(0),
+        })
+    }
+
+    /// Reader `reader` is at `pos`: populate the chunk from `start` unless another reader
+    /// did, and release what every reader has left behind.
+    fn advise(&self, reader: usize, pos: usize, start: usize) {
+        let len = self.map.len();
+        let start = start.min(len);
+        let end = start.saturating_add(MAP_CHUNK).min(len);
+        let before = self.populated.fetch_max(end, Ordering::Relaxed);
+        // A reader far behind finds its chunk released already: it pages it in again.
+        let from = if start < self.released.load(Ordering::Relaxed) {
+            start
+        } else {
+            before.max(start)
+        };
+        if from < end {
+            let _ = self
+                .map
+                .advise_range(Advice::PopulateRead, from, end - from);
+        }
+        if let Some(p) = self.positions.get(reader) {
+            p.store(pos, Ordering::Relaxed);
+        }
+        let slowest = self
+            .positions
+            .iter()
+            .map(|p| p.load(Ordering::Relaxed))
+            .min()
+            .unwrap_or(0)
+            .min(len);
+        // A reader more than SHARED_MAX_LEAD ahead (the other threads were descheduled)
+        // does not wait: memory stays bounded, and the laggards page in again.
+        let keep_from = slowest
+            .saturating_sub(MAP_CHUNK)
+            .max(pos.saturating_sub(SHARED_MAX_LEAD))
+            / MAP_CHUNK
+            * MAP_CHUNK;
+        let released = self.released.fetch_max(keep_from, Ordering::Relaxed);
+        if keep_from > released {
+            // SAFETY: as for a reader's own map (`Whole::advise`): read-only and shared
+            // with the file, so a dropped page faults in again with the same bytes. Every
+            // reader's published position is at or behind where it reads, so no frame
+            // borrowed by any reader lies in the released range.
+            let _ = unsafe {
+                self.map.unchecked_advise_range(
+                    UncheckedAdvice::DontNeed,
+                    released,
+                    keep_from - released,
+                )
+            };
+        }
+    }
+
+    /// Reader `reader` is done: it no longer holds pages back.
+    fn leave(&self, reader: usize) {
+        if let Some(p) = self.positions.get(reader) {
+            p.store(usize::MAX, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Drop for Whole {
+    fn drop(&mut self) {
+        if let Backing::Shared { map, reader } = &self.backing {
+            map.leave(*reader);
         }
     }
 }
@@ -63,6 +168,9 @@ impl Whole {
     /// both are hints (MADV_POPULATE_READ needs Linux 5.14).
     #[cold]
     fn advise(&mut self) {
+        if let Backing::Shared { map, reader } = &self.backing {
+            map.advise(*reader, self.pos, self.next_advice);
+        }
         if let Backing::Map(m) = &self.backing {
             let len = m.len();
             let start = self.next_advice.min(len);
@@ -137,6 +245,16 @@ impl Source {
     pub(crate) fn from_map(map: Mmap) -> Source {
         Source::Whole(Whole {
             backing: Backing::Map(map),
+            pos: 0,
+            next_advice: 0,
+            released: 0,
+        })
+    }
+
+    /// Reader number `reader` of a map shared by several.
+    pub(crate) fn from_shared(map: Arc<SharedMap>, reader: usize) -> Source {
+        Source::Whole(Whole {
+            backing: Backing::Shared { map, reader },
             pos: 0,
             next_advice: 0,
             released: 0,

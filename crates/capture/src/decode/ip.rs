@@ -130,6 +130,49 @@ fn ipv4(b: &[u8], wire_len: usize) -> Result<IpHeader, SkipReason> {
     })
 }
 
+/// Source and destination addresses and the bytes from the TCP header on, when `b` holds
+/// an IP header that carries TCP directly (no tunnel, no IPv6 extension header); `None`
+/// otherwise. The offsets are those [`parse`] uses on such a header, so when it accepts the
+/// header the addresses are the same; what `parse` would reject (a bad length, a later
+/// fragment) may still get `Some` here.
+#[inline]
+pub(crate) fn flow_addrs(net: Network, b: &[u8]) -> Option<(IpAddr, IpAddr, &[u8])> {
+    match net {
+        Network::Ipv4 => {
+            let header_len = usize::from(*b.first()? & 0x0f) * 4;
+            if b.len() < IPV4_MIN_HEADER_LEN
+                || b[0] >> 4 != 4
+                || header_len < IPV4_MIN_HEADER_LEN
+                || b[IPV4_PROTO_OFFSET] != PROTO_TCP
+            {
+                return None;
+            }
+            let src: [u8; 4] = array(b, IPV4_SRC_OFFSET)?;
+            let dst: [u8; 4] = array(b, IPV4_DST_OFFSET)?;
+            Some((
+                IpAddr::V4(Ipv4Addr::from(src)),
+                IpAddr::V4(Ipv4Addr::from(dst)),
+                b.get(header_len..)?,
+            ))
+        }
+        Network::Ipv6 => {
+            if b.len() < IPV6_HEADER_LEN
+                || b[0] >> 4 != 6
+                || b[IPV6_NEXT_HEADER_OFFSET] != PROTO_TCP
+            {
+                return None;
+            }
+            let src: [u8; 16] = array(b, IPV6_SRC_OFFSET)?;
+            let dst: [u8; 16] = array(b, IPV6_DST_OFFSET)?;
+            Some((
+                IpAddr::V6(Ipv6Addr::from(src)),
+                IpAddr::V6(Ipv6Addr::from(dst)),
+                b.get(IPV6_HEADER_LEN..)?,
+            ))
+        }
+    }
+}
+
 fn ipv6(b: &[u8], wire_len: usize) -> Result<IpHeader, SkipReason> {
     if b.len() < IPV6_HEADER_LEN {
         return Err(SkipReason::TruncatedIpHeader);

@@ -48,6 +48,12 @@ pub(crate) struct TcpHeader {
     pub payload_len: usize,
 }
 
+/// Source and destination ports of the TCP header at the start of `seg`, if captured.
+#[inline]
+pub(crate) fn ports(seg: &[u8]) -> Option<(u16, u16)> {
+    Some((be16(seg, SRC_PORT_OFFSET)?, be16(seg, DST_PORT_OFFSET)?))
+}
+
 /// Parses the TCP header at the start of `seg` (captured bytes); `wire_len` is the
 /// segment's length on the wire according to the IP layer.
 #[inline]
