@@ -4,9 +4,11 @@
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::Path;
-use tcpwhy_capture::{decode, Capture, FileFormat, Packet, SkipCounts, Timestamp};
+use tcpwhy_capture::{
+    decode, flow_addrs, Capture, FileFormat, FlowAddrs, Packet, SkipCounts, Timestamp,
+};
 use tcpwhy_report::flows::{FileReport, ReadError};
-use tcpwhy_track::{merge_by_stream, merge_shards, SegmentEvent, Tracker};
+use tcpwhy_track::{merge_by_stream, merge_shards, SegmentEvent, Sharder, Tracker};
 
 /// Frames between progress-bar updates (cheap enough to be invisible on the hot path).
 const PROGRESS_EVERY: u64 = 1 << 16;
@@ -125,17 +127,20 @@ pub fn auto_threads(path: &str) -> usize {
     }
 }
 
-/// Like [`scan`] without per-segment output, on `threads` threads: each maps the file,
-/// reads and decodes every frame, and tracks only the connections of its shard
-/// ([`Tracker::shard_of`]), so no packet is handed between threads. Thread 0 also
-/// counts frames and skips and drives the progress bar.
+/// Like [`scan`] without per-segment output, on `threads` threads: each reads every frame
+/// of one shared map of the file ([`Capture::open_shared`]) and tracks only the
+/// connections of its shard, so no packet is handed between threads. Each thread runs the
+/// same [`Sharder`] (connections to the least-loaded shard) over every frame's endpoints
+/// ([`flow_addrs`], a fraction of a full decode) and fully decodes only its own frames, so
+/// every frame is decoded and counted (TCP or skipped) by exactly one thread: the owner of
+/// its connection, or for a frame without readable endpoints, thread `number % threads`.
+/// Thread 0 drives the progress bar.
 pub fn scan_parallel(path: &str, threads: usize) -> Result<FileReport, String> {
     if threads <= 1 || path == "-" {
         return scan(path, |_, _, _, _| {});
     }
-    let caps = (0..threads)
-        .map(|_| open(path))
-        .collect::<Result<Vec<_>, _>>()?;
+    let caps =
+        Capture::open_shared(Path::new(path), threads).map_err(|e| format!("{path}: {e}"))?;
     let format = format_name(caps[0].format());
     type ShardResult = (
         Vec<tcpwhy_track::ConnSummary>,
@@ -153,6 +158,7 @@ pub fn scan_parallel(path: &str, threads: usize) -> Result<FileReport, String> {
                     let first = shard == 0;
                     let pb = if first { progress_bar(&cap) } else { None };
                     let mut tracker = Tracker::new();
+                    let mut sharder = Sharder::new(threads);
                     let mut skipped = SkipCounts::default();
                     let mut summaries = Vec::new();
                     let (mut frames, mut tcp_frames) = (0u64, 0u64);
@@ -169,15 +175,26 @@ pub fn scan_parallel(path: &str, threads: usize) -> Result<FileReport, String> {
                             }
                         };
                         frames += 1;
-                        let decoded = decode(&frame);
-                        match &decoded {
-                            Ok(pkt) => {
-                                tcp_frames += 1;
-                                if Tracker::shard_of(pkt, threads) == shard {
-                                    tracker.process(frame.number, frame.ts, pkt);
+                        let owner = flow_addrs(&frame).map(|a| sharder.shard(&a));
+                        if owner.is_none_or(|o| o == shard) {
+                            let decoded = decode(&frame);
+                            match &decoded {
+                                Ok(pkt) => {
+                                    let o =
+                                        owner.unwrap_or_else(|| sharder.shard(&FlowAddrs::of(pkt)));
+                                    if o == shard {
+                                        tcp_frames += 1;
+                                        tracker.process(frame.number, frame.ts, pkt);
+                                    }
+                                }
+                                Err(reason) => {
+                                    let o =
+                                        owner.unwrap_or((frame.number % threads as u64) as usize);
+                                    if o == shard {
+                                        skipped.add(*reason);
+                                    }
                                 }
                             }
-                            Err(reason) => skipped.add(*reason),
                         }
                         if frames % PROGRESS_EVERY == 0 {
                             summaries.extend(tracker.drain_finished());
@@ -200,13 +217,18 @@ pub fn scan_parallel(path: &str, threads: usize) -> Result<FileReport, String> {
             .collect::<Result<Vec<_>, _>>()
     })
     .map_err(|_| format!("{path}: a worker thread failed"))?;
+    // Every thread read the same frames and met the same error; TCP frames and skips
+    // were counted by one thread each.
     let mut shards = Vec::with_capacity(results.len());
-    let mut head = None;
-    for (summaries, frames, tcp_frames, skipped, error) in results {
+    let (mut frames, mut tcp_frames, mut skipped, mut error) = (0, 0, SkipCounts::default(), None);
+    for (i, (summaries, f, t, s, e)) in results.into_iter().enumerate() {
         shards.push(summaries);
-        head.get_or_insert((frames, tcp_frames, skipped, error));
+        tcp_frames += t;
+        skipped.merge(&s);
+        if i == 0 {
+            (frames, error) = (f, e);
+        }
     }
-    let (frames, tcp_frames, skipped, error) = head.unwrap_or_default();
     Ok(FileReport {
         path: path.to_string(),
         format,

@@ -195,10 +195,17 @@ fn threads_do_not_change_the_output() {
         "zeek-echo-connections.pcap.gz",
         "tcptrace-fast-reuse.pcap",
         "suricata-verify-tls-subjectaltname.pcap",
+        // Skipped frames are counted by one thread each; IPv6, tunnels-free cooked
+        // captures, a damaged file and cut headers take the threads' other paths.
+        "wireshark-sample-obsolete-packets-sll.pcap",
+        "tcptrace-ipv6-ftp-nasa.pcap",
+        "zeek-tcp-truncated-header-snaplen68.pcap",
+        "suricata-verify-smtp-to-comma-damaged.pcap",
+        "zeek-http-qinq-0.pcap",
     ] {
         let one = tcpwhy(&["flows", "--format", "json", "-j", "1", &public(name)]);
         let three = tcpwhy(&["flows", "--format", "json", "-j", "3", &public(name)]);
-        assert!(one.status.success() && three.status.success());
+        assert_eq!(one.status.code(), three.status.code(), "{name}");
         assert_eq!(text(&one.stdout), text(&three.stdout), "{name}");
     }
 }

@@ -337,7 +337,7 @@ pub fn merge_by_stream(all: Vec<ConnSummary>) -> Vec<ConnSummary> {
 }
 
 /// Joins the summaries of trackers that each saw a disjoint share of the connections
-/// ([`Tracker::shard_of`](crate::Tracker::shard_of)) and numbers the streams as one
+/// ([`Sharder`](crate::Sharder)) and numbers the streams as one
 /// tracker would have: in the order of their first frame.
 pub fn merge_shards(shards: Vec<Vec<ConnSummary>>) -> Vec<ConnSummary> {
     let mut all: Vec<ConnSummary> = shards.into_iter().flat_map(merge_by_stream).collect();

@@ -11,7 +11,7 @@ use crate::seq::{seq_gt, seq_le, seq_lt, SeqUnwrapper};
 use crate::summary::*;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
-use tcpwhy_capture::{Packet, TcpFlags, Timestamp};
+use tcpwhy_capture::{FlowAddrs, Packet, TcpFlags, Timestamp};
 
 /// Wireshark's TCP_MAX_UNACKED_SEGMENTS: past this many unacknowledged segments in one
 /// direction (the ACKs are not being captured) new ones are not remembered.
@@ -82,6 +82,105 @@ impl FlowKey {
             hi_addr: hi.0,
             ports: u32::from(lo.1) << 16 | u32::from(hi.1),
         }
+    }
+}
+
+/// Packets after which a shard's load counts half: short, so that the load is the rate of
+/// the connections a shard holds now, not a head start (the benchmark capture's bulk
+/// streams start 5,800, 9,800 and 2,100 packets apart: with a half-life of 65,536 the
+/// first one's head start sent the other three to the same shard). 1,024 packets are a
+/// few milliseconds of a busy link.
+const SHARD_LOAD_HALF_LIFE: u32 = 1 << 10;
+
+/// Splits connections between `shards` trackers by load: a 4-tuple seen for the first
+/// time goes to the shard that has been given the fewest packets lately (a count halved
+/// every [`SHARD_LOAD_HALF_LIFE`] packets, so it follows the current rate of the
+/// connections each shard holds rather than their history), and stays there
+/// (so each tracker sees whole connections, port reuse included). Every thread of a
+/// parallel pass runs its own `Sharder` over the same frames in the same order, so all
+/// agree on every owner without talking to each other.
+///
+/// Why not a hash of the 4-tuple ([`Tracker::shard_of`]): a few bulk transfers carry
+/// most packets of a typical capture, and a hash puts them together as often as not (the
+/// benchmark capture: all 4 bulk streams, 92 % of the packets, in one of 2 shards).
+/// Memory: one entry per 4-tuple (≈ 60 bytes), small next to the summary kept for each
+/// connection.
+pub struct Sharder {
+    /// Shard of each connection, by a 64-bit hash of its 4-tuple: two 4-tuples with the
+    /// same hash share a shard, which is harmless; one 4-tuple always has one shard.
+    owner: FxHashMap<u64, u32>,
+    /// Packets given to each shard, decayed.
+    load: Vec<u64>,
+    /// Packets until the loads are halved.
+    until_decay: u32,
+    /// The last 4-tuple's hash and its shard: the next frame is often of the same
+    /// connection.
+    last: Option<(u64, u32)>,
+}
+
+impl Sharder {
+    pub fn new(shards: usize) -> Self {
+        Sharder {
+            owner: FxHashMap::default(),
+            load: vec![0; shards.clamp(1, u32::MAX as usize)],
+            until_decay: SHARD_LOAD_HALF_LIFE,
+            last: None,
+        }
+    }
+
+    /// The same for both directions, and for any two endpoints [`FlowKey`] holds equal.
+    fn flow_hash(flow: &FlowAddrs) -> u64 {
+        use std::hash::Hasher;
+        let fold = |a: std::net::IpAddr| {
+            let x = match a {
+                std::net::IpAddr::V4(a) => u128::from(a.to_ipv6_mapped()),
+                std::net::IpAddr::V6(a) => u128::from(a),
+            };
+            (x as u64) ^ ((x >> 64) as u64)
+        };
+        let (s, d) = (
+            (fold(flow.src), flow.src_port),
+            (fold(flow.dst), flow.dst_port),
+        );
+        let (lo, hi) = if s <= d { (s, d) } else { (d, s) };
+        let mut h = rustc_hash::FxHasher::default();
+        h.write_u64(lo.0);
+        h.write_u64(hi.0);
+        h.write_u32(u32::from(lo.1) << 16 | u32::from(hi.1));
+        h.finish()
+    }
+
+    /// The shard of the connection these endpoints belong to; counts one packet for it.
+    pub fn shard(&mut self, flow: &FlowAddrs) -> usize {
+        let key = Self::flow_hash(flow);
+        let s = match self.last {
+            Some((k, s)) if k == key => s,
+            _ => {
+                let s = match self.owner.get(&key) {
+                    Some(&s) => s,
+                    None => {
+                        // The first least-loaded shard: ties go to the lowest index.
+                        let (i, _) = self
+                            .load
+                            .iter()
+                            .enumerate()
+                            .min_by_key(|&(i, &l)| (l, i))
+                            .unwrap_or((0, &0));
+                        self.owner.insert(key, i as u32);
+                        i as u32
+                    }
+                };
+                self.last = Some((key, s));
+                s
+            }
+        };
+        self.load[s as usize] += 1;
+        self.until_decay -= 1;
+        if self.until_decay == 0 {
+            self.until_decay = SHARD_LOAD_HALF_LIFE;
+            self.load.iter_mut().for_each(|l| *l /= 2);
+        }
+        s as usize
     }
 }
 
@@ -1069,5 +1168,73 @@ impl Conn {
         fwd.last_ack_time = ts;
         fwd.last_segment = k;
         k
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow(client_port: u16) -> FlowAddrs {
+        FlowAddrs {
+            src: "10.0.0.1".parse().unwrap(),
+            dst: "10.0.0.2".parse().unwrap(),
+            src_port: client_port,
+            dst_port: 80,
+        }
+    }
+
+    fn reversed(f: FlowAddrs) -> FlowAddrs {
+        FlowAddrs {
+            src: f.dst,
+            dst: f.src,
+            src_port: f.dst_port,
+            dst_port: f.src_port,
+        }
+    }
+
+    /// Two bulk transfers that start one after the other end up on different shards,
+    /// although the first has a head start; both directions and later packets of a
+    /// connection stay on its shard.
+    #[test]
+    fn sharder_splits_by_current_load_and_keeps_owners() {
+        let mut s = Sharder::new(2);
+        let a = s.shard(&flow(40000));
+        for _ in 0..5_000 {
+            assert_eq!(s.shard(&flow(40000)), a);
+            assert_eq!(s.shard(&reversed(flow(40000))), a);
+        }
+        let b = s.shard(&flow(40001));
+        assert_ne!(a, b);
+        // Both run at the same rate: a third connection goes to the lighter shard, and
+        // a fourth, started while the third runs, to the other one.
+        for _ in 0..5_000 {
+            s.shard(&flow(40000));
+            s.shard(&flow(40001));
+        }
+        let c = s.shard(&flow(40002));
+        for _ in 0..5_000 {
+            s.shard(&flow(40000));
+            s.shard(&flow(40001));
+            s.shard(&flow(40002));
+        }
+        let d = s.shard(&flow(40003));
+        assert_ne!(c, d);
+        assert_eq!(s.shard(&reversed(flow(40001))), b);
+    }
+
+    /// IPv4 endpoints and their IPv4-mapped IPv6 form are one 4-tuple to the tracker,
+    /// so they must be one to the sharder.
+    #[test]
+    fn sharder_agrees_with_flow_key_on_mapped_addresses() {
+        let mut s = Sharder::new(4);
+        let v4 = flow(40000);
+        let mapped = FlowAddrs {
+            src: "::ffff:10.0.0.1".parse().unwrap(),
+            dst: "::ffff:10.0.0.2".parse().unwrap(),
+            ..v4
+        };
+        assert_eq!(Sharder::flow_hash(&v4), Sharder::flow_hash(&mapped));
+        assert_eq!(s.shard(&v4), s.shard(&reversed(mapped)));
     }
 }
