@@ -1,8 +1,248 @@
-//! `app.limited` (to be written: see mechanisms.md).
+//! `app.limited`: in the middle of a transfer the sender had everything acknowledged and
+//! an open window, and sent nothing — the application had no data ready. Not a TCP
+//! problem; the report says so (mechanisms.md "app.server_think_time, app.limited").
+//!
+//! Mechanism: TCP sends what the application has written, as far as the windows allow
+//! (RFC 9293 §3.8.6; Linux marks such a socket `app_limited` in `tcp_info` and `ss`,
+//! RFC 7661 calls it "rate-limited"). When the application writes slower than the path
+//! carries, each write drains in about one RTT and the connection then waits, open, for
+//! the next write: throughput is the application's rate.
+//!
+//! Signature: the sender's data is all acknowledged (nothing in flight: the window, its
+//! cwnd and the peer's advertised window, is certainly open), the peer's last ACK
+//! advertises a non-zero window, the peer sends no data (no new request: that is think
+//! time or a pause between exchanges), and then the sender sends more new data. At the
+//! sender the ACK and the next data are seen where they happen; at the receiver the ACK
+//! leaves one half RTT before the sender gets it and the data arrives one half RTT after
+//! it left, so one RTT is subtracted from the gap; in the middle, the tap-to-sender part
+//! of the RTT (from the handshake), else the whole RTT.
+//!
+//! Cost: the sum of those open-window gaps between `MIN_GAP_NS` and `MAX_GAP_NS`,
+//! conservatively: time with data in flight but a partly open window is not counted, nor
+//! the think time before a response (`app.server_think_time`), nor the gaps between
+//! exchanges, nor silences longer than `MAX_GAP_NS` (pauses between transfers).
+//!
+//! Fix: on the sending application: why does it write slowly — a producer, disk or
+//! database rate, a rate limiter, small writes with sleeps. TCP settings will not help.
+//!
+//! Known false positives: interactive protocols (a terminal, a chat) are "app-limited"
+//! by nature; the cost then measures user think time. Request pipelining without new
+//! client data (server push, streaming) is counted, which is right for streaming.
 
-use crate::detector::Detector;
+use crate::detector::{ms, Connection, Detector, Segment};
+use crate::detectors::server_think_time::MIN_THINK_NS;
+use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
+use std::collections::HashMap;
+use tcpwhy_capture::Timestamp;
+use tcpwhy_track::{SegmentKinds, Vantage};
+
+/// Gaps shorter than this (after the vantage correction) are scheduling, ACK processing
+/// and timestamp noise; the same bound as `app.server_think_time`.
+pub const MIN_GAP_NS: u64 = MIN_THINK_NS;
+/// Silences longer than this are pauses between transfers, not a transfer held back.
+pub const MAX_GAP_NS: u64 = 1_000_000_000;
+/// At least this many open-window gaps: one alone is a hiccup, not an application rate.
+pub const MIN_GAPS: usize = 2;
+/// Gaps remembered per direction of a connection.
+const MAX_GAPS: usize = 4096;
+/// Gaps cited as evidence (two lines each), the longest ones.
+const CITED_GAPS: usize = 5;
+
+/// One pause of the sender with nothing in flight.
+#[derive(Copy, Clone, Debug)]
+struct Gap {
+    ack_frame: u64,
+    ack_ts: Timestamp,
+    window_bytes: u64,
+    data_frame: u64,
+    data_ts: Timestamp,
+}
+
+impl Gap {
+    fn raw_ns(&self) -> u64 {
+        self.data_ts.since(self.ack_ts).max(0) as u64
+    }
+}
+
+/// One direction's state: `[client → server, server → client]`.
+#[derive(Default)]
+struct Dir {
+    /// End of the highest new data sent (relative sequence number).
+    highest: Option<u64>,
+    /// The ACK that covered everything sent: frame, time, advertised window.
+    drained: Option<(u64, Timestamp, u64)>,
+    /// The peer sent data since `drained`.
+    peer_spoke: bool,
+    bytes: u64,
+    first_data: Option<Timestamp>,
+    last_data: Option<Timestamp>,
+    gaps: Vec<Gap>,
+}
 
 #[derive(Default)]
-pub struct AppLimited {}
+pub struct AppLimited {
+    conns: HashMap<u64, [Dir; 2]>,
+}
 
-impl Detector for AppLimited {}
+impl Detector for AppLimited {
+    fn on_segment(&mut self, seg: &Segment<'_>) {
+        let ev = seg.ev;
+        if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
+            return;
+        }
+        let dirs = self.conns.entry(ev.stream).or_default();
+        let (me, peer) = if ev.from_client { (0, 1) } else { (1, 0) };
+        // This segment as the peer's ACK of the other direction's data.
+        if let (Some(ack), Some(high)) = (ev.rel_ack, dirs[peer].highest) {
+            let d = &mut dirs[peer];
+            if ack >= high && d.drained.is_none() && !ev.kinds.has(SegmentKinds::ZERO_WINDOW) {
+                d.drained = Some((seg.frame, seg.ts, ev.window_bytes));
+                d.peer_spoke = false;
+            }
+        }
+        if ev.payload_len == 0 {
+            return;
+        }
+        dirs[peer].peer_spoke = true;
+        let d = &mut dirs[me];
+        if !ev.kinds.has(SegmentKinds::NEW_DATA) {
+            return;
+        }
+        if let Some((frame, ts, window_bytes)) = d.drained.take() {
+            if !d.peer_spoke && window_bytes > 0 && d.gaps.len() < MAX_GAPS {
+                d.gaps.push(Gap {
+                    ack_frame: frame,
+                    ack_ts: ts,
+                    window_bytes,
+                    data_frame: seg.frame,
+                    data_ts: seg.ts,
+                });
+            }
+        }
+        let end = ev.rel_seq + u64::from(ev.payload_len);
+        d.highest = Some(d.highest.map_or(end, |h| h.max(end)));
+        d.bytes += u64::from(ev.payload_len);
+        d.first_data.get_or_insert(seg.ts);
+        d.last_data = Some(seg.ts);
+    }
+
+    fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
+        let Some(dirs) = self.conns.remove(&conn.summary.stream) else {
+            return;
+        };
+        for (i, d) in dirs.iter().enumerate() {
+            let sender_is_server = i == 1;
+            // The part of the RTT inside each measured gap, by where the capture sits
+            // relative to this direction's sender.
+            let at_sender = matches!(
+                (conn.vantage, sender_is_server),
+                (Vantage::Server, true) | (Vantage::Client, false)
+            );
+            let rtt_inside = if at_sender {
+                0
+            } else if conn.vantage == Vantage::Middle {
+                let part = if sender_is_server {
+                    conn.summary.syn_to_synack_ns
+                } else {
+                    conn.summary.synack_to_ack_ns
+                };
+                part.or(conn.rtt_ns).unwrap_or(0)
+            } else {
+                match conn.rtt_ns {
+                    Some(r) => r,
+                    None => continue, // cannot tell the wait from the path
+                }
+            };
+            let mut kept: Vec<(Gap, u64)> = d
+                .gaps
+                .iter()
+                .filter(|g| g.raw_ns() <= MAX_GAP_NS)
+                .map(|g| (*g, g.raw_ns().saturating_sub(rtt_inside)))
+                .filter(|&(_, open)| open >= MIN_GAP_NS)
+                .collect();
+            if kept.len() < MIN_GAPS {
+                continue;
+            }
+            let mut f = conn.finding(FindingId::AppLimited);
+            f.cost_ns = kept.iter().map(|k| k.1).sum();
+            f.share = Some(f.cost_ns as f64 / conn.active_ns().max(1) as f64);
+            let longest = kept.iter().map(|k| k.1).max().unwrap_or(0);
+            let (sender, receiver) = if sender_is_server {
+                ("server", "client")
+            } else {
+                ("client", "server")
+            };
+            let span = match (d.first_data, d.last_data) {
+                (Some(a), Some(b)) => b.since(a).max(0) as u64,
+                _ => 0,
+            };
+            let rate = if span > 0 {
+                format!(
+                    " It sent {} B in {} (≈ {:.0} kB/s): that is the application's rate.",
+                    d.bytes,
+                    ms(span),
+                    d.bytes as f64 / (span as f64 / 1e9) / 1e3
+                )
+            } else {
+                String::new()
+            };
+            let rtt_note = if rtt_inside > 0 {
+                format!(
+                    " (each gap seen here minus the {} of path it contains)",
+                    ms(rtt_inside)
+                )
+            } else {
+                String::new()
+            };
+            f.explanation = format!(
+                "The {sender} had all its data acknowledged and an open window, yet sent \
+                 nothing for {} in {} pause(s) in the middle of its transfer{rtt_note}, {} at \
+                 most; the {receiver} had asked for nothing new. The application was not \
+                 writing fast enough: this is not a TCP problem, and no TCP setting will \
+                 change it.{rate}",
+                ms(f.cost_ns),
+                kept.len(),
+                ms(longest),
+            );
+            kept.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.ack_frame.cmp(&b.0.ack_frame)));
+            kept.truncate(CITED_GAPS);
+            kept.sort_by_key(|k| k.0.ack_frame);
+            for (g, open) in &kept {
+                f.cite(
+                    g.ack_frame,
+                    g.ack_ts,
+                    format!(
+                        "the {receiver}'s ACK: all the {sender}'s data acknowledged, window {} B",
+                        g.window_bytes
+                    ),
+                );
+                f.cite(
+                    g.data_frame,
+                    g.data_ts,
+                    format!(
+                        "the {sender}'s next data, {} later ({} with the window open)",
+                        ms(g.raw_ns()),
+                        ms(*open)
+                    ),
+                );
+            }
+            f.fix = vec![Fix {
+                host: if sender_is_server {
+                    Host::Server
+                } else {
+                    Host::Client
+                },
+                action: "profile the sending application: why it writes slower than the \
+                         connection carries (its producer, disk or database, a rate limiter, \
+                         sleeps between small writes)"
+                    .into(),
+            }];
+            f.confidence = if at_sender {
+                Confidence::High
+            } else {
+                Confidence::Medium
+            };
+            out.push(f);
+        }
+    }
+}
