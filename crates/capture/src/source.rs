@@ -32,28 +32,28 @@ pub(crate) enum Source {
 }
 
 pub(crate) enum Backing {
-    Map(Mmap),
-    Owned(Vec<u8>),
-    /// One map read by several readers (threads), reader number `reader`.
-    Shared {
+    /// A memory map, possibly read by several readers (threads): this is reader number
+    /// `reader`. Two variants only: the bytes are looked up for every record.
+    Map {
         map: Arc<SharedMap>,
         reader: usize,
     },
+    Owned(Vec<u8>),
 }
 
 impl Backing {
+    #[inline]
     fn bytes(&self) -> &[u8] {
         match self {
-            Backing::Map(m) => m,
+            Backing::Map { map, .. } => &map.map,
             Backing::Owned(v) => v,
-            Backing::Shared { map, .. } => &map.map,
         }
     }
 }
 
-/// A memory map shared by readers that each go through the whole file (one thread per
-/// shard of connections): each chunk is populated once, by the first reader to reach it,
-/// and released once the last reader has passed it. Separate maps cost every reader its
+/// A memory map read by one reader, or shared by readers that each go through the whole
+/// file (one thread per shard of connections): each chunk is populated once, by the first
+/// reader to reach it, and released once the last reader has passed it. Separate maps cost every reader its
 /// own page-table work (populating, then tearing down, the whole file: measured about a
 /// quarter of a reader's time on the benchmark capture).
 pub(crate) struct SharedMap {
@@ -118,10 +118,10 @@ impl SharedMap {
             * MAP_CHUNK;
         let released = self.released.fetch_max(keep_from, Ordering::Relaxed);
         if keep_from > released {
-            // SAFETY: as for a reader's own map (`Whole::advise`): read-only and shared
-            // with the file, so a dropped page faults in again with the same bytes. Every
-            // reader's published position is at or behind where it reads, so no frame
-            // borrowed by any reader lies in the released range.
+            // SAFETY: the map is read-only and shared with the file, so dropping its pages
+            // loses nothing: a later access faults them in again from the page cache.
+            // Every reader's published position is at or behind where it reads, so no
+            // frame borrowed by any reader lies in the released range.
             let _ = unsafe {
                 self.map.unchecked_advise_range(
                     UncheckedAdvice::DontNeed,
@@ -142,7 +142,7 @@ impl SharedMap {
 
 impl Drop for Whole {
     fn drop(&mut self) {
-        if let Backing::Shared { map, reader } = &self.backing {
+        if let Backing::Map { map, reader } = &self.backing {
             map.leave(*reader);
         }
     }
@@ -153,8 +153,6 @@ pub(crate) struct Whole {
     pos: usize,
     /// Position at which the next chunk of a memory map is populated ahead.
     next_advice: usize,
-    /// Everything before this offset of a memory map has been released.
-    released: usize,
 }
 
 /// A memory-mapped capture is paged in ahead of the reader in chunks of this size
@@ -168,27 +166,8 @@ impl Whole {
     /// both are hints (MADV_POPULATE_READ needs Linux 5.14).
     #[cold]
     fn advise(&mut self) {
-        if let Backing::Shared { map, reader } = &self.backing {
+        if let Backing::Map { map, reader } = &self.backing {
             map.advise(*reader, self.pos, self.next_advice);
-        }
-        if let Backing::Map(m) = &self.backing {
-            let len = m.len();
-            let start = self.next_advice.min(len);
-            let _ = m.advise_range(Advice::PopulateRead, start, MAP_CHUNK.min(len - start));
-            let keep_from = self.pos.saturating_sub(MAP_CHUNK) / MAP_CHUNK * MAP_CHUNK;
-            if keep_from > self.released {
-                // SAFETY: the map is read-only and shared with the file, so dropping its
-                // pages loses nothing: a later access faults them in again from the page
-                // cache. No frame borrowed from before `pos` is alive across this call.
-                let _ = unsafe {
-                    m.unchecked_advise_range(
-                        UncheckedAdvice::DontNeed,
-                        self.released,
-                        keep_from - self.released,
-                    )
-                };
-                self.released = keep_from;
-            }
         }
         self.next_advice = self.next_advice.saturating_add(MAP_CHUNK);
     }
@@ -244,20 +223,21 @@ pub(crate) struct Stream {
 impl Source {
     pub(crate) fn from_map(map: Mmap) -> Source {
         Source::Whole(Whole {
-            backing: Backing::Map(map),
+            backing: Backing::Map {
+                map: SharedMap::new(map, 1),
+                reader: 0,
+            },
             pos: 0,
             next_advice: 0,
-            released: 0,
         })
     }
 
     /// Reader number `reader` of a map shared by several.
     pub(crate) fn from_shared(map: Arc<SharedMap>, reader: usize) -> Source {
         Source::Whole(Whole {
-            backing: Backing::Shared { map, reader },
+            backing: Backing::Map { map, reader },
             pos: 0,
             next_advice: 0,
-            released: 0,
         })
     }
 
@@ -267,7 +247,6 @@ impl Source {
             pos: 0,
             // Owned bytes need no paging advice.
             next_advice: usize::MAX,
-            released: 0,
         })
     }
 
