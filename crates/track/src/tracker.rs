@@ -397,9 +397,16 @@ struct TombSeq {
 
 /// Tracks every TCP connection of one capture.
 pub struct Tracker {
-    /// Connections with their full state; the only map a segment of an established
-    /// connection looks at.
-    live: FxHashMap<FlowKey, Box<Conn>>,
+    /// Connections with their full state, as indexes into `slots`; the only map a
+    /// segment of an established connection looks at (when it misses `recent`).
+    live: FxHashMap<FlowKey, usize>,
+    /// Live connections; a finalised one leaves its slot empty for the next.
+    slots: Vec<Option<Box<Conn>>>,
+    free_slots: Vec<usize>,
+    /// The last 4-tuple looked up and its slot: the segments and ACKs of one connection
+    /// often follow each other, and this saves the hash and the probe. Cleared when that
+    /// slot is emptied.
+    recent: Option<(FlowKey, usize)>,
     /// Finalised connections.
     done: FxHashMap<FlowKey, Tombstone>,
     /// Tombstones of closed connections in finalisation order, with their stream, to be
@@ -421,6 +428,9 @@ impl Tracker {
     pub fn new() -> Self {
         Tracker {
             live: FxHashMap::default(),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            recent: None,
             done: FxHashMap::default(),
             expiry: VecDeque::new(),
             next_stream: 0,
@@ -500,7 +510,20 @@ impl Tracker {
         // Stream assignment (Wireshark: a SYN whose sequence number differs from the
         // base of a known conversation starts a new one — port reuse). The common case,
         // a live connection and no new SYN, costs one hash lookup.
-        if let Some(c) = self.live.get_mut(&key) {
+        let slot = match self.recent {
+            Some((k, i)) if k == key => Some(i),
+            _ => {
+                let i = self.live.get(&key).copied();
+                if let Some(i) = i {
+                    self.recent = Some((key, i));
+                }
+                i
+            }
+        };
+        if let Some(c) = slot
+            .and_then(|i| self.slots.get_mut(i))
+            .and_then(|c| c.as_mut())
+        {
             let d = usize::from(src != c.origin);
             if !(syn_only && c.dirs[d].base_seq.is_some_and(|b| b != pkt.seq)) {
                 return c.segment(frame, ts, src, pkt);
@@ -572,7 +595,18 @@ impl Tracker {
         if reused {
             ev.kinds.set(SegmentKinds::REUSED_PORTS);
         }
-        self.live.insert(key, Box::new(conn));
+        let conn = Some(Box::new(conn));
+        let slot = match self.free_slots.pop() {
+            Some(i) => {
+                self.slots[i] = conn;
+                i
+            }
+            None => {
+                self.slots.push(conn);
+                self.slots.len() - 1
+            }
+        };
+        self.live.insert(key, slot);
         self.max_live = self.max_live.max(self.live.len());
         ev
     }
@@ -586,10 +620,16 @@ impl Tracker {
             return;
         }
         self.last_sweep = Some(now);
+        let slots = &self.slots;
         let done: Vec<FlowKey> = self
             .live
             .iter()
-            .filter(|(_, c)| c.expired(now))
+            .filter(|(_, &i)| {
+                slots
+                    .get(i)
+                    .and_then(|c| c.as_ref())
+                    .is_some_and(|c| c.expired(now))
+            })
             .map(|(k, _)| *k)
             .collect();
         for k in done {
@@ -609,7 +649,15 @@ impl Tracker {
 
     /// Turns a live connection into a summary and a tombstone.
     fn finalise(&mut self, key: &FlowKey) {
-        if let Some(c) = self.live.remove(key) {
+        let slot = self.live.remove(key);
+        if self.recent.is_some_and(|(_, i)| Some(i) == slot) {
+            self.recent = None;
+        }
+        let conn = slot.and_then(|i| {
+            self.free_slots.push(i);
+            self.slots.get_mut(i).and_then(Option::take)
+        });
+        if let Some(c) = conn {
             let tomb = Tombstone {
                 stream: c.stream,
                 origin: c.origin,
