@@ -15,6 +15,7 @@ use tcpwhy_track::{ConnSummary, Vantage};
 /// The examples this file checks; `every_lab_example_is_checked` keeps it complete.
 const EXAMPLES: &[&str] = &[
     "delayed-ack-cwnd",
+    "idle-close",
     "idle-restart-cubic",
     "keepalive-warm",
     "nagle-delayed-ack",
@@ -218,6 +219,22 @@ fn keepalive_warm() {
     for (_, conns) in &e.captures {
         assert_eq!(conns.len(), 1);
         assert_eq!(conns[0].dirs[1].unique_bytes, 2 * 741_342);
+    }
+}
+
+/// The server closes each keep-alive connection after 1.5 s idle and the client asks
+/// every 2 s (run with `--requests 3`): three streams at both ends, one 741,342-byte
+/// response each.
+#[test]
+fn idle_close() {
+    let e = example("idle-close");
+    check_common(&e);
+    assert_eq!(e.manifest["key_numbers"]["connections"], 3);
+    for (_, conns) in &e.captures {
+        assert_eq!(conns.len(), 3);
+        for c in conns {
+            assert_eq!(c.dirs[1].unique_bytes, 741_342);
+        }
     }
 }
 
