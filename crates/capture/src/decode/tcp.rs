@@ -1,7 +1,7 @@
 //! The TCP header and the options tcpwhy uses (MSS, window scale, SACK-permitted, SACK
 //! blocks, timestamps), from a possibly snaplen-cut segment.
 
-use super::bytes::{be16, be32};
+use super::bytes::{array, be16, be32};
 use crate::decode::{SkipReason, TcpFlags, TcpOptions, MAX_SACK_BLOCKS};
 
 const TCP_MIN_HEADER_LEN: usize = 20;
@@ -28,6 +28,9 @@ const OPT_SACK: u8 = 5;
 const SACK_BLOCK_LEN: usize = 8;
 const OPT_TIMESTAMPS: u8 = 8;
 const OPT_TIMESTAMPS_LEN: usize = 10;
+/// The options of a segment carrying only timestamps, as Linux aligns them: NOP, NOP,
+/// kind, length (then TSval and TSecr).
+const TS_ONLY_OPTIONS: [u8; 4] = [OPT_NOP, OPT_NOP, OPT_TIMESTAMPS, OPT_TIMESTAMPS_LEN as u8];
 /// Kind and length bytes in front of every option but END and NOP.
 const OPT_HEADER_LEN: usize = 2;
 
@@ -97,6 +100,16 @@ pub(crate) fn parse(seg: &[u8], wire_len: usize) -> Result<TcpHeader, SkipReason
 #[inline]
 pub(crate) fn parse_options(bytes: &[u8], header_len: usize) -> TcpOptions {
     let mut o = TcpOptions::default();
+    // What Linux and most stacks put on every segment after the handshake: NOP, NOP,
+    // timestamps. The walk below gives the same result, one option at a time.
+    if header_len == TS_ONLY_OPTIONS.len() + 2 * 4 && bytes.len() == header_len {
+        if let (Some(TS_ONLY_OPTIONS), Some(val), Some(ecr)) =
+            (array(bytes, 0), be32(bytes, 4), be32(bytes, 8))
+        {
+            o.timestamps = Some((val, ecr));
+            return o;
+        }
+    }
     let mut i = 0usize;
     while i < bytes.len() {
         let kind = bytes[i];
@@ -189,6 +202,28 @@ mod tests {
         assert_eq!(h.options.wscale, Some(7));
         assert!(!h.options.malformed && !h.options.truncated);
         assert_eq!(h.payload_len, 0);
+    }
+
+    /// NOP NOP TS, the options of every Linux segment after the handshake (the shortcut),
+    /// and the same cut by the snaplen or followed by another option (the walk).
+    #[test]
+    fn timestamps_only_options() {
+        let ts = [1, 1, 8, 10, 0, 0, 0, 7, 0, 0, 0, 5];
+        let full = parse_options(&ts, 12);
+        assert_eq!(full.timestamps, Some((7, 5)));
+        assert_eq!(
+            full,
+            TcpOptions {
+                timestamps: Some((7, 5)),
+                ..TcpOptions::default()
+            }
+        );
+        let cut = parse_options(&ts[..10], 12);
+        assert_eq!(cut.timestamps, None);
+        assert!(cut.truncated);
+        let mut longer = ts.to_vec();
+        longer.extend_from_slice(&[1, 1, 1, 0]);
+        assert_eq!(parse_options(&longer, 16), full);
     }
 
     #[test]
