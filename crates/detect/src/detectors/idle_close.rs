@@ -43,8 +43,10 @@ use tcpwhy_track::{ClientBy, Endpoint, SegmentKinds, Vantage};
 /// covers. Keep-alive timeouts in common servers are seconds or more (Apache and Node.js
 /// 5 s, nginx 75 s); the lab's idle-close scenario uses 1.5 s.
 pub const MIN_IDLE_NS: u64 = 1_000_000_000;
-/// Idle times within this fraction of their median are the same timer (timer slack and
-/// event-loop granularity; lab idle-close: 1,509 and 1,525 ms).
+/// Idle times within this fraction of their median, or within the connection's RTT, are
+/// the same timer: timer slack and event-loop granularity (lab idle-close: 1,509 and
+/// 1,525 ms), and at the far end queueing that delays the last data more than the FIN
+/// (wireshark-sample-ftpv6-2: a 2 s RTT dial-up path, 3.0 and 4.6 s).
 pub const SAME_TIMER_TOLERANCE: f64 = 0.2;
 /// A new connection pays for a close only if its request came within this many timeouts
 /// of the previous request: beyond, keeping the connection open would not be a
@@ -69,6 +71,7 @@ struct Close {
     fin_frame: u64,
     fin_ts: Timestamp,
     idle_ns: u64,
+    handshake_ns: Option<u64>,
     /// (frame, time) of the last data before the FIN.
     last_data: (u64, Timestamp),
     /// Start of the last request on the closed connection.
@@ -146,6 +149,7 @@ impl Detector for IdleClose {
                     fin_frame,
                     fin_ts,
                     idle_ns,
+                    handshake_ns: conn.rtt_ns,
                     last_data,
                     last_request: last.request.start,
                 });
@@ -183,7 +187,7 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
     let tol = (median as f64 * SAME_TIMER_TOLERANCE) as u64;
     let same: Vec<&Close> = closes
         .iter()
-        .filter(|c| c.idle_ns.abs_diff(median) <= tol)
+        .filter(|c| c.idle_ns.abs_diff(median) <= tol.max(c.handshake_ns.unwrap_or(0)))
         .collect();
     // Each close is paid by the first new connection after its FIN, if its request came
     // soon enough; a connection pays for one close at most.

@@ -11,9 +11,11 @@
 //!
 //! Signature: several connections from one client host to one server ip:port, each with
 //! its handshake captured and carrying at most [`MAX_EXCHANGES_PER_SHORT`] request/response
-//! exchanges. Only connections opened when an earlier one to the same endpoint had already
-//! finished its last exchange count as avoidable: connections opened side by side
-//! (a browser's parallel connections) would still be needed with a pool. The handshake
+//! answered request/response exchanges. Only connections opened when an earlier one to
+//! the same endpoint had finished its last exchange, at most [`MAX_REUSE_GAP_NS`] before,
+//! count as avoidable: connections opened side by side (a browser's parallel
+//! connections) would still be needed with a pool, and much sparser ones would have
+//! been closed by any usual idle timeout. The handshake
 //! RTT (SYN → first ACK) is the full path RTT at any vantage point, so the client-side and
 //! server-side captures price it the same.
 //!
@@ -31,7 +33,7 @@
 
 use crate::detector::{ms, Connection, Detector};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ClientBy, Endpoint, Vantage};
@@ -44,6 +46,11 @@ pub const MAX_EXCHANGES_PER_SHORT: usize = 2;
 /// reported: two already prove a handshake that reuse would have saved (the lab's
 /// new-connection-per-request runs with 2 requests).
 pub const MIN_SHORT_CONNECTIONS: usize = 2;
+/// A connection opened longer than this after the last earlier one went idle is not
+/// counted as avoidable: common keep-alive defaults would have closed the idle one by then
+/// (seed 01: "60 s in well-known servers"; nginx 75 s, Go 90 s). Sparser requests need a
+/// raised idle timeout, which `connection.idle_close` reports when it sees the closes.
+pub const MAX_REUSE_GAP_NS: u64 = 60_000_000_000;
 /// Connections remembered per capture; later ones are not considered (bounded memory).
 pub const MAX_TRACKED: usize = 1 << 20;
 /// Streams named in the explanation.
@@ -77,7 +84,13 @@ impl Detector for ShortLived {
         let Some(handshake_ns) = s.handshake_rtt_ns() else {
             return;
         };
-        if s.client_by != ClientBy::Syn || conn.exchanges.is_empty() {
+        // Request/response traffic only: exchanges the server answered.
+        let answered = conn
+            .exchanges
+            .iter()
+            .filter(|x| x.response.is_some())
+            .count();
+        if s.client_by != ClientBy::Syn || answered == 0 {
             return;
         }
         if self.tracked >= MAX_TRACKED {
@@ -100,7 +113,7 @@ impl Detector for ShortLived {
                 syn_frame: s.first_frame,
                 start: s.start,
                 busy_until,
-                exchanges: conn.exchanges.len(),
+                exchanges: answered,
                 handshake_ns,
                 active_ns: conn.active_ns(),
                 avoidable: false,
@@ -112,12 +125,16 @@ impl Detector for ShortLived {
             conns.sort_by_key(|c| (c.start, c.stream));
             // Avoidable: a short connection opened when an earlier connection to the same
             // endpoint had finished its exchanges and could have carried the request.
-            // (Sorted by start: the earliest-free earlier connection is a running minimum.)
-            let mut free_since: Option<Timestamp> = None;
+            // (Sorted by start: the earlier connections' free times in an ordered set; the
+            // latest one before this start is the best candidate for reuse.)
+            let mut free_times: BTreeSet<Timestamp> = BTreeSet::new();
             for c in &mut conns {
-                let free = free_since.is_some_and(|t| t <= c.start);
+                let free = free_times
+                    .range(..=c.start)
+                    .next_back()
+                    .is_some_and(|t| c.start.since(*t) <= MAX_REUSE_GAP_NS as i64);
                 c.avoidable = free && c.exchanges <= MAX_EXCHANGES_PER_SHORT;
-                free_since = Some(free_since.map_or(c.busy_until, |t| t.min(c.busy_until)));
+                free_times.insert(c.busy_until);
             }
             let short: Vec<&Conn> = conns
                 .iter()
