@@ -14,9 +14,13 @@ use tcpwhy_track::{ConnSummary, Vantage};
 
 /// The examples this file checks; `every_lab_example_is_checked` keeps it complete.
 const EXAMPLES: &[&str] = &[
+    "app-limited",
+    "cached-ssthresh",
     "delayed-ack-cwnd",
     "idle-close",
+    "idle-restart-bbr",
     "idle-restart-cubic",
+    "idle-restart-off",
     "keepalive-warm",
     "nagle-delayed-ack",
     "new-connection-per-request",
