@@ -26,7 +26,8 @@
 //! database rate, a rate limiter, small writes with sleeps. TCP settings will not help.
 //!
 //! Known false positives: interactive protocols (a terminal, a chat) are "app-limited"
-//! by nature; the cost then measures user think time. Request pipelining without new
+//! by nature; pauses followed by less than `MIN_BURST_BYTES` are not counted for that
+//! reason. Request pipelining without new
 //! client data (server push, streaming) is counted, which is right for streaming.
 
 use crate::detector::{ms, Connection, Detector, Segment};
@@ -43,6 +44,10 @@ pub const MIN_GAP_NS: u64 = MIN_THINK_NS;
 pub const MAX_GAP_NS: u64 = 1_000_000_000;
 /// At least this many open-window gaps: one alone is a hiccup, not an application rate.
 pub const MIN_GAPS: usize = 2;
+/// The data sent after a pause must be at least this (two full 1448-byte segments): a
+/// transfer held back, not keystrokes or small interactive messages, whose "pauses" are
+/// a person's or a protocol's turn-taking.
+pub const MIN_BURST_BYTES: u64 = 2 * 1448;
 /// Gaps remembered per direction of a connection.
 const MAX_GAPS: usize = 4096;
 /// Gaps cited as evidence (two lines each), the longest ones.
@@ -56,6 +61,8 @@ struct Gap {
     window_bytes: u64,
     data_frame: u64,
     data_ts: Timestamp,
+    /// New data the sender sent after the pause, until its next drain.
+    burst_bytes: u64,
 }
 
 impl Gap {
@@ -77,6 +84,8 @@ struct Dir {
     first_data: Option<Timestamp>,
     last_data: Option<Timestamp>,
     gaps: Vec<Gap>,
+    /// The gap whose burst is being sent.
+    in_burst: Option<usize>,
 }
 
 #[derive(Default)]
@@ -95,9 +104,14 @@ impl Detector for AppLimited {
         // This segment as the peer's ACK of the other direction's data.
         if let (Some(ack), Some(high)) = (ev.rel_ack, dirs[peer].highest) {
             let d = &mut dirs[peer];
-            if ack >= high && d.drained.is_none() && !ev.kinds.has(SegmentKinds::ZERO_WINDOW) {
+            // The pause starts when everything is acknowledged and the window is open
+            // (a window update after a nearly closed window restarts it: until then the
+            // sender was held by the receiver, `rwnd.*`).
+            let closed = d.drained.is_some_and(|(_, _, w)| w < MIN_BURST_BYTES);
+            if ack >= high && (d.drained.is_none() || closed) {
                 d.drained = Some((seg.frame, seg.ts, ev.window_bytes));
                 d.peer_spoke = false;
+                d.in_burst = None;
             }
         }
         if ev.payload_len == 0 {
@@ -109,15 +123,20 @@ impl Detector for AppLimited {
             return;
         }
         if let Some((frame, ts, window_bytes)) = d.drained.take() {
-            if !d.peer_spoke && window_bytes > 0 && d.gaps.len() < MAX_GAPS {
+            if !d.peer_spoke && window_bytes >= MIN_BURST_BYTES && d.gaps.len() < MAX_GAPS {
                 d.gaps.push(Gap {
                     ack_frame: frame,
                     ack_ts: ts,
                     window_bytes,
                     data_frame: seg.frame,
                     data_ts: seg.ts,
+                    burst_bytes: 0,
                 });
+                d.in_burst = Some(d.gaps.len() - 1);
             }
+        }
+        if let Some(g) = d.in_burst.and_then(|i| d.gaps.get_mut(i)) {
+            g.burst_bytes += u64::from(ev.payload_len);
         }
         let end = ev.rel_seq + u64::from(ev.payload_len);
         d.highest = Some(d.highest.map_or(end, |h| h.max(end)));
@@ -148,15 +167,15 @@ impl Detector for AppLimited {
                 };
                 part.or(conn.rtt_ns).unwrap_or(0)
             } else {
-                match conn.rtt_ns {
-                    Some(r) => r,
-                    None => continue, // cannot tell the wait from the path
+                match (conn.vantage, conn.rtt_ns) {
+                    (Vantage::Client | Vantage::Server, Some(r)) if r > 0 => r,
+                    _ => continue, // no handshake: cannot tell the wait from the path
                 }
             };
             let mut kept: Vec<(Gap, u64)> = d
                 .gaps
                 .iter()
-                .filter(|g| g.raw_ns() <= MAX_GAP_NS)
+                .filter(|g| g.raw_ns() <= MAX_GAP_NS && g.burst_bytes >= MIN_BURST_BYTES)
                 .map(|g| (*g, g.raw_ns().saturating_sub(rtt_inside)))
                 .filter(|&(_, open)| open >= MIN_GAP_NS)
                 .collect();

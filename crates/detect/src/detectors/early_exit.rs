@@ -49,6 +49,9 @@ pub const MIN_CA_ROUNDS: usize = 4;
 /// A window at or above this share of the receiver's largest advertised window may be
 /// the receiver's limit (`rwnd.limited`), not an early exit.
 pub const MAX_RWND_SHARE: f64 = 0.5;
+/// Exit windows below this (four 1448-byte segments) are too small to tell a doubling
+/// from delayed-ACK and receiver pacing noise (old stacks with an IW of 1–2 segments).
+pub const MIN_EXIT_WINDOW_BYTES: u64 = 4 * 1448;
 /// A round before the switch lasting more than this × the first round's gap means the
 /// RTT rose (queueing): HyStart's delay exit, a real signal.
 pub const MAX_RTT_JUMP: f64 = 1.5;
@@ -274,6 +277,12 @@ fn judge(rounds: &[Span], bytes: u64, rwnd: u64, signal: Option<u64>) -> Option<
     let switch = (1..full.len())
         .find(|&i| (full[i].bytes as f64) < MIN_SS_GROWTH * full[i - 1].bytes as f64)?;
     let exit = switch - 1;
+    if exit == 0 {
+        return None; // no doubling seen: nothing shows the sender was in slow start
+    }
+    if full[exit].bytes < MIN_EXIT_WINDOW_BYTES {
+        return None;
+    }
     let ca = &full[exit..];
     if ca.len() < MIN_CA_ROUNDS + 1 {
         return None;

@@ -28,8 +28,8 @@
 //! net.ipv4.tcp_slow_start_after_idle=0`, or BBR; keep the connection busy.
 //!
 //! Known false positives: an application that writes a response in pieces (a small
-//! first piece, then the rest once it is ready) also makes a small first round; the
-//! doubling check rejects most of them. A loss or an RTO at the end of the previous
+//! first piece, then the rest once it is ready) also makes a small first round; a first
+//! round with a less than full-sized segment and the doubling check reject them. A loss or an RTO at the end of the previous
 //! response also shrinks cwnd: responses with retransmissions since the earlier large
 //! round are not reported.
 
@@ -45,6 +45,9 @@ pub const TCP_RTO_MIN_NS: u64 = 200_000_000;
 /// The smallest shrink counted as a restart: one halving of the earlier window
 /// (`tcp_cwnd_restart` halves once per RTO of idle).
 pub const MIN_SHRINK_FACTOR: u64 = 2;
+/// The earlier window must be at least this many segments for a halving to stand out
+/// from a window of one or two segments (noise of small, ACK-clocked exchanges).
+pub const MIN_WINDOW_BEFORE_SEGMENTS: u64 = 4;
 /// Slow start doubles per round; a round that grows less than this much over the one
 /// before (both full, i.e. not the last) is not slow start — the small first round had
 /// another cause (the application wrote a small piece first).
@@ -325,7 +328,15 @@ fn restart(
         .iter()
         .flat_map(|e| e.rounds.iter().map(move |r| (e, r)))
         .max_by_key(|(_, r)| (r.bytes, std::cmp::Reverse(r.first_frame)))?;
+    if big.bytes < MIN_WINDOW_BEFORE_SEGMENTS * sender_mss(conn.summary) {
+        return None;
+    }
     let first = x.rounds[0];
+    // A window-limited round is made of full-sized segments; a short one means the
+    // application wrote a small piece first (NNTP's status line before the article).
+    if first.bytes < u64::from(first.segments) * sender_mss(conn.summary) {
+        return None;
+    }
     if first.bytes.saturating_mul(MIN_SHRINK_FACTOR) > big.bytes {
         return None;
     }
