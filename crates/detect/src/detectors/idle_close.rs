@@ -9,8 +9,9 @@
 //! come less often than every T, each one finds its connection closed and pays a new
 //! handshake and slow start.
 //!
-//! Signature: on a connection that carried at least one exchange, a FIN sent after at
-//! least [`MIN_IDLE_NS`] without data either way; the idle time before the FIN is nearly
+//! Signature: on a connection whose last request was answered, a FIN sent after at
+//! least [`MIN_IDLE_NS`] without data either way (wireshark-sample-win-scale-examples: a
+//! server that closes 13 s after an unanswered 6-byte message is not one); the idle time before the FIN is nearly
 //! the same on every such connection (the timer); then a new connection (SYN) from the same
 //! client host to the same server endpoint carries the next request. The side that sent
 //! the first FIN closed. From the client, the FIN and the last data both arrive one
@@ -48,6 +49,9 @@ pub const MIN_IDLE_NS: u64 = 1_000_000_000;
 /// 1,525 ms), and at the far end queueing that delays the last data more than the FIN
 /// (wireshark-sample-ftpv6-2: a 2 s RTT dial-up path, 3.0 and 4.6 s).
 pub const SAME_TIMER_TOLERANCE: f64 = 0.2;
+/// Closes after the same idle time needed to call it a timer: one close could be a
+/// one-off (a browser tidying up, suricata-verify-tls-subjectaltname: 3.7 s and 15.2 s).
+pub const MIN_SAME_TIMER_CLOSES: usize = 2;
 /// A new connection pays for a close only if its request came within this many timeouts
 /// of the previous request: beyond, keeping the connection open would not be a
 /// reasonable fix (seed 01's fix raised 60 s to 5 min, ×5).
@@ -138,7 +142,12 @@ impl Detector for IdleClose {
                 handshake_ns,
             });
         }
-        if let Some((fin_frame, fin_ts, by_client, last_data)) = live.fin {
+        // Idle between requests: its last request was answered (a FIN while a request
+        // waits is a request timeout or an abort, not a keep-alive timeout).
+        let between_requests = last.response.is_some();
+        if let (Some((fin_frame, fin_ts, by_client, last_data)), true) =
+            (live.fin, between_requests)
+        {
             let idle_ns = fin_ts.since(last_data.1).max(0) as u64;
             if idle_ns >= MIN_IDLE_NS {
                 self.closes.entry(key).or_default().push(Close {
@@ -187,8 +196,16 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
     let tol = (median as f64 * SAME_TIMER_TOLERANCE) as u64;
     let same: Vec<&Close> = closes
         .iter()
-        .filter(|c| c.idle_ns.abs_diff(median) <= tol.max(c.handshake_ns.unwrap_or(0)))
+        .filter(|c| {
+            // The RTT allowance is capped: a handshake stretched by a stray first SYN
+            // (suricata-verify-tls-subjectaltname stream 1: 13 s) must not merge all.
+            let rtt = c.handshake_ns.unwrap_or(0).min(median / 2);
+            c.idle_ns.abs_diff(median) <= tol.max(rtt)
+        })
         .collect();
+    if same.len() < MIN_SAME_TIMER_CLOSES {
+        return None;
+    }
     // Each close is paid by the first new connection after its FIN, if its request came
     // soon enough; a connection pays for one close at most.
     let mut used = HashSet::new();

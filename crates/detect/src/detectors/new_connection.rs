@@ -10,7 +10,8 @@
 //!
 //! Signature: the first request/response exchange of a connection whose handshake was
 //! captured; the response split into rounds (see [`crate::exchange`]) whose sizes grow
-//! ×1.3–×3 per round and which start about one RTT apart.
+//! ×1.3–×3 per round and which start about one RTT apart, the first one holding at least
+//! two full segments (less was the application's write, not the window).
 //! - At the sender (server-side capture): each round leaves when the ACKs of the previous
 //!   one return; bursts are back to back, rounds one RTT apart.
 //! - At the receiver (client-side capture): the same bursts arrive one RTT apart.
@@ -50,7 +51,7 @@
 //! the note that later exchanges did not.
 
 use crate::detector::{ms, Connection, Detector, Segment};
-use crate::exchange::Exchange;
+use crate::exchange::{Exchange, Span};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -72,6 +73,15 @@ pub const MAX_ROUND_SPACING_RTT: f64 = 2.0;
 /// round is no larger than twice this was restarted from the initial window (or is
 /// small) and says nothing about a warm window.
 pub const RFC6928_IW_SEGMENTS: u64 = 10;
+/// The smallest initial window of any stack since RFC 3390 (RFC 5681 §3.1: 2 to 4
+/// segments): a first round below it was not held back by cwnd but by the application
+/// (headers written before the body, pcapplusplus-four-ipv6-http-streams: 288 B, then
+/// 807 B).
+pub const MIN_IW_SEGMENTS: u64 = 2;
+/// Segments may be a little under the SYN's MSS (path MTU, options): a round counts as
+/// full at this fraction (pcapplusplus-one-tcp-stream-max-seq: 1360-byte segments with
+/// MSS 1420, 0.96)
+pub const FULL_SEGMENT_FRACTION: f64 = 0.9;
 /// The TCP timestamp option takes 12 bytes of every segment when both sides use it.
 pub const TIMESTAMP_OPTION_BYTES: u64 = 12;
 /// Window samples kept per connection during its first exchange; when full, every
@@ -141,14 +151,19 @@ fn sender_mss(s: &ConnSummary) -> Option<(u64, String)> {
     }
 }
 
-fn segs(bytes: u64, mss: u64) -> u64 {
-    bytes.div_ceil(mss.max(1))
+/// Segments in a round: packets, or MSS-sized pieces of TSO/GRO super-segments.
+fn segs(r: &Span, mss: u64) -> u64 {
+    u64::from(r.segments).max(r.bytes.div_ceil(mss.max(1)))
 }
 
 /// Do the rounds grow and space like slow start?
-fn looks_like_slow_start(x: &Exchange, rtt_ns: u64) -> bool {
+fn looks_like_slow_start(x: &Exchange, rtt_ns: u64, mss: u64) -> bool {
     let r = &x.rounds;
     if r.len() < 2 || rtt_ns == 0 {
+        return false;
+    }
+    let min_first = (MIN_IW_SEGMENTS * mss) as f64 * FULL_SEGMENT_FRACTION;
+    if (r[0].bytes as f64) < min_first {
         return false;
     }
     for i in 1..r.len() {
@@ -227,7 +242,7 @@ impl Detector for NewConnection {
         let (Some(x), Some(rtt_ns)) = (conn.exchanges.first(), conn.rtt_ns) else {
             return;
         };
-        if !new_conn || !looks_like_slow_start(x, rtt_ns) {
+        if !new_conn || !looks_like_slow_start(x, rtt_ns, mss) {
             return;
         }
         // The ACK covering every round but the last releases the last round.
@@ -313,10 +328,10 @@ fn judge(c: Candidate, warm: Option<Warm>) -> Option<Finding> {
     let sizes: Vec<String> = x
         .rounds
         .iter()
-        .map(|r| segs(r.bytes, c.mss).to_string())
+        .map(|r| segs(r, c.mss).to_string())
         .collect();
     for (i, r) in x.rounds.iter().enumerate() {
-        let n = segs(r.bytes, c.mss);
+        let n = segs(r, c.mss);
         let note = if i == 0 {
             format!("round 1: {n} segments ({} B), the initial window", r.bytes)
         } else {
@@ -330,7 +345,22 @@ fn judge(c: Candidate, warm: Option<Warm>) -> Option<Finding> {
         };
         f.cite(r.first_frame, r.start, note);
     }
-    let iw = segs(x.rounds[0].bytes, c.mss);
+    let iw = segs(&x.rounds[0], c.mss);
+    let growth: Vec<f64> = x
+        .rounds
+        .windows(2)
+        .take(x.rounds.len().saturating_sub(2))
+        .map(|w| w[1].bytes as f64 / w[0].bytes.max(1) as f64)
+        .collect();
+    let shape = match (
+        growth.iter().copied().reduce(f64::min),
+        growth.iter().copied().reduce(f64::max),
+    ) {
+        (Some(lo), Some(hi)) => format!(
+            "it began at the initial window of {iw} segments and grew ×{lo:.1}–×{hi:.1} per round"
+        ),
+        _ => format!("the initial window of {iw} segments held the rest back one round trip"),
+    };
     let reuse_note = if c.later_exchanges > 0 {
         format!(
             " The connection then carried {} more request(s), which did not pay it again: this \
@@ -345,8 +375,7 @@ fn judge(c: Candidate, warm: Option<Warm>) -> Option<Finding> {
     };
     f.explanation = format!(
         "The {bytes}-byte response on this new connection took {observed} round trips of {} \
-         (the handshake RTT): [{}] segments of {} B ({}). That is slow start: it began at the \
-         initial window of {iw} segments and about doubled each round. A warm window of {window} \
+         (the handshake RTT): [{}] segments of {} B ({}). That is slow start: {shape}. A warm window of {window} \
          B — {source} — would have sent it in {needed} round(s): {extra} extra round(s) × {} = \
          {}.{reuse_note}",
         ms(c.rtt_ns),

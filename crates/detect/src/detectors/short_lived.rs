@@ -19,7 +19,7 @@
 //! RTT (SYN → first ACK) is the full path RTT at any vantage point, so the client-side and
 //! server-side captures price it the same.
 //!
-//! Cost: the handshake RTT of every avoidable connection (all but the first, which a
+//! Cost: the median handshake RTT of the pair's short connections for every avoidable connection (all but the first, which a
 //! pool would have had to open too). Emitted once per client host and server endpoint, on
 //! its first short connection, with the others listed.
 //!
@@ -148,7 +148,13 @@ impl Detector for ShortLived {
                 continue;
             }
             let first = short[0];
-            let cost_ns: u64 = avoidable.iter().map(|c| c.handshake_ns).sum();
+            // The median handshake: one connection whose client ACK was not captured
+            // (tcptrace-http stream 41: SYN → request 189 ms on a 0.7 ms LAN) must not
+            // set the price of all.
+            let mut hs: Vec<u64> = short.iter().map(|c| c.handshake_ns).collect();
+            hs.sort_unstable();
+            let median_hs = hs[hs.len() / 2];
+            let cost_ns = avoidable.len() as u64 * median_hs;
             let active: u64 = short.iter().map(|c| c.active_ns).sum();
             let mut f = Finding {
                 id: FindingId::ConnectionShortLived,
@@ -188,13 +194,12 @@ impl Detector for ShortLived {
             if short.len() > MAX_LISTED {
                 listed.push(format!("… ({} more)", short.len() - MAX_LISTED));
             }
-            let mean_hs = cost_ns / avoidable.len() as u64;
             let exchanges: usize = short.iter().map(|c| c.exchanges).sum();
             f.explanation = format!(
                 "{client} opened {} connections to {server} for {exchanges} request(s) (streams {}), \
                  at most {MAX_EXCHANGES_PER_SHORT} each. {} of them started after an earlier one \
                  had finished its exchanges, so a reused connection could have carried their \
-                 requests without a handshake: {} × {} (mean handshake RTT) = {}. Each new \
+                 requests without a handshake: {} × {} (median handshake RTT) = {}. Each new \
                  connection also starts in slow start: see the slow_start.new_connection \
                  findings on these streams (not counted here); when an idle timeout closed the earlier \
                  connections, connection.idle_close names the side and the timeout.",
@@ -202,7 +207,7 @@ impl Detector for ShortLived {
                 listed.join(", "),
                 avoidable.len(),
                 avoidable.len(),
-                ms(mean_hs),
+                ms(median_hs),
                 ms(cost_ns),
             );
             f.fix = vec![
