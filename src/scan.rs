@@ -207,6 +207,9 @@ pub fn scan_parallel(path: &str, threads: usize) -> Result<FileReport, String> {
                         pb.finish_and_clear();
                     }
                     summaries.extend(tracker.finish());
+                    // Sorting a shard's summaries here, in parallel, leaves `merge_shards`
+                    // already-sorted runs (merging by stream twice changes nothing).
+                    let summaries = merge_by_stream(summaries);
                     (summaries, frames, tcp_frames, skipped, error)
                 })
             })
