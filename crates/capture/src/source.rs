@@ -53,8 +53,8 @@ impl Backing {
 
 /// A memory map read by one reader, or shared by readers that each go through the whole
 /// file (one thread per shard of connections): each chunk is populated once, by the first
-/// reader to reach it, and released once the last reader has passed it. Separate maps cost every reader its
-/// own page-table work (populating, then tearing down, the whole file: measured about a
+/// reader to reach it, and released once the last reader has passed it. Separate maps
+/// cost every reader its own page-table work (populating, then tearing down, the whole file: measured about a
 /// quarter of a reader's time on the benchmark capture).
 pub(crate) struct SharedMap {
     map: Mmap,
@@ -65,11 +65,14 @@ pub(crate) struct SharedMap {
     populated: AtomicUsize,
     /// Everything below this offset has been released.
     released: AtomicUsize,
+    /// Per reader: where the chunks it paged in again below `released` start (it was far
+    /// behind), or `usize::MAX`; it releases them itself as it passes them.
+    repaged: Vec<AtomicUsize>,
 }
 
 /// How far the first reader of a shared map may be ahead of the last before pages the
-/// last still needs are released anyway: 16 chunks, a few times the usual spread.
-const SHARED_MAX_LEAD: usize = 16 * MAP_CHUNK;
+/// last still needs are released anyway: 8 chunks, a few times the usual spread.
+const SHARED_MAX_LEAD: usize = 8 * MAP_CHUNK;
 
 impl SharedMap {
     pub(crate) fn new(map: Mmap, readers: usize) -> Arc<SharedMap> {
@@ -78,6 +81,7 @@ impl SharedMap {
             positions: (0..readers).map(|_| AtomicUsize::new(0)).collect(),
             populated: AtomicUsize::new(0),
             released: AtomicUsize::new(0),
+            repaged: (0..readers).map(|_| AtomicUsize::new(usize::MAX)).collect(),
         })
     }
 
@@ -90,6 +94,11 @@ impl SharedMap {
         let before = self.populated.fetch_max(end, Ordering::Relaxed);
         // A reader far behind finds its chunk released already: it pages it in again.
         let from = if start < self.released.load(Ordering::Relaxed) {
+            if let Some(r) = self.repaged.get(reader) {
+                if r.load(Ordering::Relaxed) == usize::MAX {
+                    r.store(start, Ordering::Relaxed);
+                }
+            }
             start
         } else {
             before.max(start)
@@ -118,18 +127,41 @@ impl SharedMap {
             * MAP_CHUNK;
         let released = self.released.fetch_max(keep_from, Ordering::Relaxed);
         if keep_from > released {
-            // SAFETY: the map is read-only and shared with the file, so dropping its pages
-            // loses nothing: a later access faults them in again from the page cache.
-            // Every reader's published position is at or behind where it reads, so no
-            // frame borrowed by any reader lies in the released range.
-            let _ = unsafe {
-                self.map.unchecked_advise_range(
-                    UncheckedAdvice::DontNeed,
-                    released,
-                    keep_from - released,
-                )
-            };
+            self.release(released, keep_from);
         }
+        // What this reader paged in again is below the shared release point: nobody else
+        // releases it.
+        if let Some(r) = self.repaged.get(reader) {
+            let from = r.load(Ordering::Relaxed);
+            if from != usize::MAX {
+                let own_keep = pos.saturating_sub(MAP_CHUNK) / MAP_CHUNK * MAP_CHUNK;
+                let shared = self.released.load(Ordering::Relaxed);
+                let upto = own_keep.min(shared);
+                if upto > from {
+                    self.release(from, upto);
+                }
+                r.store(
+                    if own_keep >= shared {
+                        usize::MAX
+                    } else {
+                        upto.max(from)
+                    },
+                    Ordering::Relaxed,
+                );
+            }
+        }
+    }
+
+    /// Drops the pages of `from..to` from this process (a hint: errors are ignored).
+    fn release(&self, from: usize, to: usize) {
+        // SAFETY: the map is read-only and shared with the file, so dropping its pages
+        // changes no byte seen through it: a later access faults the same bytes in again
+        // from the page cache. That holds even for a frame a lagging reader still borrows
+        // there (see SHARED_MAX_LEAD); normally every reader is past the range.
+        let _ = unsafe {
+            self.map
+                .unchecked_advise_range(UncheckedAdvice::DontNeed, from, to - from)
+        };
     }
 
     /// Reader `reader` is done: it no longer holds pages back.
