@@ -24,6 +24,7 @@ const EXAMPLES: &[&str] = &[
     "keepalive-warm",
     "nagle-delayed-ack",
     "new-connection-per-request",
+    "server-think-time",
     "syn-drop",
     "tail-loss",
 ];
