@@ -54,6 +54,15 @@ fn progress_bar(cap: &Capture) -> Option<ProgressBar> {
     Some(pb)
 }
 
+/// The next frame, or where and why reading stopped (for the report).
+fn next_frame(cap: &mut Capture) -> Result<Option<tcpwhy_capture::Frame<'_>>, ReadError> {
+    cap.next_frame().map_err(|e| ReadError {
+        message: e.to_string(),
+        frame: e.frame,
+        offset: e.offset,
+    })
+}
+
 /// Reads every frame of `path`, feeds TCP segments to a tracker and calls `on_segment`
 /// for each; returns the file's report (connections sorted by stream).
 pub fn scan(
@@ -68,16 +77,10 @@ pub fn scan(
     let mut summaries = Vec::new();
     let (mut frames, mut tcp_frames) = (0u64, 0u64);
     let error = loop {
-        let frame = match cap.next_frame() {
+        let frame = match next_frame(&mut cap) {
             Ok(Some(f)) => f,
             Ok(None) => break None,
-            Err(e) => {
-                break Some(ReadError {
-                    message: e.to_string(),
-                    frame: e.frame,
-                    offset: e.offset,
-                })
-            }
+            Err(e) => break Some(e),
         };
         frames += 1;
         // Borrow the decoded packet in place: moving the 136-byte value out of the
@@ -163,16 +166,10 @@ pub fn scan_parallel(path: &str, threads: usize) -> Result<FileReport, String> {
                     let mut summaries = Vec::new();
                     let (mut frames, mut tcp_frames) = (0u64, 0u64);
                     let error = loop {
-                        let frame = match cap.next_frame() {
+                        let frame = match next_frame(&mut cap) {
                             Ok(Some(f)) => f,
                             Ok(None) => break None,
-                            Err(e) => {
-                                break Some(ReadError {
-                                    message: e.to_string(),
-                                    frame: e.frame,
-                                    offset: e.offset,
-                                })
-                            }
+                            Err(e) => break Some(e),
                         };
                         frames += 1;
                         let owner = flow_addrs(&frame).map(|a| sharder.shard(&a));
