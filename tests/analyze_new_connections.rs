@@ -3,10 +3,11 @@
 //! vantage points (against the applications' own timings) and on the public captures
 //! (each finding checked by hand with tshark, as the comments say).
 
-use serde::Deserialize;
+mod common;
+
+use common::analyze::Finding;
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::Command;
 
 const MINE: [&str; 3] = [
     "slow_start.new_connection",
@@ -47,39 +48,8 @@ fn nums(v: &Value) -> Vec<f64> {
         .collect()
 }
 
-#[derive(Deserialize)]
-struct Doc {
-    files: Vec<File>,
-}
-
-#[derive(Deserialize)]
-struct File {
-    findings: Vec<Finding>,
-}
-
-#[derive(Deserialize, Debug)]
-struct Finding {
-    id: String,
-    stream: u64,
-    cost_ms: f64,
-    evidence: Vec<Evidence>,
-    explanation: String,
-    vantage: String,
-    fix: Vec<Value>,
-}
-
-#[derive(Deserialize, Debug)]
-struct Evidence {
-    frame: u64,
-}
-
 fn analyze(path: &str) -> Vec<Finding> {
-    let out = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
-        .args(["analyze", "--format", "json", path])
-        .output()
-        .expect("run tcpwhy");
-    let doc: Doc = serde_json::from_slice(&out.stdout).expect("JSON");
-    doc.files.into_iter().next().unwrap().findings
+    common::analyze::findings(path)
 }
 
 fn of<'a>(f: &'a [Finding], id: &str) -> Vec<&'a Finding> {

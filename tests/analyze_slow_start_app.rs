@@ -3,47 +3,18 @@
 //! lab's own record), and on the public captures (every finding of these ids checked by
 //! hand; the check is written next to it).
 
-use serde::Deserialize;
+mod common;
+
+use common::analyze::Finding;
 use std::path::PathBuf;
-use std::process::Command;
 
 const RESTART: &str = "slow_start.restart_after_idle";
 const EARLY_EXIT: &str = "slow_start.early_exit";
 const APP_LIMITED: &str = "app.limited";
 const MINE: [&str; 3] = [RESTART, EARLY_EXIT, APP_LIMITED];
 
-#[derive(Deserialize)]
-struct Doc {
-    files: Vec<File>,
-}
-
-#[derive(Deserialize)]
-struct File {
-    findings: Vec<Finding>,
-}
-
-#[derive(Deserialize, Debug)]
-struct Finding {
-    id: String,
-    stream: u64,
-    cost_ms: f64,
-    evidence: Vec<Evidence>,
-    vantage: String,
-}
-
-#[derive(Deserialize, Debug)]
-struct Evidence {
-    frame: u64,
-}
-
 fn findings(path: &PathBuf) -> Vec<Finding> {
-    let out = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
-        .args(["analyze", "--format", "json"])
-        .arg(path)
-        .output()
-        .expect("run tcpwhy");
-    let doc: Doc = serde_json::from_slice(&out.stdout).expect("JSON");
-    doc.files.into_iter().next().expect("one file").findings
+    common::analyze::findings(path)
 }
 
 fn lab(scenario: &str, side: &str) -> Vec<Finding> {
