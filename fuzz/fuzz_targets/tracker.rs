@@ -1,67 +1,17 @@
-//! Fuzz target for the connection tracker: arbitrary segments between a few endpoints,
-//! with arbitrary flags, sequence and ACK numbers, lengths, windows, options and times
-//! (including time going backwards), must never panic, and memory must stay bounded.
+//! Fuzz target for the connection tracker: arbitrary segments between a few endpoints
+//! (see synth.rs) must never panic, and memory must stay bounded.
 #![no_main]
 
+mod synth;
+
 use libfuzzer_sys::fuzz_target;
-use std::net::{IpAddr, Ipv4Addr};
-use tcpwhy_capture::{Packet, TcpFlags, TcpOptions, Timestamp};
 use tcpwhy_track::Tracker;
-
-/// Bytes consumed per synthetic segment.
-const SEGMENT_BYTES: usize = 24;
-
-fn u32_at(b: &[u8], i: usize) -> u32 {
-    u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
-}
 
 fuzz_target!(|data: &[u8]| {
     let mut t = Tracker::new();
-    let mut now: i64 = 0;
-    for (n, b) in data.chunks_exact(SEGMENT_BYTES).enumerate() {
-        // Small sequence steps most of the time so that the analysis paths are reached;
-        // the top bit of the selector makes them absolute.
-        let sel = b[0];
-        let a = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1 + (sel & 1)));
-        let z = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 3));
-        let (src, dst) = if sel & 2 == 0 { (a, z) } else { (z, a) };
-        let (sp, dp) = if sel & 2 == 0 { (1000 + u16::from(sel >> 5 & 1), 80) } else { (80, 1000 + u16::from(sel >> 5 & 1)) };
-        let base = if sel & 0x80 != 0 { 0 } else { 1_000_000 };
-        let seq = base + (u32_at(b, 1) & if sel & 0x80 != 0 { u32::MAX } else { 0xffff });
-        let ack = base + (u32_at(b, 5) & if sel & 0x80 != 0 { u32::MAX } else { 0xffff });
-        let dt = i64::from(i16::from_le_bytes([b[9], b[10]])) * 1000;
-        now = now.saturating_add(dt);
-        let mut o = TcpOptions::default();
-        if b[11] & 1 != 0 {
-            o.timestamps = Some((u32::from(b[12]), u32::from(b[13])));
-        }
-        if b[11] & 2 != 0 {
-            o.wscale = Some(b[14]);
-        }
-        if b[11] & 4 != 0 {
-            o.sack[0] = (seq.wrapping_sub(u32::from(b[15])), seq.wrapping_add(u32::from(b[16])));
-            o.sack[1] = (ack.wrapping_sub(u32::from(b[17])), ack);
-            o.sack_count = 1 + (b[11] >> 3 & 1);
-        }
-        let p = Packet {
-            src,
-            dst,
-            ip_id: Some(u16::from_le_bytes([b[18], b[19]])),
-            ttl: 64,
-            src_port: sp,
-            dst_port: dp,
-            seq,
-            ack,
-            flags: TcpFlags(u16::from_le_bytes([b[20], b[21]]) & 0x1ff),
-            window: u16::from(b[22]) << (b[23] & 7),
-            urgent: 0,
-            options: o,
-            payload_len: u32::from(b[23] >> 3) * 100,
-            payload: &[],
-        };
-        let ev = t.process(n as u64 + 1, Timestamp::from_nanos(now), &p);
-        let _ = ev;
-    }
+    synth::segments(data, |frame, ts, p| {
+        let _ = t.process(frame, ts, p);
+    });
     let all = t.finish();
-    assert!(all.len() <= data.len() / SEGMENT_BYTES + 1);
+    assert!(all.len() <= data.len() / synth::SEGMENT_BYTES + 1);
 });
