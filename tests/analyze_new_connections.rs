@@ -138,7 +138,14 @@ fn new_connection_per_request_pays_slow_start_and_a_handshake_from_both_ends() {
             sl[0].cost_ms
         );
         assert!(sl[0].explanation.contains("slow_start.new_connection"));
-        assert!(!sl[0].fix.is_empty());
+        // The server sends `Connection: close` and the first FIN (server.pcap frames 735
+        // and 1715, from port 8080): the server's fix comes first.
+        assert_eq!(sl[0].fix[0]["host"], "server", "{side}: {:?}", sl[0].fix);
+        assert!(
+            sl[0].explanation.contains("first FIN on 2 of the 2"),
+            "{}",
+            sl[0].explanation
+        );
         assert!(
             of(&f, "connection.idle_close").is_empty(),
             "Connection: close, not idle"

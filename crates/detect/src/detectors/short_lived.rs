@@ -25,15 +25,16 @@
 //!
 //! Fix: on the client, reuse connections (HTTP/1.1 keep-alive, a pool); on the server, do
 //! not close after each response and keep the idle timeout above the request interval.
+//! The side that sent the first FIN on most of the connections is named first.
 //!
 //! False positives: clients that must not share connections (per-request TLS client
 //! certificates, strict isolation); health checks that open one connection per probe on
 //! purpose (the cost is then real but harmless). Connections whose handshake was not
 //! captured are ignored, so a capture started mid-way under-counts.
 
-use crate::detector::{ms, Connection, Detector};
+use crate::detector::{ms, Connection, Detector, Segment};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::IpAddr;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ClientBy, Endpoint, Vantage};
@@ -69,6 +70,8 @@ struct Conn {
     active_ns: u64,
     /// Opened when an earlier connection to the same endpoint was free (set in `finish`).
     avoidable: bool,
+    /// The server sent the first FIN: it, not the client, ended the connection.
+    server_closed: bool,
 }
 
 #[derive(Default)]
@@ -76,11 +79,22 @@ pub struct ShortLived {
     /// Per (client host, server endpoint), in the order the connections were finalised.
     pairs: BTreeMap<(IpAddr, Endpoint), Vec<Conn>>,
     tracked: usize,
+    /// Streams whose first FIN came from the server (until the connection is finalised).
+    server_first_fin: HashMap<u64, bool>,
 }
 
 impl Detector for ShortLived {
+    fn on_segment(&mut self, seg: &Segment<'_>) {
+        if seg.pkt.flags.fin() {
+            self.server_first_fin
+                .entry(seg.ev.stream)
+                .or_insert(!seg.ev.from_client);
+        }
+    }
+
     fn on_connection(&mut self, conn: &Connection<'_>, _out: &mut Vec<Finding>) {
         let s = conn.summary;
+        let server_closed = self.server_first_fin.remove(&s.stream).unwrap_or(false);
         let Some(handshake_ns) = s.handshake_rtt_ns() else {
             return;
         };
@@ -117,6 +131,7 @@ impl Detector for ShortLived {
                 handshake_ns,
                 active_ns: conn.active_ns(),
                 avoidable: false,
+                server_closed,
             });
     }
 
@@ -210,23 +225,33 @@ impl Detector for ShortLived {
                 ms(median_hs),
                 ms(cost_ns),
             );
-            f.fix = vec![
-                Fix {
-                    host: Host::Client,
-                    action: format!(
-                        "reuse connections to {server}: HTTP/1.1 keep-alive and a connection pool \
-                         (e.g. nginx upstream `keepalive 32;` with `proxy_http_version 1.1;` and \
-                         `proxy_set_header Connection \"\";`; HTTP/1.0 clients must ask for \
-                         keep-alive)"
-                    ),
-                },
-                Fix {
-                    host: Host::Server,
-                    action: "keep connections open after a response (no `Connection: close`) \
-                             with an idle timeout above the client's request interval"
-                        .into(),
-                },
-            ];
+            let client_fix = Fix {
+                host: Host::Client,
+                action: format!(
+                    "reuse connections to {server}: HTTP/1.1 keep-alive and a connection pool \
+                     (e.g. nginx upstream `keepalive 32;` with `proxy_http_version 1.1;` and \
+                     `proxy_set_header Connection \"\";`; HTTP/1.0 clients must ask for \
+                     keep-alive)"
+                ),
+            };
+            let server_fix = Fix {
+                host: Host::Server,
+                action: "keep connections open after a response (no `Connection: close`) \
+                         with an idle timeout above the client's request interval"
+                    .into(),
+            };
+            // The side that ends the connections is the one to change first.
+            let server_closed = short.iter().filter(|c| c.server_closed).count();
+            if server_closed * 2 > short.len() {
+                f.explanation.push_str(&format!(
+                    " The server sent the first FIN on {server_closed} of the {} connections: \
+                     it is the one closing them.",
+                    short.len()
+                ));
+                f.fix = vec![server_fix, client_fix];
+            } else {
+                f.fix = vec![client_fix, server_fix];
+            }
             f.confidence = if short.len() >= 3 {
                 Confidence::High
             } else {
