@@ -6,6 +6,12 @@ use crate::finding::Finding;
 use tcpwhy_capture::{Packet, Timestamp};
 use tcpwhy_track::{ConnSummary, SegmentEvent, Vantage};
 
+/// Per-connection state of a detector, keyed by `tcp.stream`. Stream numbers are the
+/// tracker's own sequential indexes, not bytes from the capture, so the fast
+/// non-cryptographic FxHash is safe here; SipHash lookups on every segment, once per
+/// detector, were 18 % of `analyze` on the 5 M-packet bench capture (perf).
+pub type StreamMap<V> = rustc_hash::FxHashMap<u64, V>;
+
 /// One TCP segment with what the tracker learned from it.
 #[derive(Copy, Clone)]
 pub struct Segment<'a> {

@@ -11,11 +11,10 @@ pub mod detectors;
 pub mod exchange;
 pub mod finding;
 
-pub use detector::{Connection, Detector, Segment};
+pub use detector::{Connection, Detector, Segment, StreamMap};
 pub use exchange::{Exchange, ExchangeBuilder, Span};
 pub use finding::{Confidence, Evidence, Finding, FindingId, Fix, Host};
 
-use std::collections::HashMap;
 use tcpwhy_capture::{Packet, TcpFlags, Timestamp};
 use tcpwhy_track::{ConnSummary, SegmentEvent, SegmentKinds, Vantage};
 
@@ -50,7 +49,7 @@ pub struct Analysis {
 pub struct Analyzer {
     config: Config,
     detectors: Vec<Box<dyn Detector>>,
-    conns: HashMap<u64, ConnState>,
+    conns: StreamMap<ConnState>,
     out: Analysis,
 }
 
@@ -59,7 +58,7 @@ impl Analyzer {
         Analyzer {
             config,
             detectors: detectors::registry(),
-            conns: HashMap::new(),
+            conns: StreamMap::default(),
             out: Analysis::default(),
         }
     }

@@ -30,10 +30,9 @@
 //! reason. Request pipelining without new
 //! client data (server push, streaming) is counted, which is right for streaming.
 
-use crate::detector::{ms, Connection, Detector, Segment};
+use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
 use crate::detectors::server_think_time::MIN_THINK_NS;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
-use std::collections::HashMap;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{SegmentKinds, Vantage};
 
@@ -90,7 +89,7 @@ struct Dir {
 
 #[derive(Default)]
 pub struct AppLimited {
-    conns: HashMap<u64, [Dir; 2]>,
+    conns: StreamMap<[Dir; 2]>,
 }
 
 impl Detector for AppLimited {

@@ -30,7 +30,7 @@
 //! a real bottleneck (then the flat window is the path's capacity, not small). Responses
 //! that fit in a few rounds cannot show the pattern and are not judged.
 
-use crate::detector::{ms, Connection, Detector, Segment};
+use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
 use crate::exchange::Span;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use std::collections::HashMap;
@@ -84,7 +84,7 @@ struct PeerConn {
 
 #[derive(Default)]
 pub struct EarlyExit {
-    conns: HashMap<u64, Conn>,
+    conns: StreamMap<Conn>,
     pending: Vec<Pending>,
     peers: HashMap<(IpAddr, IpAddr), Vec<PeerConn>>,
 }

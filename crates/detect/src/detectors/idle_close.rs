@@ -32,7 +32,7 @@
 //! shutting down. Not detected: closes by RST, and closes with no later connection in the
 //! capture (nobody paid yet).
 
-use crate::detector::{ms, Connection, Detector, Segment};
+use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::IpAddr;
@@ -93,7 +93,7 @@ struct Opened {
 
 #[derive(Default)]
 pub struct IdleClose {
-    live: HashMap<u64, Live>,
+    live: StreamMap<Live>,
     closes: BTreeMap<(IpAddr, Endpoint), Vec<Close>>,
     opened: HashMap<(IpAddr, Endpoint), Vec<Opened>>,
     tracked: usize,

@@ -50,7 +50,7 @@
 //! connection that is reused afterwards is reported too (it did pay slow start), with
 //! the note that later exchanges did not.
 
-use crate::detector::{ms, Connection, Detector, Segment};
+use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
 use crate::exchange::{Exchange, Span};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use std::collections::HashMap;
@@ -126,7 +126,7 @@ struct Live {
 
 #[derive(Default)]
 pub struct NewConnection {
-    live: HashMap<u64, Live>,
+    live: StreamMap<Live>,
     warm: HashMap<(IpAddr, Endpoint), Warm>,
     pending: Vec<Candidate>,
 }

@@ -33,10 +33,9 @@
 //! response also shrinks cwnd: responses with retransmissions since the earlier large
 //! round are not reported.
 
-use crate::detector::{ms, Connection, Detector, Segment};
+use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
 use crate::exchange::Exchange;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
-use std::collections::HashMap;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ConnSummary, SegmentKinds, Vantage};
 
@@ -120,7 +119,7 @@ struct Conn {
 
 #[derive(Default)]
 pub struct RestartAfterIdle {
-    conns: HashMap<u64, Conn>,
+    conns: StreamMap<Conn>,
 }
 
 impl Detector for RestartAfterIdle {

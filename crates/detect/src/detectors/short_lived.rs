@@ -32,9 +32,9 @@
 //! purpose (the cost is then real but harmless). Connections whose handshake was not
 //! captured are ignored, so a capture started mid-way under-counts.
 
-use crate::detector::{ms, Connection, Detector, Segment};
+use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ClientBy, Endpoint, Vantage};
@@ -80,7 +80,7 @@ pub struct ShortLived {
     pairs: BTreeMap<(IpAddr, Endpoint), Vec<Conn>>,
     tracked: usize,
     /// Streams whose first FIN came from the server (until the connection is finalised).
-    server_first_fin: HashMap<u64, bool>,
+    server_first_fin: StreamMap<bool>,
 }
 
 impl Detector for ShortLived {

@@ -18,9 +18,8 @@
 //! conntrack table, loss on the path; clients that cannot wait 1 s retry the connect
 //! sooner at the application level.
 
-use crate::detector::{ms, Connection, Detector, Segment};
+use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
-use std::collections::HashMap;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::SegmentKinds;
 
@@ -36,7 +35,7 @@ const MAX_SYNS: usize = 16;
 
 #[derive(Default)]
 pub struct SynRetransmit {
-    conns: HashMap<u64, Handshake>,
+    conns: StreamMap<Handshake>,
 }
 
 impl Detector for SynRetransmit {
