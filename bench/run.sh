@@ -251,6 +251,9 @@ run_tool() {   # label file packets runs command...
 NOTE=""
 TCPWHY_EXTRA=()
 run_tcpwhy "tcpwhy flows --format json" "$BIG" "$N_BIG" "${PIN[@]}"
+# The main job: every detector on top of the tracker. Exit status 1 means "findings".
+ANALYZE_TCPWHY=(sh -c '"$0" analyze --format json "$1" >/dev/null; [ $? -le 1 ]' "$TCPWHY")
+run_tool "tcpwhy analyze --format json" "$BIG" "$N_BIG" "$RUNS" "${PIN[@]}" "${ANALYZE_TCPWHY[@]}" "$BIG"
 run_tool "bareloop (parse + 4-tuple hash)" "$BIG" "$N_BIG" "$RUNS" "${PIN[@]}" "$BARELOOP" "$BIG"
 run_tool "tcptrace -n" "$BIG" "$N_BIG" "$RUNS" "${PIN[@]}" tcptrace -n "$BIG"
 run_tool "tshark -z conv,tcp" "$BIG" "$N_BIG" 1 "${PIN[@]}" tshark -n -q -r "$BIG" -z conv,tcp
@@ -319,5 +322,16 @@ IFS='|' read -r _ n w _ _ <<<"${ROWS[0]}"
     echo
     echo "tcpwhy × = tcpwhy's packets/s ÷ that tool's packets/s on one core (targets: ≥ 50 vs"
     echo "tshark -z expert, ≥ 5 vs tcptrace, ≥ 0.67 vs bareloop, i.e. within 1.5×)."
+    # analyze against tshark's own TCP analysis: the comparison a user makes.
+    A_W="" E_W="" E_N=""
+    for row in "${ROWS[@]}"; do
+        IFS='|' read -r name n w _ _ <<<"$row"
+        [[ $name == "tcpwhy analyze"* ]] && A_W=$w
+        [[ $name == "tshark -z expert" ]] && E_W=$w E_N=$n
+    done
+    if [[ -n $A_W && -n $E_W ]]; then
+        awk -v an="$N_BIG" -v aw="$A_W" -v en="$E_N" -v ew="$E_W" \
+            'BEGIN{printf "tcpwhy analyze = %.1f × tshark -z expert (packets/s).\n", (an / aw) / (en / ew)}'
+    fi
     echo "Wall time: median of $RUNS runs for tcpwhy, bareloop and tcptrace; one run for tshark."
 } | tee "$OUT/results-latest.txt"
