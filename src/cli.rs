@@ -1,7 +1,7 @@
 //! Command-line interface: every subcommand and flag is defined here, once, in the
 //! order `--help` shows them.
 
-use crate::scan::{auto_threads, scan, scan_parallel};
+use crate::scan::{auto_threads, scan, scan_parallel, scan_sharded};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::process::ExitCode;
@@ -99,6 +99,10 @@ pub struct AnalyzeArgs {
     /// Also list every request/response exchange: request, server time, response rounds.
     #[arg(long)]
     pub exchanges: bool,
+    /// Threads per file [default: one per core for files of 64 MiB or more, else 1].
+    /// Connections are split between threads by 4-tuple; the findings do not depend on it.
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
 }
 
 /// "10ms", "1.5s", "500us", "2m"; a bare number is milliseconds.
@@ -159,13 +163,17 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
     let mut reports = Vec::new();
     let mut failed = false;
     for f in &a.files {
-        let mut analyzer = Analyzer::new(Config {
+        let config = Config {
             vantage,
             keep_exchanges: a.exchanges,
-        });
-        let file = match scan(f, |frame, ts, pkt, ev| {
-            analyzer.on_segment(frame, ts, pkt, ev)
-        }) {
+        };
+        let threads = a.threads.map_or_else(|| auto_threads(f), usize::from);
+        let sharded = match scan_sharded(
+            f,
+            threads,
+            || Analyzer::new(config.clone()),
+            |an, frame, ts, pkt, ev| an.on_segment(frame, ts, pkt, ev),
+        ) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("tcpwhy: {e}");
@@ -173,9 +181,19 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
                 continue;
             }
         };
-        for c in &file.connections {
-            analyzer.on_connection(c);
+        let (file, mut shards) = (sharded.report, sharded.states);
+        // Each connection to the analyzer of the shard that saw its segments, in stream
+        // order, with its final stream number; then one analyzer takes in the others.
+        for (c, &(shard, key)) in file.connections.iter().zip(&sharded.owners) {
+            if let Some(an) = shards.get_mut(shard) {
+                an.on_connection_keyed(c, key);
+            }
         }
+        let mut shards = shards.into_iter();
+        let Some(mut analyzer) = shards.next() else {
+            continue;
+        };
+        shards.for_each(|other| analyzer.absorb(other));
         let analysis = analyzer.finish();
         let keep = |stream: u64, ends: &[tcpwhy_track::Endpoint; 2]| {
             a.stream.is_none_or(|s| s == stream) && filter.as_ref().is_none_or(|x| x.matches(ends))

@@ -8,7 +8,9 @@ use tcpwhy_capture::{
     decode, flow_addrs, Capture, FileFormat, FlowAddrs, Packet, SkipCounts, Timestamp,
 };
 use tcpwhy_report::flows::{FileReport, ReadError};
-use tcpwhy_track::{merge_by_stream, merge_shards, SegmentEvent, Sharder, Tracker};
+use tcpwhy_track::{
+    merge_by_stream, merge_shards, ConnSummary, SegmentEvent, Sharder, Tracker, PROVISIONAL_STREAM,
+};
 
 /// Frames between progress-bar updates (cheap enough to be invisible on the hot path).
 const PROGRESS_EVERY: u64 = 1 << 16;
@@ -130,29 +132,62 @@ pub fn auto_threads(path: &str) -> usize {
     }
 }
 
-/// Like [`scan`] without per-segment output, on `threads` threads: each reads every frame
-/// of one shared map of the file ([`Capture::open_shared`]) and tracks only the
-/// connections of its shard, so no packet is handed between threads. Each thread runs the
-/// same [`Sharder`] (connections to the least-loaded shard) over every frame's endpoints
-/// ([`flow_addrs`], a fraction of a full decode) and fully decodes only its own frames, so
-/// every frame is decoded and counted (TCP or skipped) by exactly one thread: the owner of
-/// its connection, or for a frame without readable endpoints, thread `number % threads`.
-/// Thread 0 drives the progress bar.
+/// Like [`scan`] without per-segment output, on `threads` threads (see [`scan_sharded`]).
 pub fn scan_parallel(path: &str, threads: usize) -> Result<FileReport, String> {
+    scan_sharded(path, threads, || (), |_, _, _, _, _| {}).map(|s| s.report)
+}
+
+/// The result of [`scan_sharded`].
+pub struct Sharded<S> {
+    /// The file's report, connections sorted by their final stream number.
+    pub report: FileReport,
+    /// Every shard's state.
+    pub states: Vec<S>,
+    /// For each of `report.connections`: the shard that tracked it and the stream id its
+    /// segments carried there.
+    pub owners: Vec<(usize, u64)>,
+}
+
+/// A pass on `threads` threads, each with its own per-shard state `S` (made by `make`):
+/// `on_segment` sees the segments of the shard's connections in capture order. Returns
+/// the file's report, every shard's state (one, for one thread or standard input) and
+/// which shard tracked each connection under which stream id: the shards' trackers do not
+/// know the final `tcp.stream` numbers, so their segments carry provisional ids
+/// ([`Tracker::with_provisional_streams`]).
+///
+/// Each thread reads every frame of one shared map of the file ([`Capture::open_shared`])
+/// and tracks only the connections of its shard, so no packet is handed between threads.
+/// Each thread runs the same [`Sharder`] (connections to the least-loaded shard) over every
+/// frame's endpoints ([`flow_addrs`], a fraction of a full decode) and fully decodes only
+/// its own frames, so every frame is decoded and counted (TCP or skipped) by exactly one
+/// thread: the owner of its connection, or for a frame without readable endpoints, thread
+/// `number % threads`. All frames of a 4-tuple go to one shard, so a connection (and a
+/// later one reusing its ports) is seen whole by one thread. Thread 0 drives the progress
+/// bar.
+pub fn scan_sharded<S: Send>(
+    path: &str,
+    threads: usize,
+    make: impl Fn() -> S + Sync,
+    on_segment: impl Fn(&mut S, u64, Timestamp, &Packet<'_>, &SegmentEvent) + Sync,
+) -> Result<Sharded<S>, String> {
     if threads <= 1 || path == "-" {
-        return scan(path, |_, _, _, _| {});
+        let mut state = make();
+        let report = scan(path, |frame, ts, pkt, ev| {
+            on_segment(&mut state, frame, ts, pkt, ev)
+        })?;
+        let owners = report.connections.iter().map(|c| (0, c.stream)).collect();
+        return Ok(Sharded {
+            report,
+            states: vec![state],
+            owners,
+        });
     }
     let caps =
         Capture::open_shared(Path::new(path), threads).map_err(|e| format!("{path}: {e}"))?;
     let format = format_name(caps[0].format());
-    type ShardResult = (
-        Vec<tcpwhy_track::ConnSummary>,
-        u64,
-        u64,
-        SkipCounts,
-        Option<ReadError>,
-    );
-    let results: Vec<ShardResult> = std::thread::scope(|scope| {
+    type ShardResult<S> = (Vec<ConnSummary>, u64, u64, SkipCounts, Option<ReadError>, S);
+    let (make, on_segment) = (&make, &on_segment);
+    let results: Vec<ShardResult<S>> = std::thread::scope(|scope| {
         let handles: Vec<_> = caps
             .into_iter()
             .enumerate()
@@ -160,7 +195,8 @@ pub fn scan_parallel(path: &str, threads: usize) -> Result<FileReport, String> {
                 scope.spawn(move || {
                     let first = shard == 0;
                     let pb = if first { progress_bar(&cap) } else { None };
-                    let mut tracker = Tracker::new();
+                    let mut tracker = Tracker::with_provisional_streams();
+                    let mut state = make();
                     let mut sharder = Sharder::new(threads);
                     let mut skipped = SkipCounts::default();
                     let mut summaries = Vec::new();
@@ -181,7 +217,8 @@ pub fn scan_parallel(path: &str, threads: usize) -> Result<FileReport, String> {
                                         owner.unwrap_or_else(|| sharder.shard(&FlowAddrs::of(pkt)));
                                     if o == shard {
                                         tcp_frames += 1;
-                                        tracker.process(frame.number, frame.ts, pkt);
+                                        let ev = tracker.process(frame.number, frame.ts, pkt);
+                                        on_segment(&mut state, frame.number, frame.ts, pkt, &ev);
                                     }
                                 }
                                 Err(reason) => {
@@ -207,7 +244,7 @@ pub fn scan_parallel(path: &str, threads: usize) -> Result<FileReport, String> {
                     // Sorting a shard's summaries here, in parallel, leaves `merge_shards`
                     // already-sorted runs (merging by stream twice changes nothing).
                     let summaries = merge_by_stream(summaries);
-                    (summaries, frames, tcp_frames, skipped, error)
+                    (summaries, frames, tcp_frames, skipped, error, state)
                 })
             })
             .collect();
@@ -220,22 +257,41 @@ pub fn scan_parallel(path: &str, threads: usize) -> Result<FileReport, String> {
     // Every thread read the same frames and met the same error; TCP frames and skips
     // were counted by one thread each.
     let mut shards = Vec::with_capacity(results.len());
+    let mut states = Vec::with_capacity(results.len());
+    // A connection's first frame is unique to it: it finds the shard and the provisional
+    // id (PROVISIONAL_STREAM | first frame) once the streams have their final numbers.
+    let mut owner_of: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
     let (mut frames, mut tcp_frames, mut skipped, mut error) = (0, 0, SkipCounts::default(), None);
-    for (i, (summaries, f, t, s, e)) in results.into_iter().enumerate() {
+    for (i, (summaries, f, t, s, e, state)) in results.into_iter().enumerate() {
+        owner_of.extend(summaries.iter().map(|c| (c.first_frame, i)));
         shards.push(summaries);
+        states.push(state);
         tcp_frames += t;
         skipped.merge(&s);
         if i == 0 {
             (frames, error) = (f, e);
         }
     }
-    Ok(FileReport {
+    let connections = merge_shards(shards);
+    let owners = connections
+        .iter()
+        .map(|c| {
+            let shard = owner_of.get(&c.first_frame).copied().unwrap_or(0);
+            (shard, PROVISIONAL_STREAM | c.first_frame)
+        })
+        .collect();
+    let report = FileReport {
         path: path.to_string(),
         format,
         frames,
         tcp_frames,
         skipped,
         error,
-        connections: merge_shards(shards),
+        connections,
+    };
+    Ok(Sharded {
+        report,
+        states,
+        owners,
     })
 }

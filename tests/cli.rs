@@ -209,3 +209,61 @@ fn threads_do_not_change_the_output() {
         assert_eq!(text(&one.stdout), text(&three.stdout), "{name}");
     }
 }
+
+/// The same for `analyze`: the shards' detectors see each connection whole, the findings
+/// get the final stream numbers, and the cross-connection detectors (short_lived,
+/// idle_close, new_connection's warm windows, early_exit's peers) merge their state, so
+/// every capture shipped with the repo and every public one gives the same report with
+/// 1, 2 and 3 threads (`--min-cost 0ms --exchanges`: everything, however small).
+#[test]
+fn threads_do_not_change_the_analysis() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<std::path::PathBuf> = Vec::new();
+    for dir in [
+        root.join("../shared/captures/public"),
+        root.join("examples"),
+    ] {
+        for e in std::fs::read_dir(&dir).expect("capture dir").flatten() {
+            files.push(e.path());
+        }
+    }
+    for e in std::fs::read_dir(root.join("examples/lab"))
+        .expect("lab dir")
+        .flatten()
+    {
+        for side in ["client.pcap", "server.pcap"] {
+            files.push(e.path().join(side));
+        }
+    }
+    files.retain(|p| {
+        let n = p.to_string_lossy();
+        p.is_file() && (n.ends_with(".pcap") || n.ends_with(".pcapng") || n.ends_with(".gz"))
+    });
+    assert!(files.len() > 80, "{} captures", files.len());
+    let mut with_findings = 0;
+    for p in &files {
+        let p = p.to_string_lossy();
+        let run = |j: &str| {
+            tcpwhy(&[
+                "analyze",
+                "--format",
+                "json",
+                "--min-cost",
+                "0ms",
+                "--exchanges",
+                "-j",
+                j,
+                &p,
+            ])
+        };
+        let one = run("1");
+        with_findings += usize::from(one.status.code() == Some(1));
+        for j in ["2", "3"] {
+            let other = run(j);
+            assert_eq!(one.status.code(), other.status.code(), "{p} -j {j}");
+            assert_eq!(text(&one.stdout), text(&other.stdout), "{p} -j {j}");
+        }
+    }
+    // The comparison means something only if findings were made.
+    assert!(with_findings > 20, "{with_findings} captures with findings");
+}

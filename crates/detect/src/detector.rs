@@ -24,6 +24,11 @@ pub struct Segment<'a> {
 /// A finished connection as the detectors see it.
 pub struct Connection<'a> {
     pub summary: &'a ConnSummary,
+    /// The stream id its segments carried (`SegmentEvent::stream`): look up per-stream
+    /// state by this. In a parallel pass it is a provisional id, and `summary.stream` is
+    /// the final `tcp.stream` number, assigned once every shard finished; findings and
+    /// their text use `summary.stream`.
+    pub key: u64,
     /// Its request/response exchanges, in order.
     pub exchanges: &'a [Exchange],
     /// The vantage point to assume: the user's choice, else the tracker's inference.
@@ -35,7 +40,13 @@ pub struct Connection<'a> {
 
 /// A detector of one mechanism. Its module documents the mechanism, its signature from
 /// each vantage point, the cost model, the fix and known false positives.
-pub trait Detector {
+///
+/// Large captures are analysed on several threads, each with its own instance of every
+/// detector over a shard of the connections (each connection whole in one shard): the
+/// instances see `on_segment` and `on_connection` for their shard only, are then merged
+/// with [`Detector::absorb`], and `finish` runs once on the merged one. The findings must
+/// not depend on how connections were sharded.
+pub trait Detector: std::any::Any + Send {
     /// Sees every TCP segment, in capture order.
     fn on_segment(&mut self, _seg: &Segment<'_>) {}
     /// A connection was finalised: emit its findings and drop its state.
@@ -43,6 +54,19 @@ pub trait Detector {
     /// The capture ended (after every connection was finalised): emit findings about
     /// patterns across connections.
     fn finish(&mut self, _out: &mut Vec<Finding>) {}
+    /// Takes in what another shard's instance of this detector kept after its
+    /// `on_connection` calls (`other` is always of the same type: use [`downcast`]), so that
+    /// `finish` sees every connection. Required, so that no detector with state across
+    /// connections forgets it; a detector whose state is per connection has nothing left
+    /// by then and does nothing.
+    fn absorb(&mut self, other: Box<dyn Detector>);
+}
+
+/// `other` as the concrete detector type, for [`Detector::absorb`].
+pub fn downcast<T: Detector>(other: Box<dyn Detector>) -> Box<T> {
+    let any: Box<dyn std::any::Any> = other;
+    any.downcast::<T>()
+        .expect("absorb is called with an instance of the same detector")
 }
 
 impl Connection<'_> {

@@ -94,7 +94,13 @@ impl Analyzer {
 
     /// A connection the tracker finalised.
     pub fn on_connection(&mut self, summary: &ConnSummary) {
-        let st = self.conns.remove(&summary.stream).unwrap_or_default();
+        self.on_connection_keyed(summary, summary.stream)
+    }
+
+    /// A connection finalised by a tracker of a parallel pass, whose segments carried the
+    /// provisional stream id `key` (see [`Connection::key`]).
+    pub fn on_connection_keyed(&mut self, summary: &ConnSummary, key: u64) {
+        let st = self.conns.remove(&key).unwrap_or_default();
         let exchanges = st.builder.finish();
         let vantage = self.config.vantage.unwrap_or(summary.vantage);
         let rtt_ns = summary
@@ -103,6 +109,7 @@ impl Analyzer {
             .or(st.handshake_rtt_ns);
         let conn = Connection {
             summary,
+            key,
             exchanges: &exchanges,
             vantage,
             rtt_ns,
@@ -115,17 +122,32 @@ impl Analyzer {
         }
     }
 
+    /// Takes in another shard's analyzer (same configuration, other connections), so that
+    /// `finish` reports on the connections of both.
+    pub fn absorb(&mut self, other: Analyzer) {
+        for (mine, theirs) in self.detectors.iter_mut().zip(other.detectors) {
+            mine.absorb(theirs);
+        }
+        self.out.findings.extend(other.out.findings);
+        self.out.exchanges.extend(other.out.exchanges);
+    }
+
     /// Ends the pass: findings about patterns across connections, then everything sorted.
     pub fn finish(mut self) -> Analysis {
         for d in &mut self.detectors {
             d.finish(&mut self.out.findings);
         }
         let mut out = self.out;
+        // A total order, so that the report does not depend on how the connections were
+        // sharded between threads.
+        let first_frame = |f: &Finding| f.evidence.first().map(|e| e.frame);
         out.findings.sort_by(|a, b| {
             b.cost_ns
                 .cmp(&a.cost_ns)
                 .then(a.stream.cmp(&b.stream))
                 .then(a.id.cmp(&b.id))
+                .then(first_frame(a).cmp(&first_frame(b)))
+                .then(a.explanation.cmp(&b.explanation))
         });
         out.exchanges.sort_by_key(|(s, _)| *s);
         out

@@ -12,4 +12,4 @@ pub mod tracker;
 
 pub use rtt::{RttSamples, RttStats};
 pub use summary::*;
-pub use tracker::{Sharder, Tracker};
+pub use tracker::{Sharder, Tracker, PROVISIONAL_STREAM};

@@ -402,6 +402,10 @@ struct TombSeq {
     end: Timestamp,
 }
 
+/// Marks the provisional stream ids of [`Tracker::with_provisional_streams`]; frame
+/// numbers never reach it.
+pub const PROVISIONAL_STREAM: u64 = 1 << 63;
+
 /// Tracks every TCP connection of one capture.
 pub struct Tracker {
     /// Connections with their full state, as indexes into `slots`; the only map a
@@ -420,6 +424,8 @@ pub struct Tracker {
     /// forgotten after [`CLOSED_TOMBSTONE_NS`].
     expiry: VecDeque<(Timestamp, FlowKey, u64)>,
     next_stream: u64,
+    /// Number streams [`PROVISIONAL_STREAM`] | first frame (see `with_provisional_streams`).
+    provisional: bool,
     finished: Vec<ConnSummary>,
     last_sweep: Option<Timestamp>,
     max_live: usize,
@@ -441,9 +447,22 @@ impl Tracker {
             done: FxHashMap::default(),
             expiry: VecDeque::new(),
             next_stream: 0,
+            provisional: false,
             finished: Vec::new(),
             last_sweep: None,
             max_live: 0,
+        }
+    }
+
+    /// A tracker for one shard of a parallel pass: it sees only some connections, so it
+    /// cannot know their `tcp.stream` numbers. Each stream is numbered
+    /// [`PROVISIONAL_STREAM`] | its first frame instead, unique across shards;
+    /// [`merge_shards`](crate::merge_shards) then assigns the final numbers (the order of
+    /// the first frames).
+    pub fn with_provisional_streams() -> Self {
+        Tracker {
+            provisional: true,
+            ..Tracker::new()
         }
     }
 
@@ -591,7 +610,11 @@ impl Tracker {
                 c
             }
             None => {
-                let s = self.next_stream;
+                let s = if self.provisional {
+                    PROVISIONAL_STREAM | frame
+                } else {
+                    self.next_stream
+                };
                 self.next_stream += 1;
                 let mut c = Conn::new(s, src, dst, frame, ts);
                 c.reused_port = reused;

@@ -145,7 +145,7 @@ impl Detector for AppLimited {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let Some(dirs) = self.conns.remove(&conn.summary.stream) else {
+        let Some(dirs) = self.conns.remove(&conn.key) else {
             return;
         };
         for (i, d) in dirs.iter().enumerate() {
@@ -263,4 +263,7 @@ impl Detector for AppLimited {
             out.push(f);
         }
     }
+
+    /// Nothing is kept across connections: each one's state is dropped in `on_connection`.
+    fn absorb(&mut self, _other: Box<dyn Detector>) {}
 }

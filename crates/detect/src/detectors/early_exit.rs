@@ -30,7 +30,7 @@
 //! a real bottleneck (then the flat window is the path's capacity, not small). Responses
 //! that fit in a few rounds cannot show the pattern and are not judged.
 
-use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
+use crate::detector::{downcast, ms, Connection, Detector, Segment, StreamMap};
 use crate::exchange::Span;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use std::collections::HashMap;
@@ -122,7 +122,7 @@ impl Detector for EarlyExit {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, _out: &mut Vec<Finding>) {
-        let st = self.conns.remove(&conn.summary.stream).unwrap_or_default();
+        let st = self.conns.remove(&conn.key).unwrap_or_default();
         let [client, server] = conn.summary.endpoints;
         let peer = (server.addr, client.addr);
         let early = conn.rtt_ns.filter(|&r| r > 0).and_then(|rtt| {
@@ -251,6 +251,19 @@ impl Detector for EarlyExit {
                 p.finding.confidence = Confidence::High;
             }
             out.push(p.finding);
+        }
+    }
+
+    fn absorb(&mut self, other: Box<dyn Detector>) {
+        let o = downcast::<Self>(other);
+        self.pending.extend(o.pending);
+        self.pending.sort_by_key(|p| p.finding.stream);
+        for (peer, list) in o.peers {
+            let mine = self.peers.entry(peer).or_default();
+            mine.extend(list);
+            // As one thread would have kept them: the first connections by stream.
+            mine.sort_by_key(|c| c.stream);
+            mine.truncate(MAX_PEER_CONNS);
         }
     }
 }

@@ -32,7 +32,7 @@
 //! shutting down. Not detected: closes by RST, and closes with no later connection in the
 //! capture (nobody paid yet).
 
-use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
+use crate::detector::{downcast, ms, Connection, Detector, Segment, StreamMap};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::IpAddr;
@@ -124,7 +124,7 @@ impl Detector for IdleClose {
 
     fn on_connection(&mut self, conn: &Connection<'_>, _out: &mut Vec<Finding>) {
         let s = conn.summary;
-        let live = self.live.remove(&s.stream).unwrap_or_default();
+        let live = self.live.remove(&conn.key).unwrap_or_default();
         let (Some(first), Some(last)) = (conn.exchanges.first(), conn.exchanges.last()) else {
             return;
         };
@@ -184,6 +184,21 @@ impl Detector for IdleClose {
                     out.push(f);
                 }
             }
+        }
+    }
+
+    fn absorb(&mut self, other: Box<dyn Detector>) {
+        let o = downcast::<Self>(other);
+        self.tracked += o.tracked;
+        for (key, list) in o.closes {
+            let mine = self.closes.entry(key).or_default();
+            mine.extend(list);
+            mine.sort_by_key(|c| c.stream);
+        }
+        for (key, list) in o.opened {
+            let mine = self.opened.entry(key).or_default();
+            mine.extend(list);
+            mine.sort_by_key(|c| c.stream);
         }
     }
 }

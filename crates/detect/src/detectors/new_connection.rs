@@ -50,7 +50,7 @@
 //! connection that is reused afterwards is reported too (it did pay slow start), with
 //! the note that later exchanges did not.
 
-use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
+use crate::detector::{downcast, ms, Connection, Detector, Segment, StreamMap};
 use crate::exchange::{Exchange, Span};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use std::collections::HashMap;
@@ -213,7 +213,7 @@ impl Detector for NewConnection {
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
         let s = conn.summary;
-        let live = self.live.remove(&s.stream).unwrap_or_default();
+        let live = self.live.remove(&conn.key).unwrap_or_default();
         let key = (s.endpoints[0].addr, s.endpoints[1]);
         let Some((mss, mss_note)) = sender_mss(s) else {
             return;
@@ -289,6 +289,21 @@ impl Detector for NewConnection {
                 out.push(f);
             }
         }
+    }
+
+    fn absorb(&mut self, other: Box<dyn Detector>) {
+        let o = downcast::<Self>(other);
+        for (key, w) in o.warm {
+            let mine = self.warm.entry(key).or_default();
+            // One thread keeps the first largest round in stream order.
+            if (w.max_round_bytes, std::cmp::Reverse(w.stream))
+                > (mine.max_round_bytes, std::cmp::Reverse(mine.stream))
+            {
+                *mine = w;
+            }
+        }
+        self.pending.extend(o.pending);
+        self.pending.sort_by_key(|c| c.finding.stream);
     }
 }
 

@@ -170,7 +170,7 @@ impl Detector for RestartAfterIdle {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let st = self.conns.remove(&conn.summary.stream).unwrap_or_default();
+        let st = self.conns.remove(&conn.key).unwrap_or_default();
         let Some(rtt) = conn.rtt_ns.filter(|&r| r > 0) else {
             return; // rounds and their cost need the path RTT
         };
@@ -285,6 +285,9 @@ impl Detector for RestartAfterIdle {
         };
         out.push(f);
     }
+
+    /// Nothing is kept across connections: each one's state is dropped in `on_connection`.
+    fn absorb(&mut self, _other: Box<dyn Detector>) {}
 }
 
 /// One response that restarted from a small window.

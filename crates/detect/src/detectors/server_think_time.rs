@@ -86,4 +86,7 @@ impl Detector for ServerThinkTime {
         };
         out.push(f);
     }
+
+    /// Nothing is kept across connections: each one's state is dropped in `on_connection`.
+    fn absorb(&mut self, _other: Box<dyn Detector>) {}
 }

@@ -32,7 +32,7 @@
 //! purpose (the cost is then real but harmless). Connections whose handshake was not
 //! captured are ignored, so a capture started mid-way under-counts.
 
-use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
+use crate::detector::{downcast, ms, Connection, Detector, Segment, StreamMap};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
@@ -94,7 +94,7 @@ impl Detector for ShortLived {
 
     fn on_connection(&mut self, conn: &Connection<'_>, _out: &mut Vec<Finding>) {
         let s = conn.summary;
-        let server_closed = self.server_first_fin.remove(&s.stream).unwrap_or(false);
+        let server_closed = self.server_first_fin.remove(&conn.key).unwrap_or(false);
         let Some(handshake_ns) = s.handshake_rtt_ns() else {
             return;
         };
@@ -258,6 +258,16 @@ impl Detector for ShortLived {
                 Confidence::Medium
             };
             out.push(f);
+        }
+    }
+
+    fn absorb(&mut self, other: Box<dyn Detector>) {
+        let o = downcast::<Self>(other);
+        self.tracked += o.tracked;
+        for (key, list) in o.pairs {
+            let mine = self.pairs.entry(key).or_default();
+            mine.extend(list);
+            mine.sort_by_key(|c| c.stream);
         }
     }
 }

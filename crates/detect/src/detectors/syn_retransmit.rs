@@ -52,7 +52,7 @@ impl Detector for SynRetransmit {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let Some(h) = self.conns.remove(&conn.summary.stream) else {
+        let Some(h) = self.conns.remove(&conn.key) else {
             return;
         };
         if h.syns.len() < 2 && h.synacks.len() < 2 {
@@ -141,4 +141,7 @@ impl Detector for SynRetransmit {
         f.confidence = Confidence::High;
         out.push(f);
     }
+
+    /// Nothing is kept across connections: each one's state is dropped in `on_connection`.
+    fn absorb(&mut self, _other: Box<dyn Detector>) {}
 }
