@@ -132,6 +132,7 @@ fn new_connection_per_request_pays_slow_start_and_a_handshake_from_both_ends() {
         assert_eq!(sl.len(), 1, "{side}");
         assert_eq!(sl[0].stream, 0);
         assert_eq!(frames(sl[0]), [1, 972], "{side}: the two SYNs");
+        assert_eq!(sl[0].connections, 1, "{side}: only the second could have been reused");
         assert!(
             near(sl[0].cost_ms, connect[1], 0.25),
             "{side}: {}",
@@ -225,6 +226,7 @@ fn idle_close_names_the_server_its_timeout_and_the_requests_that_paid() {
         let e = &ic[0].explanation;
         assert!(e.starts_with("The server (10.81.2.2:8080) closed"), "{e}");
         assert!(e.contains("stream(s) 1, 2"), "{e}");
+        assert_eq!(ic[0].connections, 2, "streams 1 and 2 paid a handshake");
         // T in the explanation: about 1.5 s, within 5 % of the server's record.
         let t: f64 = e
             .split("idle timeout is about ")

@@ -49,6 +49,8 @@ pub mod analyze {
         pub id: String,
         pub stream: u64,
         pub cost_ms: f64,
+        /// Connections that paid `cost_ms` between them (1 unless a cross-connection pattern).
+        pub connections: u64,
         pub evidence: Vec<Evidence>,
         pub explanation: String,
         pub vantage: String,

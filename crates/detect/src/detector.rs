@@ -77,6 +77,7 @@ impl Connection<'_> {
             stream: self.summary.stream,
             endpoints: self.summary.endpoints,
             cost_ns: 0,
+            connections: 1,
             share: None,
             evidence: Vec::new(),
             explanation: String::new(),

@@ -152,6 +152,9 @@ pub struct Finding {
     pub endpoints: [Endpoint; 2],
     /// Time lost on this connection because of the mechanism.
     pub cost_ns: u64,
+    /// Connections the finding covers: 1, or for a finding about a pattern across
+    /// connections (reported on the first), how many paid `cost_ns` between them.
+    pub connections: u64,
     /// `cost_ns` as a share of the connection's active time, when meaningful.
     pub share: Option<f64>,
     pub evidence: Vec<Evidence>,

@@ -49,9 +49,9 @@ pub fn render_text(reports: &[AnalyzeReport]) -> String {
                 match by_id.iter_mut().find(|(id, _, _)| *id == f.id.as_str()) {
                     Some(e) => {
                         e.1 += f.cost_ns;
-                        e.2 += 1;
+                        e.2 += f.connections as usize;
                     }
-                    None => by_id.push((f.id.as_str(), f.cost_ns, 1)),
+                    None => by_id.push((f.id.as_str(), f.cost_ns, f.connections as usize)),
                 }
             }
             by_id.sort_by_key(|e| std::cmp::Reverse(e.1));
@@ -183,6 +183,7 @@ struct JsonFinding<'a> {
     client: String,
     server: String,
     cost_ms: f64,
+    connections: u64,
     share: Option<f64>,
     evidence: Vec<JsonEvidence<'a>>,
     explanation: &'a str,
@@ -242,6 +243,7 @@ pub fn write_json(reports: &[AnalyzeReport], out: &mut impl std::io::Write) -> s
                         client: f.endpoints[0].to_string(),
                         server: f.endpoints[1].to_string(),
                         cost_ms: ns_to_ms(f.cost_ns),
+                        connections: f.connections,
                         share: f.share.map(|s| (s * 1000.0).round() / 1000.0),
                         evidence: f
                             .evidence

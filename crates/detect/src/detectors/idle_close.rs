@@ -254,6 +254,7 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
         stream: first.stream,
         endpoints: first.endpoints,
         cost_ns,
+        connections: paid.len() as u64,
         share: None,
         evidence: Vec::new(),
         explanation: String::new(),

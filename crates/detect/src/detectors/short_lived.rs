@@ -176,6 +176,7 @@ impl Detector for ShortLived {
                 stream: first.stream,
                 endpoints: first.endpoints,
                 cost_ns,
+                connections: avoidable.len() as u64,
                 share: Some(cost_ns as f64 / active.max(1) as f64),
                 evidence: Vec::new(),
                 explanation: String::new(),
