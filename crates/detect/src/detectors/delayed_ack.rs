@@ -22,21 +22,27 @@
 //!   delays. TCP_NODELAY does not help.
 //!
 //! Signature (one "stall"): the sender S has a flight of at most `MAX_FLIGHT_SEGMENTS`
-//! segments and at most `MAX_ACKED_FULL_SEGMENTS` full segments of bytes, sends nothing
+//! segments and less than `MAX_ACKED_FULL_SEGMENTS` full segments of bytes, sends nothing
 //! more, the receiver R sends no data (nothing to piggyback the ACK on) and then a pure
 //! ACK covering the whole flight, later than the round trip by at least
-//! `MIN_ACK_DELAY_NS` (and at most `MAX_ACK_DELAY_NS`), and S sends new data as soon as
-//! that ACK reaches it: that ACK released data that was ready. By vantage point, with the
-//! round trips from the capture point to each host taken from the handshake (SYN →
-//! SYN/ACK is the round trip to the server, SYN/ACK → ACK the one to the client; without
-//! a handshake, the path RTT on the far side of the assumed vantage):
+//! `MIN_ACK_DELAY_NS` (and `MIN_DELAY_TICKS` ticks of the capture's clock, at most
+//! `MAX_ACK_DELAY_NS`, at least a quarter of the round trip so that RTT variation is not
+//! taken for a timer), and S sends new data as soon as that ACK reaches it: that ACK
+//! released data that was ready. The round trips from the capture point to each host come
+//! from the handshake (SYN → SYN/ACK is the round trip to the server, SYN/ACK → ACK the
+//! one to the client; without a handshake, the path RTT on the far side of the assumed
+//! vantage); the one to R is raised to the latest data → ACK time measured during the
+//! same silence, if longer (queues grow: wireshark-sample-tcp-ethereal-file1.pcap).
+//!
+//! By vantage point:
 //! - at the sender, the ACK arrives round trip + delay after the data, and the held data
 //!   leaves within `RELEASE_NS` of it;
 //! - at the receiver, the ACK leaves "delay" after the data arrived, and the held data
 //!   arrives one round trip after the ACK left;
 //! - in the middle, each gap holds the part of the path beyond the capture point.
-//! Measured ACK delay = ACK time − time of the oldest data it acknowledges (the timer runs
-//! from that segment), less the round trip to the receiver; the report gives their
+//!
+//! Measured ACK delay = ACK time − time of the oldest data it acknowledges (the timer
+//! runs from that segment), less the round trip to the receiver; the report gives their
 //! min/median/max and count, and says "Linux's 40 ms minimum" only when they match it.
 //!
 //! Telling them apart, and from the application:
@@ -47,7 +53,9 @@
 //! - application think time: the next data is not released by the ACK (it leaves later
 //!   than `RELEASE_NS` after the ACK at the sender, or not one round trip after it at the
 //!   receiver): not counted. A receiver window too small for the next segment makes it
-//!   `rwnd.*`: not counted either.
+//!   `rwnd.*`, and an earlier ACK during the silence that released nothing (for the window
+//!   case) means the sender waited for all its data to be acknowledged (send buffer,
+//!   application): neither is counted.
 //!
 //! Cost: Nagle — the sum of the waits, from the small segment Nagle waited on to the held
 //! segment leaving (what TCP_NODELAY gives back; it assumes the held data was written
@@ -108,7 +116,7 @@ const LINUX_DELACK_MIN_NS: (u64, u64) = (38_000_000, 50_000_000);
 /// Windows' default delayed-ACK timer, also Linux's `TCP_DELACK_MAX`: 200 ms.
 const DELACK_200_NS: (u64, u64) = (190_000_000, 215_000_000);
 /// Stalls remembered per direction of a connection.
-const MAX_STALLS: usize = 4096;
+const MAX_STALLS: usize = 1024;
 /// Stalls cited as evidence (three lines each), the longest ones.
 const CITED_STALLS: usize = 4;
 
@@ -509,7 +517,8 @@ fn report(
         format!("measured at the {receiver} as ACK time − arrival of the data it acknowledges")
     } else {
         format!(
-            "ACK − data here, less the {} round trip to the {receiver}",
+            "ACK − data here, less the round trip to the {receiver}: {} in the handshake, \
+             or the latest measured if longer",
             ms(to_receiver)
         )
     };
@@ -547,16 +556,16 @@ fn report(
                 Fix {
                     host: host(sender_is_server),
                     action: format!(
-                        "on the writer ({sender} {s_addr}): set TCP_NODELAY on the socket, or \
-                         write each message in one call (build it in one buffer, or writev / \
-                         sendmsg with all its parts)"
+                        "the writer ({s_addr}): set TCP_NODELAY on its socket, or write each \
+                         message in one call (build it in one buffer, or writev / sendmsg \
+                         with all its parts)"
                     ),
                 },
                 Fix {
                     host: host(!sender_is_server),
                     action: format!(
-                        "or on the reader ({receiver} {r_addr}): set TCP_QUICKACK after every \
-                         recv — Linux clears it, it is not permanent — so the ACK leaves at once"
+                        "or the reader ({r_addr}): set TCP_QUICKACK again after every recv \
+                         (Linux clears it: it is not permanent), so its ACK leaves at once"
                     ),
                 },
             ];
@@ -577,15 +586,23 @@ fn report(
                      cases, which Nagle does not allow (TCP_NODELAY is on)"
                 )
             };
+            let window = if at_sender {
+                "its whole congestion window, small early in a connection or after an idle \
+                 restart"
+            } else {
+                "its whole window, small early in a connection or after an idle restart (from the \
+                 receiver's side a send buffer waiting for the ACK to free space looks the \
+                 same)"
+            };
             f.explanation = format!(
                 "A tiny congestion window and a delayed ACK: the {sender} {s_addr} had at most \
-                 {segs} segment(s) ({bytes} B) in flight — its whole window, small early in a \
-                 connection or after an idle restart — and sent nothing more until the \
-                 {receiver} {r_addr} acknowledged them; with less than two full segments \
-                 received and no data to send back, the {receiver} delayed that ACK for its \
-                 timer. {n} stall(s) cost {} beyond the round trip a prompt ACK takes, {} at \
-                 most. ACK delays ({measured}): {dist}{matches}. Why not Nagle: \
-                 {why_not_nagle}. Why not the application: {release_how}.",
+                 {segs} segment(s) ({bytes} B) in flight — {window} — and sent nothing more \
+                 until the {receiver} {r_addr} acknowledged them; with less than two full \
+                 segments received and no data to send back, the {receiver} delayed that ACK \
+                 for its timer. {n} stall(s) cost {} beyond the round trip a prompt ACK takes, \
+                 {} at most. ACK delays ({measured}): {dist}{matches}. Why not Nagle: \
+                 {why_not_nagle}. Why not the application: {release_how}, so it was ready and \
+                 waiting for that ACK.",
                 ms(f.cost_ns),
                 ms(longest),
             );
@@ -593,17 +610,18 @@ fn report(
                 Fix {
                     host: host(sender_is_server),
                     action: format!(
-                        "on the sender ({sender} {s_addr}): avoid tiny windows — keep the \
-                         connection busy or disable the restart after idle (sysctl -w \
-                         net.ipv4.tcp_slow_start_after_idle=0), and use a larger initial \
-                         window on its route (ip route change … initcwnd 10)"
+                        "the sender ({s_addr}): avoid tiny windows — keep the connection warm \
+                         (requests closer together, or sysctl -w \
+                         net.ipv4.tcp_slow_start_after_idle=0 so it does not restart after \
+                         idle) and give its route a larger initial window (ip route change … \
+                         initcwnd 10)"
                     ),
                 },
                 Fix {
                     host: host(!sender_is_server),
                     action: format!(
-                        "or on the receiver ({receiver} {r_addr}): set TCP_QUICKACK after every \
-                         recv (Linux clears it) so such ACKs leave at once"
+                        "or the receiver ({r_addr}): set TCP_QUICKACK again after every recv \
+                         (Linux clears it), so such ACKs leave at once"
                     ),
                 },
             ];
