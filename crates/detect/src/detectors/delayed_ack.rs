@@ -446,14 +446,23 @@ fn judge(st: &Stall, to_sender: u64, to_receiver: u64, tick_ns: u64) -> Option<J
     })
 }
 
-/// "min 40.7 ms, median 42.8 ms, max 44.8 ms (4 ACKs)", and what the value matches.
-fn delay_distribution(js: &[Judged]) -> (String, String) {
+/// "min 40.7 ms, median 42.7 ms, max 44.8 ms over 4 ACKs", and what the median matches
+/// (`receiver`: "client" or "server").
+fn delay_distribution(js: &[Judged], receiver: &str) -> (String, String) {
     let mut d: Vec<u64> = js.iter().map(|j| j.delay_ns).collect();
     d.sort_unstable();
-    let (min, max) = (d[0], d[d.len() - 1]);
-    let median = d[(d.len() - 1) / 2];
+    let (min, max) = (
+        d.first().copied().unwrap_or(0),
+        d.last().copied().unwrap_or(0),
+    );
+    let mid = d.len() / 2;
+    let median = match (d.len() % 2, d.get(mid.wrapping_sub(1)), d.get(mid)) {
+        (0, Some(&a), Some(&b)) => a / 2 + b / 2,
+        (_, _, Some(&b)) => b,
+        _ => 0,
+    };
     let dist = format!(
-        "min {}, median {}, max {} ({} ACKs)",
+        "min {}, median {}, max {} over {} ACKs",
         ms(min),
         ms(median),
         ms(max),
@@ -461,15 +470,16 @@ fn delay_distribution(js: &[Judged]) -> (String, String) {
     );
     let within = |(lo, hi): (u64, u64)| (lo..=hi).contains(&median);
     let matches = if within(LINUX_DELACK_MIN_NS) {
-        "; that is Linux's minimum delayed-ACK timeout (TCP_DELACK_MIN, 40 ms, fired on the \
-         next timer tick), so the receiver is most likely Linux"
-            .to_string()
+        format!(
+            " — Linux's minimum delayed-ACK timeout (TCP_DELACK_MIN, 40 ms, fired on the next \
+             timer tick), so the {receiver} is most likely Linux"
+        )
     } else if within(DELACK_200_NS) {
-        "; that is the 200 ms of Windows' default delayed-ACK timer (and Linux's maximum, \
+        " — the 200 ms of Windows' default delayed-ACK timer (also Linux's maximum, \
          TCP_DELACK_MAX)"
             .to_string()
     } else {
-        "; that is the receiver stack's own delayed-ACK timer".to_string()
+        format!(" — the {receiver} stack's own delayed-ACK timer, not Linux's 40 ms")
     };
     (dist, matches)
 }
@@ -504,7 +514,7 @@ fn report(
     f.share = Some(f.cost_ns as f64 / conn.active_ns().max(1) as f64);
     let n = js.len();
     let longest = js.iter().map(|j| j.cost_ns).max().unwrap_or(0);
-    let (dist, matches) = delay_distribution(js);
+    let (dist, matches) = delay_distribution(js, receiver);
     let max_gap = js
         .iter()
         .map(|j| j.release.1.since(j.st.ack.1).max(0) as u64)
@@ -514,41 +524,40 @@ fn report(
     let at_sender = to_sender < RELEASE_NS && to_receiver >= RELEASE_NS;
     let at_receiver = to_receiver < RELEASE_NS;
     let measured = if at_receiver {
-        format!("measured at the {receiver} as ACK time − arrival of the data it acknowledges")
+        format!("at the {receiver}, ACK time − arrival of the data it acknowledges")
     } else {
         format!(
-            "ACK − data here, less the round trip to the {receiver}: {} in the handshake, \
-             or the latest measured if longer",
+            "ACK time − data time here, less the round trip to the {receiver}: {} in the \
+             handshake, or the latest measured if longer",
             ms(to_receiver)
         )
     };
     let release_how = if at_sender || to_sender < RELEASE_NS {
         format!(
-            "the waiting data left within {} of the ACK's arrival every time",
+            "the held data left within {} of each ACK's arrival",
             ms(max_gap)
         )
     } else {
         format!(
-            "the waiting data arrived one round trip ({}) after the ACK left, every time",
+            "the held data arrived one round trip ({}) after each ACK left",
             ms(to_sender)
         )
     };
-    let smss = js[0].st.smss;
+    let smss = js.first().map_or(0, |j| j.st.smss);
     match kind {
         Kind::Nagle => {
-            let held = js[0].release.2;
+            let held = js.first().map_or(0, |j| j.release.2);
             f.explanation = format!(
-                "Nagle's algorithm and a delayed ACK: the {sender} {s_addr} (the writer) sends \
-                 a message in small pieces without TCP_NODELAY, so Nagle (RFC 896) holds each \
-                 piece after the first (e.g. {held} B) until the first is acknowledged, and \
-                 the {receiver} {r_addr} (the reader), with no data to send back, delays that \
-                 ACK for its delayed-ACK timer. {n} held segment(s) waited {} in all, {} at \
-                 most. ACK delays ({measured}): {dist}{matches}. Why Nagle and not a full \
-                 congestion window: each time exactly one small segment was unacknowledged \
-                 (Nagle allows one; a window-limited sender with TCP_NODELAY sends several), \
-                 and the held data was smaller than a full segment ({smss} B), which a \
-                 window-limited sender sends whole. Why not the application: {release_how}, \
-                 so it was written and ready, waiting for that ACK.",
+                "The {sender} {s_addr} (the writer) writes small pieces back to back without \
+                 TCP_NODELAY: Nagle's algorithm (RFC 896) holds a piece (e.g. {held} B) until \
+                 the previous small one is acknowledged, and the {receiver} {r_addr} (the \
+                 reader), having no data to send back, delays that ACK by its delayed-ACK \
+                 timer. {n} held segment(s) waited {} in all, {} at most. Measured ACK delays \
+                 ({measured}): {dist}{matches}. Nagle, not a full congestion window: one small \
+                 segment was unacknowledged each time (Nagle allows only one; a window-limited \
+                 sender with TCP_NODELAY sends several) and the held data was under a full \
+                 segment ({smss} B). Not application think time: {release_how}, so it was \
+                 written and only waiting for that ACK.",
                 ms(f.cost_ns),
                 ms(longest),
             );
@@ -595,14 +604,13 @@ fn report(
                  same)"
             };
             f.explanation = format!(
-                "A tiny congestion window and a delayed ACK: the {sender} {s_addr} had at most \
-                 {segs} segment(s) ({bytes} B) in flight — {window} — and sent nothing more \
-                 until the {receiver} {r_addr} acknowledged them; with less than two full \
-                 segments received and no data to send back, the {receiver} delayed that ACK \
-                 for its timer. {n} stall(s) cost {} beyond the round trip a prompt ACK takes, \
-                 {} at most. ACK delays ({measured}): {dist}{matches}. Why not Nagle: \
-                 {why_not_nagle}. Why not the application: {release_how}, so it was ready and \
-                 waiting for that ACK.",
+                "The {sender} {s_addr} had at most {segs} segment(s) ({bytes} B) in flight — \
+                 {window} — and sent nothing more until the {receiver} {r_addr} acknowledged \
+                 them; having received less than two full segments and having no data to \
+                 send back, the {receiver} delayed that ACK by its timer. {n} stall(s) cost \
+                 {} beyond the round trip a prompt ACK takes, {} at most. Measured ACK delays \
+                 ({measured}): {dist}{matches}. Not Nagle: {why_not_nagle}. Not application \
+                 think time: {release_how}, so it was ready and only waiting for that ACK.",
                 ms(f.cost_ns),
                 ms(longest),
             );
