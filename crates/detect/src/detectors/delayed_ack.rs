@@ -177,6 +177,17 @@ struct Dir {
     stalls: Vec<Stall>,
 }
 
+impl Dir {
+    /// Data sent and not yet acknowledged (whether remembered in `flight` or not).
+    fn outstanding(&self) -> bool {
+        match (self.highest, self.acked) {
+            (Some(h), Some(a)) => a < h,
+            (Some(_), None) => true,
+            (None, _) => false,
+        }
+    }
+}
+
 #[derive(Default)]
 struct Conn {
     /// MSS option and timestamps option of each side's SYN: `[client, server]`.
@@ -246,7 +257,7 @@ impl Detector for DelayedAck {
         // This segment as the receiver's side of the other direction's flight.
         let d = &mut c.dirs[peer];
         d.waiting = None; // the receiver did something before the sender resumed
-        if ev.payload_len > 0 && !d.flight.is_empty() {
+        if ev.payload_len > 0 && d.outstanding() {
             d.spoiled = true;
         }
         if let (Some(ack), true) = (ev.rel_ack, flags.ack()) {
@@ -268,11 +279,14 @@ impl Detector for DelayedAck {
                     }
                 }
                 d.flight.retain(|s| s.end > ack);
-                if d.flight.is_empty() {
+                d.acked = Some(ack);
+                if !d.outstanding() {
+                    // Everything acknowledged (segments not remembered while crowded
+                    // included): the next flight starts clean.
+                    d.flight.clear();
                     d.spoiled = false;
                     d.crowded = false;
                 }
-                d.acked = Some(ack);
             }
         }
         d.peer_window = Some(ev.window_bytes);
@@ -284,7 +298,7 @@ impl Detector for DelayedAck {
         let d = &mut c.dirs[me];
         if !ev.kinds.has(SegmentKinds::NEW_DATA) {
             d.waiting = None;
-            if !d.flight.is_empty() {
+            if d.outstanding() {
                 d.spoiled = true;
             }
             return;
@@ -717,5 +731,86 @@ fn host(is_server: bool) -> Host {
         Host::Server
     } else {
         Host::Client
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stall from times in µs: the flight's segment lengths (sent `first_us` apart from
+    /// each other, the last one being what Nagle waits on if small), the ACK and the
+    /// release, as seen at the capture point.
+    fn stall(lens: &[u32], gap_us: i64, ack_us: i64, release: (i64, u32)) -> Stall {
+        let us = |t: i64| Timestamp::from_nanos(t * 1_000);
+        let smss = 1448;
+        let small = lens.iter().filter(|&&l| u64::from(l) < smss).count() as u32;
+        let last = lens.len() as i64 - 1;
+        Stall {
+            first: (1, us(0)),
+            held_after: (1 + last as u64, us(last * gap_us)),
+            held_after_len: *lens.last().unwrap(),
+            segments: lens.len() as u32,
+            small_segments: small,
+            bytes: lens.iter().map(|&l| u64::from(l)).sum(),
+            smss,
+            ack: (10, us(ack_us)),
+            recent_rtt: None,
+            acks_before: 0,
+            window: Some(65_535),
+            release: Some((11, us(release.0), release.1)),
+        }
+    }
+
+    /// Seed 05, case 1, at the writer (the server; RTT ≈ 0.7 ms): frame 7 (1023 B) at
+    /// .887888, the client's ACK (frame 8) at .925270, the held 165 B (frame 9) at
+    /// .925276: Nagle, waiting 37.4 ms.
+    #[test]
+    fn seed05_write_write_read_is_nagle() {
+        let st = stall(&[1023], 0, 37_382, (37_388, 165));
+        let j = judge(&st, 0, 700_000, 1_000).unwrap();
+        assert_eq!(j.kind, Kind::Nagle);
+        assert_eq!(j.cost_ns, 37_388_000);
+        assert_eq!(j.delay_ns, 36_682_000);
+    }
+
+    /// Seed 05, case 2, at the writer with TCP_NODELAY and cwnd 3: three 132 B segments
+    /// (frames 7–9, .333629 to .340035), the ACK (frame 10) at .371416, 792 B (frame 11)
+    /// 45 µs later. Three small segments at once: not Nagle.
+    #[test]
+    fn seed05_three_small_segments_in_flight_is_the_window() {
+        let mut st = stall(&[132, 132, 132], 3_203, 37_787, (37_832, 792));
+        st.held_after = (3, Timestamp::from_nanos(6_406_000));
+        let j = judge(&st, 0, 900_000, 1_000).unwrap();
+        assert_eq!(j.kind, Kind::Cwnd);
+        assert_eq!(j.cost_ns, 36_887_000);
+    }
+
+    /// Data that leaves 5 ms after the ACK at the writer was not released by it: think
+    /// time. An ACK 5 ms late is no timer. Ten-ms timestamps cannot show a 10 ms delay.
+    #[test]
+    fn look_alikes_are_not_stalls() {
+        assert!(judge(
+            &stall(&[132], 0, 41_000, (46_000, 132)),
+            0,
+            1_000_000,
+            1_000
+        )
+        .is_none());
+        assert!(judge(&stall(&[132], 0, 6_000, (6_010, 132)), 0, 1_000_000, 1_000).is_none());
+        assert!(judge(&stall(&[1448], 0, 10_000, (10_000, 1448)), 0, 0, 10_000_000).is_none());
+        // The window case needs the late ACK to be the first of the silence.
+        let mut st = stall(&[1448], 0, 41_000, (41_010, 1448));
+        assert_eq!(judge(&st, 0, 0, 1_000).unwrap().kind, Kind::Cwnd);
+        st.acks_before = 1;
+        assert!(judge(&st, 0, 0, 1_000).is_none());
+        // At the receiver, the held data arrives one round trip (25 ms) after the ACK.
+        let st = stall(&[1448], 0, 41_000, (66_300, 1448));
+        assert_eq!(
+            judge(&st, 25_000_000, 0, 1_000).unwrap().delay_ns,
+            41_000_000
+        );
+        let st = stall(&[1448], 0, 41_000, (41_300, 1448));
+        assert!(judge(&st, 25_000_000, 0, 1_000).is_none());
     }
 }
