@@ -196,6 +196,96 @@ fn tiny_window_waiting_for_a_delayed_ack_is_found_from_both_ends() {
     assert!((fc.cost_ms - fs.cost_ms).abs() <= 0.25 * fs.cost_ms);
 }
 
+/// A capture "in the middle" made from the two ends' captures of one lab run: the
+/// namespaces share the host's clock, so a packet's time at a tap halfway along the path
+/// is the mean of its times in client.pcap and server.pcap (packets matched by source
+/// address, IP ID, sequence and acknowledgment number; classic pcap, Ethernet, µs).
+fn middle(scenario: &str) -> PathBuf {
+    type Key = (Vec<u8>, Vec<u8>);
+    fn records(path: PathBuf) -> (Vec<u8>, Vec<(i64, Key, Vec<u8>)>) {
+        let b = std::fs::read(path).unwrap();
+        let mut out = Vec::new();
+        let mut off = 24;
+        let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+        while off + 16 <= b.len() {
+            let ts = i64::from(u32_at(off)) * 1_000_000 + i64::from(u32_at(off + 4));
+            let len = u32_at(off + 8) as usize;
+            let rec = b[off..off + 16 + len].to_vec();
+            let ip = &b[off + 16 + 14..off + 16 + len];
+            let tcp = &ip[usize::from(ip[0] & 15) * 4..];
+            let key = ([&ip[12..16], &ip[4..6]].concat(), tcp[4..12].to_vec());
+            out.push((ts, key, rec));
+            off += 16 + len;
+        }
+        (b[..24].to_vec(), out)
+    }
+    let dir = root().join("examples/lab").join(scenario);
+    let (header, client) = records(dir.join("client.pcap"));
+    let (_, server) = records(dir.join("server.pcap"));
+    let mut at_server: std::collections::HashMap<Key, Vec<i64>> = Default::default();
+    for (ts, key, _) in server.into_iter().rev() {
+        at_server.entry(key).or_default().push(ts);
+    }
+    let mut merged: Vec<(i64, Vec<u8>)> = client
+        .into_iter()
+        .map(|(ts, key, mut rec)| {
+            let there = at_server
+                .get_mut(&key)
+                .and_then(|v| v.pop())
+                .expect("seen at both ends");
+            let mid = (ts + there) / 2;
+            rec[0..4].copy_from_slice(&((mid / 1_000_000) as u32).to_le_bytes());
+            rec[4..8].copy_from_slice(&((mid % 1_000_000) as u32).to_le_bytes());
+            (mid, rec)
+        })
+        .collect();
+    merged.sort_by_key(|m| m.0);
+    let path = std::env::temp_dir().join(format!(
+        "tcpwhy-delayed-ack-{scenario}-middle-{}.pcap",
+        std::process::id()
+    ));
+    let mut bytes = header;
+    for (_, rec) in merged {
+        bytes.extend_from_slice(&rec);
+    }
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// The same two scenarios from a tap halfway along the path (see `middle`): the handshake
+/// legs put 1.06 ms of path to the client and 1.1 ms to the server (nagle-delayed-ack),
+/// 12.7 ms to each (delayed-ack-cwnd); each gap here holds the part of the path beyond
+/// the tap. In tshark on the synthesized file: the server's echo (frame 14) passes at
+/// 0.403495 s, the client's ACK (frame 15) at 0.445310 s (41.8 ms = 1.06 ms + 40.8 ms of
+/// delay), the held echo (frame 16) at 0.446434 s: the same 42.9 ms wait as at both
+/// ends; delayed-ack-cwnd: frame 12 at 1.000100 s, the ACK (frame 13) 53.9 ms later
+/// (12.7 + 41.2), the client's next data (frame 14) 12.7 ms after the ACK.
+#[test]
+fn both_mechanisms_seen_from_the_middle_cost_the_same() {
+    for (scenario, id, expected, hand) in [
+        (
+            "nagle-delayed-ack",
+            NAGLE,
+            &[14u64, 15, 16, 21, 22, 23, 28, 29, 30, 35, 36, 37][..],
+            179.9,
+        ),
+        (
+            "delayed-ack-cwnd",
+            CWND,
+            &[12, 13, 14, 20, 21, 22, 28, 29, 30][..],
+            127.6,
+        ),
+    ] {
+        let path = middle(scenario);
+        let f = common::analyze::findings(&path);
+        let _ = std::fs::remove_file(&path);
+        let m = one(&f, id);
+        assert_eq!(m.vantage, "middle", "{scenario}");
+        assert_eq!(frames(m), expected, "{scenario}");
+        assert!((m.cost_ms - hand).abs() < 1.0, "{scenario}: {}", m.cost_ms);
+    }
+}
+
 /// Every other lab scenario, both ends: bulk transfers (ACK every second segment),
 /// think time (the response is not released by an ACK), app-limited writes, idle
 /// restarts with initcwnd 10 (the kernel ACKs every second full segment at once), losses.

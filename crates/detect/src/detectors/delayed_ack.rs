@@ -553,7 +553,8 @@ fn report(
         )
     } else {
         format!(
-            "the held data arrived one round trip ({}) after each ACK left",
+            "the held data came one round trip to the {sender} ({}) after each ACK passed \
+             here",
             ms(to_sender)
         )
     };
@@ -613,9 +614,8 @@ fn report(
                 "its whole congestion window, small early in a connection or after an idle \
                  restart"
             } else {
-                "its whole window, small early in a connection or after an idle restart (from the \
-                 receiver's side a send buffer waiting for the ACK to free space looks the \
-                 same)"
+                "its whole window, small early in a connection or after an idle restart (away from \
+                 the sender, a send buffer waiting for the ACK to free space looks the same)"
             };
             f.explanation = format!(
                 "The {sender} {s_addr} had at most {segs} segment(s) ({bytes} B) in flight — \
