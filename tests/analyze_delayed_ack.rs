@@ -202,7 +202,9 @@ fn tiny_window_waiting_for_a_delayed_ack_is_found_from_both_ends() {
 /// address, IP ID, sequence and acknowledgment number; classic pcap, Ethernet, µs).
 fn middle(scenario: &str) -> PathBuf {
     type Key = (Vec<u8>, Vec<u8>);
-    fn records(path: PathBuf) -> (Vec<u8>, Vec<(i64, Key, Vec<u8>)>) {
+    /// Time (µs), match key, the whole record.
+    type Record = (i64, Key, Vec<u8>);
+    fn records(path: PathBuf) -> (Vec<u8>, Vec<Record>) {
         let b = std::fs::read(path).unwrap();
         let mut out = Vec::new();
         let mut off = 24;
