@@ -543,7 +543,13 @@ fn report(
     // How the ACK delay and the release were read at this capture point.
     let at_sender = to_sender < RELEASE_NS && to_receiver >= RELEASE_NS;
     let at_receiver = to_receiver < RELEASE_NS;
-    let measured = if at_receiver {
+    let measured = if at_receiver && to_sender < RELEASE_NS {
+        // A LAN: both hosts within a millisecond of the capture point.
+        format!(
+            "ACK time − data time; the capture is within {} of both hosts",
+            ms(to_sender.max(to_receiver))
+        )
+    } else if at_receiver {
         format!("at the {receiver}, ACK time − arrival of the data it acknowledges")
     } else {
         format!(
