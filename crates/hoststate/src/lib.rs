@@ -38,9 +38,9 @@ pub mod sysctl;
 pub mod tcp_metrics;
 
 pub use bundle::{
-    HostState, Manifest, ManifestInput, Snapshot, AFTER_DIR, AFTER_FILES, BUNDLE_VERSION, IP_LINK,
-    MANIFEST, MAX_BUNDLE_FILE_BYTES, NETSTAT, NSTAT, PROC_SYS_NET, RPS_DIR, SNMP, SOCKSTAT,
-    SOCKSTAT6, SS, SYSCTL, TCP_METRICS,
+    parse_manifest, HostState, Manifest, ManifestInput, Snapshot, AFTER_DIR, AFTER_FILES,
+    BUNDLE_VERSION, IP_LINK, MANIFEST, MAX_BUNDLE_FILE_BYTES, NETSTAT, NSTAT, PROC_SYS_NET,
+    RPS_DIR, SNMP, SOCKSTAT, SOCKSTAT6, SS, SYSCTL, TCP_METRICS,
 };
 pub use counters::{parse_nstat, parse_nstat_json, parse_proc_net, CounterDeltas, Counters};
 pub use diag::{Diagnostic, Parsed, MAX_DIAGNOSTICS, MAX_DIAG_TEXT};
