@@ -51,6 +51,8 @@ fn namespace_bundle_reads_every_file() {
     assert_eq!(s.tcp_no_metrics_save(), Some(false));
     assert_eq!(s.tcp_no_ssthresh_metrics_save(), Some(false));
     assert_eq!(s.tcp_early_retrans(), Some(2));
+    assert_eq!(s.tail_loss_probe_enabled(), Some(false));
+    assert_eq!(s.ssthresh_cached(), Some(true));
     assert_eq!(s.tcp_congestion_control(), Some("bbr"));
     assert_eq!(
         s.tcp_available_congestion_control(),
@@ -539,7 +541,8 @@ fn partial_bundle() {
     .unwrap();
     std::fs::write(
         dir.join(MANIFEST),
-        r#"{"bundle_version":1,"inputs":{"ss.txt":{"source":"ss -tinmO","status":"missing","reason":"ss: not found"}}}"#,
+        r#"{"bundle_version":1,"inputs":{"ss.txt":{"source":"ss -tinmO","status":"missing","reason":"ss: not found"},
+            "rps/":{"source":"/sys/class/net/*/queues/rx-*/rps_cpus","status":"missing","reason":"no rx queue has rps_cpus"}}}"#,
     )
     .unwrap();
     let (hs, diags) = HostState::read_bundle(&dir);
@@ -574,5 +577,7 @@ fn partial_bundle() {
     );
     let ss = diags.iter().find(|d| d.source == SS).unwrap();
     assert_eq!(ss.message, "missing (ss: not found)");
+    let rps = diags.iter().find(|d| d.source == RPS_DIR).unwrap();
+    assert_eq!(rps.message, "missing (no rx queue has rps_cpus)");
     assert!(hs.after.is_none() && hs.counter_deltas().is_none());
 }
