@@ -581,3 +581,33 @@ fn partial_bundle() {
     assert_eq!(rps.message, "missing (no rx queue has rps_cpus)");
     assert!(hs.after.is_none() && hs.counter_deltas().is_none());
 }
+
+/// Seed 04's outputs: tcp_mem "42492 56658 84984" pages; sockstat mem 1, then 59932
+/// (> pressure 56658), then 199982 (> high 84984).
+#[test]
+fn seed04_tcp_mem_levels() {
+    let s = parse_sysctl_a(&read("seed04/sysctl-tcp_mem.txt"), "sysctl").value;
+    let limits = s.tcp_mem().unwrap();
+    assert_eq!(
+        limits,
+        TcpMem {
+            low_pages: 42_492,
+            pressure_pages: 56_658,
+            high_pages: 84_984
+        }
+    );
+    let level = |f: &str| {
+        let p = parse_sockstat(&read(f), f);
+        assert!(p.diagnostics.is_empty());
+        p.value.tcp().unwrap().mem_level(&limits)
+    };
+    assert_eq!(
+        level("seed04/sockstat-before.txt"),
+        Some(TcpMemLevel::Normal)
+    );
+    assert_eq!(
+        level("seed04/sockstat-pressure.txt"),
+        Some(TcpMemLevel::Pressure)
+    );
+    assert_eq!(level("seed04/sockstat-high.txt"), Some(TcpMemLevel::High));
+}
