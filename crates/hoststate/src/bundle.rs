@@ -198,6 +198,13 @@ impl HostState {
     pub fn read_bundle(dir: &Path) -> (HostState, Vec<Diagnostic>) {
         let mut diags = Vec::new();
         let mut hs = HostState::default();
+        if !dir.is_dir() {
+            diags.push(Diagnostic::whole(
+                &dir.display().to_string(),
+                "not a directory: no bundle read",
+            ));
+            return (hs, diags);
+        }
         let mut reader = Reader {
             dir,
             diags: &mut diags,

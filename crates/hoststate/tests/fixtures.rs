@@ -611,3 +611,12 @@ fn seed04_tcp_mem_levels() {
     );
     assert_eq!(level("seed04/sockstat-high.txt"), Some(TcpMemLevel::High));
 }
+
+/// A path that is not a bundle directory: one diagnostic, empty state.
+#[test]
+fn not_a_directory() {
+    let (hs, diags) = HostState::read_bundle(&data("no-such-bundle"));
+    assert_eq!(diags.len(), 1);
+    assert_eq!(diags[0].message, "not a directory: no bundle read");
+    assert_eq!(hs, HostState::default());
+}
