@@ -124,8 +124,9 @@ struct Retrans {
     /// Only out-of-order by Wireshark's rule and no usable IP ID: a retransmission only
     /// if the capture is at the sender.
     ambiguous: bool,
-    /// The frame that had already acknowledged these bytes at the capture point.
-    acked_before: Option<u64>,
+    /// The ACK that had already covered these bytes at the capture point (at the
+    /// receiver it follows the original's arrival at once).
+    acked_before: Option<(u64, Timestamp)>,
     /// The first ACK after it covering its end: frame, time, TSecr.
     cover: Option<(u64, Timestamp, Option<u32>)>,
     dsack: Option<(u64, Timestamp)>,
@@ -140,6 +141,8 @@ struct Signal {
     last_ts: Timestamp,
 }
 
+/// Advances of the cumulative ACK remembered per direction.
+const ACK_HISTORY: usize = 64;
 /// Loss signals remembered per direction (distinct cumulative ACKs).
 const MAX_SIGNALS: usize = 32;
 
@@ -165,8 +168,11 @@ struct Dir {
     max_id: Option<u16>,
     id_regular: u32,
     id_irregular: u32,
-    /// The peer's highest cumulative ACK of this side's data and its frame.
-    cum_ack: Option<(u64, u64)>,
+    /// The peer's highest cumulative ACK of this side's data, its frame and time.
+    cum_ack: Option<(u64, u64, Timestamp)>,
+    /// Recent advances of that ACK, oldest first, to date when given bytes were first
+    /// acknowledged.
+    ack_history: std::collections::VecDeque<(u64, u64, Timestamp)>,
     /// The peer's recent loss signals, one per cumulative ACK value.
     signals: std::collections::VecDeque<Signal>,
     holes: Vec<Hole>,
@@ -242,8 +248,12 @@ impl Detector for Recovery {
         // This packet as an ACK of the peer's data.
         if let Some(a) = ev.rel_ack {
             let d = &mut c.dirs[y];
-            if d.cum_ack.is_none_or(|(m, _)| a > m) {
-                d.cum_ack = Some((a, seg.frame));
+            if d.cum_ack.is_none_or(|(m, _, _)| a > m) {
+                d.cum_ack = Some((a, seg.frame, seg.ts));
+                if d.ack_history.len() == ACK_HISTORY {
+                    d.ack_history.pop_front();
+                }
+                d.ack_history.push_back((a, seg.frame, seg.ts));
                 let tsecr = pkt.options.timestamps.map(|t| t.1);
                 while d.open_from < d.retrans.len() && d.retrans[d.open_from].cover.is_some() {
                     d.open_from += 1;
@@ -348,9 +358,11 @@ impl Detector for Recovery {
                         .find(|h| h.start <= ev.rel_seq && ev.rel_seq < h.end)
                         .map(|h| (h.frame, h.ts));
                     let acked_before = d
-                        .cum_ack
-                        .filter(|&(a, _)| a >= end)
-                        .map(|(_, fr)| fr);
+                        .ack_history
+                        .iter()
+                        .find(|&&(a, _, _)| a >= end)
+                        .or(d.cum_ack.as_ref().filter(|&&(a, _, _)| a >= end))
+                        .map(|&(_, fr, t)| (fr, t));
                     record(
                         d,
                         seg,
@@ -439,7 +451,7 @@ fn record(
     expected: Option<(u64, Timestamp)>,
     hidden: u16,
     ambiguous: bool,
-    acked_before: Option<u64>,
+    acked_before: Option<(u64, Timestamp)>,
 ) {
     if d.retrans.len() >= MAX_RETRANS {
         d.dropped += 1;
@@ -559,7 +571,7 @@ impl Classified {
         }
         let proof = if let Some((f, _)) = r.dsack {
             Some(Proof::Dsack(f))
-        } else if let Some(f) = r.acked_before {
+        } else if let Some((f, _)) = r.acked_before {
             Some(Proof::AckedBefore(f))
         } else {
             match (r.cover, r.tsval) {
@@ -587,7 +599,12 @@ impl Classified {
             }
         };
         let start = r.original.map(|o| o.1);
-        let fired_after_ns = start.or(r.expected.map(|e| e.1)).map(|t| r.ts.since(t).max(0) as u64);
+        // At the receiver, an original that arrived was ACKed at once: that ACK dates it.
+        let arrived = r.acked_before.filter(|_| at_receiver).map(|a| a.1);
+        let fired_after_ns = start
+            .or(r.expected.map(|e| e.1))
+            .or(arrived)
+            .map(|t| r.ts.since(t).max(0) as u64);
         let ack_took_ns = match (start, r.cover) {
             (Some(o), Some((_, t, _))) if at_sender => Some(t.since(o).max(0) as u64),
             _ => None,
@@ -795,6 +812,23 @@ fn repair_kind(all: &[Classified], c: &Classified) -> Kind {
         .map_or(c.kind(), |q| q.kind())
 }
 
+/// " 260 ms after the original", measured from what the capture saw of it.
+fn after(c: &Classified) -> String {
+    let Some(n) = c.fired_after_ns else {
+        return String::new();
+    };
+    let from = if c.r.original.is_some() {
+        "the original"
+    } else if c.r.hidden > 0 {
+        "the sender's previous packet"
+    } else if c.r.expected.is_some() {
+        "the segment past the hole"
+    } else {
+        "the original arrived"
+    };
+    format!(" {} after {from}", ms(n))
+}
+
 fn cite_one(f: &mut Finding, c: &Classified) {
     let who = side(c.dir);
     let what = match c.trigger {
@@ -809,17 +843,13 @@ fn cite_one(f: &mut Finding, c: &Classified) {
             "{who} retransmits its last segment (bytes {}–{}){}: tail loss probe",
             c.r.seq,
             c.r.end,
-            c.fired_after_ns
-                .map(|n| format!(" {} after the original", ms(n)))
-                .unwrap_or_default()
+            after(c)
         ),
         Trigger::Timeout => format!(
             "{who} retransmits bytes {}–{}{}: retransmission timeout{}",
             c.r.seq,
             c.r.end,
-            c.fired_after_ns
-                .map(|n| format!(" {} after the original", ms(n)))
-                .unwrap_or_default(),
+            after(c),
             if c.r.attempt > 1 {
                 format!(", attempt {} (backoff)", c.r.attempt)
             } else {
