@@ -77,6 +77,9 @@ pub const FAST_WINDOW_NO_RTT_NS: u64 = TCP_RTO_MIN_NS;
 /// floor (RFC 8985 §7.2, 10 ms), raised to 1.5 RTT when the RTT is known (a probe fires
 /// after at least 2 SRTT).
 pub const HIDDEN_MIN_GAP_NS: u64 = 10_000_000;
+/// The longest first timer (Linux's initial RTO, `TCP_TIMEOUT_INIT`, which bounds the
+/// probe timeout and the RTO before RTT samples), plus 2 RTT in `timer_chain_fits`.
+const TIMER_MAX_FIRST_NS: u64 = 1_000_000_000;
 /// More missing IP IDs than this before a segment is a capture gap or another flow's
 /// doing, not lost transmissions of one segment (Linux gives up after 15 retries).
 const MAX_HIDDEN: u16 = 15;
@@ -377,10 +380,9 @@ impl Detector for Recovery {
             } else if ev.rel_seq == d.highest_end && (sequential || ids_early) && !d.peer_data_since {
                 // A segment continuing the stream after a pause, with IP IDs missing
                 // before it: its earlier transmissions were lost before the capture.
-                let min_gap = hs_rtt.map_or(HIDDEN_MIN_GAP_NS, |r| (r + r / 2).max(HIDDEN_MIN_GAP_NS));
                 if let (Some((k, _)), Some((lf, lt, _))) = (id_gap, d.last_pkt) {
                     let gap = seg.ts.since(lt).max(0) as u64;
-                    if k >= 1 && k <= u32::from(MAX_HIDDEN) && gap >= min_gap {
+                    if k >= 1 && k <= u32::from(MAX_HIDDEN) && timer_chain_fits(k, gap, hs_rtt) {
                         record(d, seg, hs_rtt, None, Some((lf, lt)), k as u16, false, None);
                     }
                 }
@@ -425,7 +427,7 @@ impl Detector for Recovery {
             let at_sender = conn.vantage == sender_role;
             let at_receiver = matches!(conn.vantage, Vantage::Client | Vantage::Server) && !at_sender;
             for (i, r) in d.retrans.iter().enumerate() {
-                if (r.ambiguous && !at_sender) || (r.hidden > 0 && at_sender) {
+                if (r.ambiguous && !at_sender) || (r.hidden > 0 && !at_receiver) {
                     continue;
                 }
                 all.push(Classified::new(conn.summary, x, d, i, r, sack, at_sender, at_receiver, rtt));
@@ -439,6 +441,21 @@ impl Detector for Recovery {
 
     /// Nothing is kept across connections: each one's state is dropped in `on_connection`.
     fn absorb(&mut self, _other: Box<dyn Detector>) {}
+}
+
+/// Whether `gap` can be the time a sender's timers took to send `k` transmissions that
+/// were all lost, the last of them `k` − 1 retransmissions after the original: a probe
+/// after at least 1.5 RTT (and 10 ms), then timeouts of at least 200 ms, doubling
+/// (`TCP_RTO_MIN`); at most 1 s + 2 RTT for the first (Linux's initial RTO bounds both),
+/// doubling after. Gaps outside come from something else (an application pause after a
+/// lost ACK, an IP ID counter shared with other connections).
+fn timer_chain_fits(k: u32, gap: u64, rtt: Option<u64>) -> bool {
+    let rtt = rtt.unwrap_or(0);
+    let first_min = (rtt + rtt / 2).max(HIDDEN_MIN_GAP_NS);
+    let doubling = |unit: u64, n: u32| unit.saturating_mul((1u64 << n.min(20)) - 1);
+    let min = first_min.saturating_add(doubling(TCP_RTO_MIN_NS, k - 1));
+    let max = doubling(TIMER_MAX_FIRST_NS.saturating_add(2 * rtt), k);
+    gap >= min && gap <= max
 }
 
 /// Records one retransmission with its trigger.
@@ -1196,6 +1213,19 @@ mod tests {
     fn overlapping_recoveries_count_once() {
         assert_eq!(union_ns(vec![(0, 10), (5, 20), (30, 40)]), 30);
         assert_eq!(union_ns(vec![]), 0);
+    }
+
+    /// tail-loss (client.pcap frame 18): one lost transmission, 260 ms after the sender's
+    /// last packet on a 25 ms path; rto (client.pcap frame 6): three lost, 925 ms.
+    #[test]
+    fn timer_chains() {
+        let rtt = Some(25_000_000);
+        assert!(timer_chain_fits(1, 260_000_000, rtt));
+        assert!(timer_chain_fits(3, 925_000_000, rtt));
+        // 4 transmissions cannot be lost in 52 ms; nor can a probe take 5 s.
+        assert!(!timer_chain_fits(4, 52_000_000, rtt));
+        assert!(!timer_chain_fits(1, 5_000_000_000, rtt));
+        assert!(!timer_chain_fits(1, 20_000_000, rtt));
     }
 
     #[test]
