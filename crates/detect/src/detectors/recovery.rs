@@ -97,7 +97,10 @@ const DEFAULT_SEGMENT: u32 = 1448;
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Trigger {
     /// Duplicate ACKs / SACK: the loss signal's frame.
-    Fast { signal_frame: u64, signal_ts: Timestamp },
+    Fast {
+        signal_frame: u64,
+        signal_ts: Timestamp,
+    },
     /// The tail loss probe timer.
     Probe,
     /// The retransmission timer.
@@ -341,17 +344,16 @@ impl Detector for Recovery {
 
         let len = u64::from(ev.payload_len);
         let end = ev.rel_seq + len;
-        let keepalive = ev.kinds.0 & (SegmentKinds::KEEP_ALIVE | SegmentKinds::ZERO_WINDOW_PROBE) != 0;
+        let keepalive =
+            ev.kinds.0 & (SegmentKinds::KEEP_ALIVE | SegmentKinds::ZERO_WINDOW_PROBE) != 0;
         if len > 0 && !flags.syn() && !keepalive && d.seen_any {
-            let flagged = ev.kinds.0 & (SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER) != 0;
+            let flagged =
+                ev.kinds.0 & (SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER) != 0;
             let below = ev.rel_seq < d.highest_end;
             if below && flagged {
                 let (is_retrans, ambiguous) = match (sequential, id_newer) {
                     (true, Some(newer)) => (newer, false),
-                    _ => (
-                        true,
-                        !ev.kinds.has(SegmentKinds::RETRANSMISSION),
-                    ),
+                    _ => (true, !ev.kinds.has(SegmentKinds::RETRANSMISSION)),
                 };
                 if is_retrans {
                     let hole = d
@@ -377,7 +379,8 @@ impl Detector for Recovery {
                         acked_before,
                     );
                 }
-            } else if ev.rel_seq == d.highest_end && (sequential || ids_early) && !d.peer_data_since {
+            } else if ev.rel_seq == d.highest_end && (sequential || ids_early) && !d.peer_data_since
+            {
                 // A segment continuing the stream after a pause, with IP IDs missing
                 // before it: its earlier transmissions were lost before the capture.
                 if let (Some((k, _)), Some((lf, lt, _))) = (id_gap, d.last_pkt) {
@@ -423,14 +426,28 @@ impl Detector for Recovery {
         let rtt = conn.rtt_ns.or(st.handshake_rtt).unwrap_or(0);
         let mut all = Vec::new();
         for (x, d) in st.dirs.iter().enumerate() {
-            let sender_role = if x == 0 { Vantage::Client } else { Vantage::Server };
+            let sender_role = if x == 0 {
+                Vantage::Client
+            } else {
+                Vantage::Server
+            };
             let at_sender = conn.vantage == sender_role;
-            let at_receiver = matches!(conn.vantage, Vantage::Client | Vantage::Server) && !at_sender;
+            let at_receiver =
+                matches!(conn.vantage, Vantage::Client | Vantage::Server) && !at_sender;
             for (i, r) in d.retrans.iter().enumerate() {
                 if (r.ambiguous && !at_sender) || (r.hidden > 0 && !at_receiver) {
                     continue;
                 }
-                all.push(Classified::new(conn.summary, x, d, i, r, sack, at_sender, at_receiver, rtt));
+                all.push(Classified::new(
+                    x,
+                    d,
+                    i,
+                    r,
+                    sack,
+                    at_sender,
+                    at_receiver,
+                    rtt,
+                ));
             }
         }
         if all.is_empty() {
@@ -529,8 +546,16 @@ fn record(
 enum Proof {
     Dsack(u64),
     AckedBefore(u64),
-    Eifel { frame: u64, tsecr: u32, tsval: u32 },
-    TooSoon { frame: u64, after_ns: u64, min_rtt_ns: u64 },
+    Eifel {
+        frame: u64,
+        tsecr: u32,
+        tsval: u32,
+    },
+    TooSoon {
+        frame: u64,
+        after_ns: u64,
+        min_rtt_ns: u64,
+    },
 }
 
 /// One retransmission with everything decided.
@@ -554,7 +579,6 @@ struct Classified {
 impl Classified {
     #[allow(clippy::too_many_arguments)]
     fn new(
-        s: &ConnSummary,
         dir: usize,
         d: &Dir,
         i: usize,
@@ -564,7 +588,6 @@ impl Classified {
         at_receiver: bool,
         rtt: u64,
     ) -> Classified {
-        let _ = s;
         let mut trigger = r.trigger;
         if trigger == Trigger::Probe && !sack {
             trigger = Trigger::Timeout; // Linux sends probes only on SACK connections
@@ -603,14 +626,16 @@ impl Classified {
                 }
                 (Some((f, t, _)), _) if at_sender => {
                     let after = t.since(r.ts).max(0) as u64;
-                    let min_rtt = d.min_ack_rtt.into_iter().chain(Some(rtt).filter(|&v| v > 0)).min();
-                    min_rtt
-                        .filter(|&m| after < m / 2)
-                        .map(|m| Proof::TooSoon {
-                            frame: f,
-                            after_ns: after,
-                            min_rtt_ns: m,
-                        })
+                    let min_rtt = d
+                        .min_ack_rtt
+                        .into_iter()
+                        .chain(Some(rtt).filter(|&v| v > 0))
+                        .min();
+                    min_rtt.filter(|&m| after < m / 2).map(|m| Proof::TooSoon {
+                        frame: f,
+                        after_ns: after,
+                        min_rtt_ns: m,
+                    })
                 }
                 _ => None,
             }
@@ -632,8 +657,8 @@ impl Classified {
         if r.head == i && proof.is_none() {
             let last = d.retrans[i..]
                 .iter()
-                .filter(|q| q.head == i)
-                .last()
+                .rev()
+                .find(|q| q.head == i)
                 .unwrap_or(r);
             if at_receiver {
                 if let Some((_, e)) = r.expected.or(r.original) {
@@ -734,7 +759,12 @@ fn report(conn: &Connection<'_>, st: &Conn, all: &[Classified], rtt: u64, out: &
         let hidden: usize = all
             .iter()
             .flat_map(|c| c.hidden_triggers.iter())
-            .filter(|t| matches!((kind, t), (Kind::Probe, Trigger::Probe) | (Kind::Timeout, Trigger::Timeout)))
+            .filter(|t| {
+                matches!(
+                    (kind, t),
+                    (Kind::Probe, Trigger::Probe) | (Kind::Timeout, Trigger::Timeout)
+                )
+            })
             .count();
         let n = mine.len() + hidden;
         if n == 0 {
@@ -761,7 +791,11 @@ fn report(conn: &Connection<'_>, st: &Conn, all: &[Classified], rtt: u64, out: &
             cite_one(&mut f, c);
         }
         for c in &carriers {
-            let lost = c.hidden_triggers.iter().filter(|t| Kind::of(**t) == kind).count();
+            let lost = c
+                .hidden_triggers
+                .iter()
+                .filter(|t| Kind::of(**t) == kind)
+                .count();
             f.cite(
                 c.r.frame,
                 c.r.ts,
@@ -779,7 +813,16 @@ fn report(conn: &Connection<'_>, st: &Conn, all: &[Classified], rtt: u64, out: &
         who.sort_unstable();
         who.dedup();
         let lost_probe = !carriers.is_empty();
-        f.explanation = explain(kind, all, &mine, n, spurious, rtt, &who.join(" and "), lost_probe);
+        f.explanation = explain(
+            kind,
+            all,
+            &mine,
+            n,
+            spurious,
+            rtt,
+            &who.join(" and "),
+            lost_probe,
+        );
         f.fix = fixes(kind, spurious == mine.len() && hidden == 0);
         f.confidence = if mine.iter().chain(&carriers).any(|c| c.r.hidden > 0) {
             Confidence::Medium
@@ -814,7 +857,7 @@ fn report(conn: &Connection<'_>, st: &Conn, all: &[Classified], rtt: u64, out: &
                 }
             }
         }
-        f.explanation = explain_spurious(&spurious, total, rtt, st, conn.summary);
+        f.explanation = explain_spurious(&spurious, total, st, conn.summary);
         f.fix = spurious_fixes(&spurious);
         f.confidence = Confidence::High;
         out.push(f);
@@ -824,8 +867,8 @@ fn report(conn: &Connection<'_>, st: &Conn, all: &[Classified], rtt: u64, out: &
 /// The kind of the retransmission that repaired `c`'s recovery (the last of its group).
 fn repair_kind(all: &[Classified], c: &Classified) -> Kind {
     all.iter()
-        .filter(|q| q.dir == c.dir && q.r.head == c.r.head)
-        .last()
+        .rev()
+        .find(|q| q.dir == c.dir && q.r.head == c.r.head)
         .map_or(c.kind(), |q| q.kind())
 }
 
@@ -849,7 +892,10 @@ fn after(c: &Classified) -> String {
 fn cite_one(f: &mut Finding, c: &Classified) {
     let who = side(c.dir);
     let what = match c.trigger {
-        Trigger::Fast { signal_frame, signal_ts } => format!(
+        Trigger::Fast {
+            signal_frame,
+            signal_ts,
+        } => format!(
             "{who} retransmits bytes {}–{} after the loss signal in frame {signal_frame} ({} \
              earlier): fast retransmit",
             c.r.seq,
@@ -885,7 +931,11 @@ fn cite_one(f: &mut Finding, c: &Classified) {
     };
     if let Some((of, ot)) = c.r.original {
         if f.evidence.iter().all(|e| e.frame != of) {
-            f.cite(of, ot, format!("original transmission of bytes {}–{}", c.r.seq, c.r.end));
+            f.cite(
+                of,
+                ot,
+                format!("original transmission of bytes {}–{}", c.r.seq, c.r.end),
+            );
         }
     } else if let Some((ef, et)) = c.r.expected {
         if f.evidence.iter().all(|e| e.frame != ef) {
@@ -917,7 +967,11 @@ fn proof_note(p: &Proof, c: &Classified) -> (u64, String) {
                 c.r.end, c.r.frame
             ),
         ),
-        Proof::Eifel { frame, tsecr, tsval } => (
+        Proof::Eifel {
+            frame,
+            tsecr,
+            tsval,
+        } => (
             frame,
             format!(
                 "first ACK covering the retransmission echoes TSval {tsecr}, older than the \
@@ -940,6 +994,7 @@ fn proof_note(p: &Proof, c: &Classified) -> (u64, String) {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn explain(
     kind: Kind,
     all: &[Classified],
@@ -986,12 +1041,13 @@ fn explain(
                     .map(|m| format!(" {} after the original", ms(*m)))
                     .unwrap_or_default()
             ));
-            let lost_again = lost_probe || mine.iter().any(|c| {
-                c.r.hidden > 1
-                    || all
-                        .iter()
-                        .any(|q| q.dir == c.dir && q.r.head == c.r.head && q.r.frame > c.r.frame)
-            });
+            let lost_again = lost_probe
+                || mine.iter().any(|c| {
+                    c.r.hidden > 1
+                        || all.iter().any(|q| {
+                            q.dir == c.dir && q.r.head == c.r.head && q.r.frame > c.r.frame
+                        })
+                });
             if lost_again {
                 s.push_str(
                     " The probe did not repair the loss (it was lost too): the \
@@ -1005,8 +1061,10 @@ fn explain(
             let mut heads: Vec<(usize, usize)> = mine.iter().map(|c| (c.dir, c.r.head)).collect();
             heads.dedup();
             for (dir, head) in heads {
-                let group: Vec<&Classified> =
-                    all.iter().filter(|c| c.dir == dir && c.r.head == head).collect();
+                let group: Vec<&Classified> = all
+                    .iter()
+                    .filter(|c| c.dir == dir && c.r.head == head)
+                    .collect();
                 if group.len() >= 2 {
                     let gaps: Vec<String> = group
                         .windows(2)
@@ -1032,7 +1090,11 @@ fn explain(
                     ));
                 }
             }
-            let fired: Vec<u64> = mine.iter().filter(|c| c.r.attempt == 1).filter_map(|c| c.fired_after_ns).collect();
+            let fired: Vec<u64> = mine
+                .iter()
+                .filter(|c| c.r.attempt == 1)
+                .filter_map(|c| c.fired_after_ns)
+                .collect();
             s.push_str(&format!(
                 ": nothing acknowledged the data and no duplicate ACK came, so the \
                  retransmission timer fired (RFC 6298: at least 200 ms on Linux, 1 s before \
@@ -1064,7 +1126,7 @@ fn explain(
     s
 }
 
-fn explain_spurious(sp: &[&Classified], total: usize, rtt: u64, st: &Conn, s: &ConnSummary) -> String {
+fn explain_spurious(sp: &[&Classified], total: usize, st: &Conn, s: &ConnSummary) -> String {
     let mut by: Vec<String> = Vec::new();
     for kind in [Kind::Probe, Kind::Timeout, Kind::Fast] {
         let k: Vec<&&Classified> = sp.iter().filter(|c| c.kind() == kind).collect();
@@ -1085,7 +1147,11 @@ fn explain_spurious(sp: &[&Classified], total: usize, rtt: u64, st: &Conn, s: &C
         by.push(t);
     }
     let proofs = {
-        let n = |f: fn(&Proof) -> bool| sp.iter().filter(|c| c.proof.as_ref().is_some_and(f)).count();
+        let n = |f: fn(&Proof) -> bool| {
+            sp.iter()
+                .filter(|c| c.proof.as_ref().is_some_and(f))
+                .count()
+        };
         let mut v = Vec::new();
         let d = n(|p| matches!(p, Proof::Dsack(_)));
         let a = n(|p| matches!(p, Proof::AckedBefore(_)));
@@ -1116,7 +1182,13 @@ fn explain_spurious(sp: &[&Classified], total: usize, rtt: u64, st: &Conn, s: &C
     if timer {
         let later = [&s.dirs[0], &s.dirs[1]]
             .iter()
-            .filter_map(|d| d.rtt_ack.iter().chain(d.rtt_ts.iter()).map(|r| r.median_ns).max())
+            .filter_map(|d| {
+                d.rtt_ack
+                    .iter()
+                    .chain(d.rtt_ts.iter())
+                    .map(|r| r.median_ns)
+                    .max()
+            })
             .max();
         let hs = st.handshake_rtt.or(s.handshake_rtt_ns());
         match (hs, later) {
@@ -1141,7 +1213,6 @@ fn explain_spurious(sp: &[&Classified], total: usize, rtt: u64, st: &Conn, s: &C
              which arrived after all).",
         );
     }
-    let _ = rtt;
     out.push_str(
         " A spurious retransmission costs no waiting itself; the window reduction it caused \
          is not estimated.",
