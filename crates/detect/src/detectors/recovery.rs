@@ -77,6 +77,8 @@ pub const FAST_WINDOW_NO_RTT_NS: u64 = TCP_RTO_MIN_NS;
 /// floor (RFC 8985 §7.2, 10 ms), raised to 1.5 RTT when the RTT is known (a probe fires
 /// after at least 2 SRTT).
 pub const HIDDEN_MIN_GAP_NS: u64 = 10_000_000;
+/// Slack on the latest a probe can fire (`probe_in_time`).
+const PROBE_MARGIN_NS: u64 = 50_000_000;
 /// The longest first timer (Linux's initial RTO, `TCP_TIMEOUT_INIT`, which bounds the
 /// probe timeout and the RTO before RTT samples), plus 2 RTT in `timer_chain_fits`.
 const TIMER_MAX_FIRST_NS: u64 = 1_000_000_000;
@@ -96,10 +98,15 @@ const DEFAULT_SEGMENT: u32 = 1448;
 /// What made the sender retransmit.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Trigger {
-    /// Duplicate ACKs / SACK: the loss signal's frame.
+    /// Duplicate ACKs / SACK: the loss signal the sender answered (recorded as the
+    /// first of its run; at the sender's vantage the report uses the last of the run,
+    /// `last_*`, which the repair follows at once; at the receiver's the first, sent one
+    /// RTT before the repair arrives).
     Fast {
         signal_frame: u64,
         signal_ts: Timestamp,
+        last_frame: u64,
+        last_ts: Timestamp,
     },
     /// The tail loss probe timer.
     Probe,
@@ -144,6 +151,7 @@ struct Signal {
     ack: u64,
     first_frame: u64,
     first_ts: Timestamp,
+    last_frame: u64,
     last_ts: Timestamp,
 }
 
@@ -204,6 +212,8 @@ struct Conn {
     handshake_rtt: Option<u64>,
     /// Segment size of each direction's data (the peer's MSS less timestamps).
     mss: [Option<u32>; 2],
+    /// SACK-permitted on each side's SYN, when seen.
+    sack: [Option<bool>; 2],
     syn_mss: [Option<u16>; 2],
     timestamps: bool,
 }
@@ -232,6 +242,7 @@ impl Detector for Recovery {
         // Handshake: full RTT (SYN → the client's ACK of the SYN/ACK), segment sizes.
         if flags.syn() {
             c.syn_mss[x] = pkt.options.mss;
+            c.sack[x] = Some(pkt.options.sack_permitted);
             if !flags.ack() {
                 c.syn.get_or_insert(seg.ts);
                 c.timestamps = pkt.options.timestamps.is_some();
@@ -273,7 +284,10 @@ impl Detector for Recovery {
             let sack = !pkt.options.sack_blocks().is_empty() && !ev.kinds.has(SegmentKinds::DSACK);
             if ev.kinds.has(SegmentKinds::DUP_ACK) || sack {
                 match d.signals.back_mut() {
-                    Some(s) if s.ack == a => s.last_ts = seg.ts,
+                    Some(s) if s.ack == a => {
+                        s.last_frame = seg.frame;
+                        s.last_ts = seg.ts;
+                    }
                     _ => {
                         if d.signals.len() == MAX_SIGNALS {
                             d.signals.pop_front();
@@ -282,6 +296,7 @@ impl Detector for Recovery {
                             ack: a,
                             first_frame: seg.frame,
                             first_ts: seg.ts,
+                            last_frame: seg.frame,
                             last_ts: seg.ts,
                         });
                     }
@@ -314,6 +329,10 @@ impl Detector for Recovery {
             c.dirs[y].peer_data_since = true;
         }
 
+        // The receiver's last packet: a timer retransmission fires at least one timer
+        // after the last ACK reached the sender, never right after it (ACK-clocked data).
+        let peer_last = c.dirs[y].last_pkt.map(|p| p.1);
+        let sack_ok = c.sack.iter().all(|s| s.unwrap_or(true));
         let d = &mut c.dirs[x];
         // The sender's IP ID as a packet counter. ID 0 is not a count: Linux sends its
         // SYN/ACK with 0, and some stacks zero the ID of every DF packet.
@@ -384,8 +403,14 @@ impl Detector for Recovery {
                 // A segment continuing the stream after a pause, with IP IDs missing
                 // before it: its earlier transmissions were lost before the capture.
                 if let (Some((k, _)), Some((lf, lt, _))) = (id_gap, d.last_pkt) {
-                    let gap = seg.ts.since(lt).max(0) as u64;
-                    if k >= 1 && k <= u32::from(MAX_HIDDEN) && timer_chain_fits(k, gap, hs_rtt) {
+                    let since = |t: Timestamp| seg.ts.since(t).max(0) as u64;
+                    let gap = since(lt);
+                    let quiet = peer_last.map_or(gap, since).min(gap);
+                    if k >= 1
+                        && k <= u32::from(MAX_HIDDEN)
+                        && timer_chain_fits(k, gap, hs_rtt, sack_ok)
+                        && timer_chain_fits(k, quiet, hs_rtt, sack_ok)
+                    {
                         record(d, seg, hs_rtt, None, Some((lf, lt)), k as u16, false, None);
                     }
                 }
@@ -466,13 +491,34 @@ impl Detector for Recovery {
 /// (`TCP_RTO_MIN`); at most 1 s + 2 RTT for the first (Linux's initial RTO bounds both),
 /// doubling after. Gaps outside come from something else (an application pause after a
 /// lost ACK, an IP ID counter shared with other connections).
-fn timer_chain_fits(k: u32, gap: u64, rtt: Option<u64>) -> bool {
+fn timer_chain_fits(k: u32, gap: u64, rtt: Option<u64>, sack: bool) -> bool {
     let rtt = rtt.unwrap_or(0);
-    let first_min = (rtt + rtt / 2).max(HIDDEN_MIN_GAP_NS);
+    let first_min = if sack {
+        (rtt + rtt / 2).max(HIDDEN_MIN_GAP_NS)
+    } else {
+        TCP_RTO_MIN_NS // no probe without SACK: the first retransmission is an RTO
+    };
     let doubling = |unit: u64, n: u32| unit.saturating_mul((1u64 << n.min(20)) - 1);
     let min = first_min.saturating_add(doubling(TCP_RTO_MIN_NS, k - 1));
     let max = doubling(TIMER_MAX_FIRST_NS.saturating_add(2 * rtt), k);
     gap >= min && gap <= max
+}
+
+/// A probe fires no later than 2·SRTT + 200 ms after the last transmission (RFC 8985
+/// §7.2 with Linux's allowance for a delayed ACK when one segment is outstanding); a
+/// first timer retransmission much later than that (seconds on a path of milliseconds)
+/// is an RTO. The margin (one more RTT and 50 ms) allows for an SRTT above the
+/// handshake RTT. Unknown RTT or original: not ruled out.
+fn probe_in_time(rtt: Option<u64>, previous_tx: Option<Timestamp>, now: Timestamp) -> bool {
+    match (rtt, previous_tx) {
+        (Some(r), Some(p)) => {
+            let limit = r
+                .saturating_mul(3)
+                .saturating_add(TCP_RTO_MIN_NS + PROBE_MARGIN_NS);
+            (now.since(p).max(0) as u64) <= limit
+        }
+        _ => true,
+    }
 }
 
 /// Records one retransmission with its trigger.
@@ -518,8 +564,12 @@ fn record(
         Some(s) if hidden == 0 => Trigger::Fast {
             signal_frame: s.first_frame,
             signal_ts: s.first_ts,
+            last_frame: s.last_frame,
+            last_ts: s.last_ts,
         },
-        _ if attempt == 1 && end >= d.highest_end => Trigger::Probe,
+        _ if attempt == 1 && end >= d.highest_end && probe_in_time(hs_rtt, previous_tx, seg.ts) => {
+            Trigger::Probe
+        }
         _ => Trigger::Timeout,
     };
     d.retrans.push(Retrans {
@@ -589,6 +639,21 @@ impl Classified {
         rtt: u64,
     ) -> Classified {
         let mut trigger = r.trigger;
+        if let Trigger::Fast {
+            last_frame,
+            last_ts,
+            ..
+        } = trigger
+        {
+            if !at_receiver {
+                trigger = Trigger::Fast {
+                    signal_frame: last_frame,
+                    signal_ts: last_ts,
+                    last_frame,
+                    last_ts,
+                };
+            }
+        }
         if trigger == Trigger::Probe && !sack {
             trigger = Trigger::Timeout; // Linux sends probes only on SACK connections
         }
@@ -895,6 +960,7 @@ fn cite_one(f: &mut Finding, c: &Classified) {
         Trigger::Fast {
             signal_frame,
             signal_ts,
+            ..
         } => format!(
             "{who} retransmits bytes {}–{} after the loss signal in frame {signal_frame} ({} \
              earlier): fast retransmit",
@@ -1034,7 +1100,9 @@ fn explain(
             s.push_str(&format!(
                 ": the last segment of a burst went unacknowledged and no duplicate ACK could \
                  follow a tail, so the probe timer (2·SRTT, + 200 ms with one segment \
-                 outstanding, Linux tcp_early_retrans=3) retransmitted it{}.",
+                 outstanding, Linux tcp_early_retrans=3) retransmitted it{}. (A Linux sender \
+                 is assumed: with SACK its first timer retransmission of a tail is a probe; \
+                 stacks without TLP would have waited for their RTO.)",
                 fired
                     .iter()
                     .max()
@@ -1291,12 +1359,14 @@ mod tests {
     #[test]
     fn timer_chains() {
         let rtt = Some(25_000_000);
-        assert!(timer_chain_fits(1, 260_000_000, rtt));
-        assert!(timer_chain_fits(3, 925_000_000, rtt));
+        assert!(timer_chain_fits(1, 260_000_000, rtt, true));
+        assert!(timer_chain_fits(3, 925_000_000, rtt, true));
         // 4 transmissions cannot be lost in 52 ms; nor can a probe take 5 s.
-        assert!(!timer_chain_fits(4, 52_000_000, rtt));
-        assert!(!timer_chain_fits(1, 5_000_000_000, rtt));
-        assert!(!timer_chain_fits(1, 20_000_000, rtt));
+        assert!(!timer_chain_fits(4, 52_000_000, rtt, true));
+        assert!(!timer_chain_fits(1, 5_000_000_000, rtt, true));
+        assert!(!timer_chain_fits(1, 20_000_000, rtt, true));
+        // Without SACK the first is an RTO: at least 200 ms.
+        assert!(!timer_chain_fits(1, 150_000_000, rtt, false));
     }
 
     #[test]
