@@ -1259,8 +1259,15 @@ fn explain_spurious(sp: &[&Classified], total: usize, st: &Conn, s: &ConnSummary
             })
             .max();
         let hs = st.handshake_rtt.or(s.handshake_rtt_ns());
+        // The seed-02 story holds when the timers fired sooner than an ACK could come
+        // back at the RTT measured later.
+        let fired = sp
+            .iter()
+            .filter(|c| c.kind() != Kind::Fast)
+            .filter_map(|c| c.fired_after_ns)
+            .max();
         match (hs, later) {
-            (Some(h), Some(l)) if l > 2 * h.max(1) => out.push_str(&format!(
+            (Some(h), Some(l)) if l > 2 * h.max(1) && fired.is_none_or(|f| f < l) => out.push_str(&format!(
                 " The timers were computed from the {} RTT of the handshake, but data took {} \
                  to be acknowledged: the path's RTT grew after the handshake (a proxy or load \
                  balancer near one end answering it?), so the probe and retransmission timers \
