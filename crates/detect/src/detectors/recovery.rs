@@ -56,8 +56,9 @@
 //! `net.ipv4.tcp_reordering`.
 //!
 //! Known false positives: at the receiver, a lost pure ACK of the sender followed by a
-//! response after a pause skips an IP ID like a lost tail (the pause must be at least
-//! 1.5 RTT and no data may have come from the receiver since). Handshake segments are
+//! response after a pause skips an IP ID like a lost tail (the pause must fit a probe /
+//! RTO chain, no data may have come from the receiver since, and the segment must
+//! acknowledge no more than the sender's previous packet did). Handshake segments are
 //! `handshake.syn_retransmit`'s and are left out here.
 
 use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
@@ -177,6 +178,8 @@ struct Dir {
     last_pkt: Option<(u64, Timestamp, u32)>,
     /// Data came from the peer since this side's last packet.
     peer_data_since: bool,
+    /// The ACK number of this side's last packet.
+    last_ack_sent: Option<u64>,
     /// The last nonzero IP ID from this side and that packet's payload length.
     last_id: Option<(u16, u32)>,
     max_id: Option<u16>,
@@ -398,8 +401,13 @@ impl Detector for Recovery {
                         acked_before,
                     );
                 }
-            } else if ev.rel_seq == d.highest_end && (sequential || ids_early) && !d.peer_data_since
+            } else if ev.rel_seq == d.highest_end
+                && (sequential || ids_early)
+                && !d.peer_data_since
+                && ev.rel_ack == d.last_ack_sent
             {
+                // (A packet acknowledging more than the one before could follow a lost
+                // pure ACK of that data rather than lost transmissions of its own.)
                 // A segment continuing the stream after a pause, with IP IDs missing
                 // before it: its earlier transmissions were lost before the capture.
                 if let (Some((k, _)), Some((lf, lt, _))) = (id_gap, d.last_pkt) {
@@ -429,6 +437,7 @@ impl Detector for Recovery {
         d.seen_any = true;
         d.last_pkt = Some((seg.frame, seg.ts, ev.payload_len));
         d.peer_data_since = false;
+        d.last_ack_sent = ev.rel_ack;
         if let Some(id) = ip_id {
             d.last_id = Some((id, ev.payload_len));
             if d.max_id.is_none_or(|m| id_after(id, m)) {
@@ -1267,14 +1276,16 @@ fn explain_spurious(sp: &[&Classified], total: usize, st: &Conn, s: &ConnSummary
             .filter_map(|c| c.fired_after_ns)
             .max();
         match (hs, later) {
-            (Some(h), Some(l)) if l > 2 * h.max(1) && fired.is_none_or(|f| f < l) => out.push_str(&format!(
-                " The timers were computed from the {} RTT of the handshake, but data took {} \
+            (Some(h), Some(l)) if l > 2 * h.max(1) && fired.is_none_or(|f| f < l) => {
+                out.push_str(&format!(
+                    " The timers were computed from the {} RTT of the handshake, but data took {} \
                  to be acknowledged: the path's RTT grew after the handshake (a proxy or load \
                  balancer near one end answering it?), so the probe and retransmission timers \
                  fired before the ACKs could arrive.",
-                ms(h),
-                ms(l)
-            )),
+                    ms(h),
+                    ms(l)
+                ))
+            }
             _ => out.push_str(
                 " The timers fired before the ACKs arrived: the ACKs were delayed (RTT \
                  variation, delayed ACKs, a stalled receiver) beyond the sender's estimate.",
