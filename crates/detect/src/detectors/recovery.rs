@@ -365,7 +365,7 @@ impl Detector for Recovery {
         };
 
         let len = u64::from(ev.payload_len);
-        let end = ev.rel_seq + len;
+        let end = ev.rel_seq.saturating_add(len);
         let keepalive =
             ev.kinds.0 & (SegmentKinds::KEEP_ALIVE | SegmentKinds::ZERO_WINDOW_PROBE) != 0;
         if len > 0 && !flags.syn() && !keepalive && d.seen_any {
@@ -433,7 +433,7 @@ impl Detector for Recovery {
             }
         }
         let syn_fin = u64::from(flags.syn()) + u64::from(flags.fin());
-        d.highest_end = d.highest_end.max(end + syn_fin);
+        d.highest_end = d.highest_end.max(end.saturating_add(syn_fin));
         d.seen_any = true;
         d.last_pkt = Some((seg.frame, seg.ts, ev.payload_len));
         d.peer_data_since = false;
@@ -503,13 +503,13 @@ impl Detector for Recovery {
 fn timer_chain_fits(k: u32, gap: u64, rtt: Option<u64>, sack: bool) -> bool {
     let rtt = rtt.unwrap_or(0);
     let first_min = if sack {
-        (rtt + rtt / 2).max(HIDDEN_MIN_GAP_NS)
+        rtt.saturating_add(rtt / 2).max(HIDDEN_MIN_GAP_NS)
     } else {
         TCP_RTO_MIN_NS // no probe without SACK: the first retransmission is an RTO
     };
     let doubling = |unit: u64, n: u32| unit.saturating_mul((1u64 << n.min(20)) - 1);
     let min = first_min.saturating_add(doubling(TCP_RTO_MIN_NS, k - 1));
-    let max = doubling(TIMER_MAX_FIRST_NS.saturating_add(2 * rtt), k);
+    let max = doubling(TIMER_MAX_FIRST_NS.saturating_add(rtt.saturating_mul(2)), k);
     gap >= min && gap <= max
 }
 
@@ -547,7 +547,7 @@ fn record(
         return;
     }
     let ev = seg.ev;
-    let end = ev.rel_seq + u64::from(ev.payload_len);
+    let end = ev.rel_seq.saturating_add(u64::from(ev.payload_len));
     // The same bytes retransmitted before and still not acknowledged: a repeat.
     let prior = d
         .retrans
@@ -563,7 +563,9 @@ fn record(
         .map(|p| p.2)
         .or(original.map(|o| o.1))
         .or(expected.map(|e| e.1));
-    let window = hs_rtt.map_or(FAST_WINDOW_NO_RTT_NS, |r| r + r / 4 + FAST_SLACK_NS);
+    let window = hs_rtt.map_or(FAST_WINDOW_NO_RTT_NS, |r| {
+        r.saturating_add(r / 4).saturating_add(FAST_SLACK_NS)
+    });
     let signal = d.signals.iter().rev().find(|s| {
         s.ack <= ev.rel_seq
             && previous_tx.is_none_or(|p| s.last_ts >= p)
@@ -741,7 +743,10 @@ impl Classified {
             } else if let Some((_, o)) = r.original.or(r.expected) {
                 let done = last
                     .cover
-                    .map(|c| c.1.nanos().saturating_sub(rtt as i64))
+                    .map(|c| {
+                        c.1.nanos()
+                            .saturating_sub(i64::try_from(rtt).unwrap_or(i64::MAX))
+                    })
                     .unwrap_or(last.ts.nanos());
                 interval = Some((o.nanos(), done.max(o.nanos())));
             }
@@ -1276,7 +1281,7 @@ fn explain_spurious(sp: &[&Classified], total: usize, st: &Conn, s: &ConnSummary
             .filter_map(|c| c.fired_after_ns)
             .max();
         match (hs, later) {
-            (Some(h), Some(l)) if l > 2 * h.max(1) && fired.is_none_or(|f| f < l) => {
+            (Some(h), Some(l)) if l > h.max(1).saturating_mul(2) && fired.is_none_or(|f| f < l) => {
                 out.push_str(&format!(
                     " The timers were computed from the {} RTT of the handshake, but data took {} \
                  to be acknowledged: the path's RTT grew after the handshake (a proxy or load \
