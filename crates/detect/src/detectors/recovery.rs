@@ -487,7 +487,17 @@ impl Detector for Recovery {
         if all.is_empty() {
             return;
         }
+        let first = out.len();
         report(conn, &st, &all, rtt, out);
+        let dropped: u64 = st.dirs.iter().map(|d| d.dropped).sum();
+        if dropped > 0 {
+            for f in &mut out[first..] {
+                f.explanation.push_str(&format!(
+                    " {dropped} further retransmissions were not classified (at most \
+                     {MAX_RETRANS} are kept per direction)."
+                ));
+            }
+        }
     }
 
     /// Nothing is kept across connections: each one's state is dropped in `on_connection`.
@@ -1110,18 +1120,17 @@ fn explain(
             ));
         }
         Kind::Probe => {
-            let fired: Vec<u64> = mine.iter().filter_map(|c| c.fired_after_ns).collect();
+            let latest = mine
+                .iter()
+                .filter(|c| c.fired_after_ns.is_some())
+                .max_by_key(|c| c.fired_after_ns);
             s.push_str(&format!(
                 ": the last segment of a burst went unacknowledged and no duplicate ACK could \
                  follow a tail, so the probe timer (2·SRTT, + 200 ms with one segment \
                  outstanding, Linux tcp_early_retrans=3) retransmitted it{}. (A Linux sender \
                  is assumed: with SACK its first timer retransmission of a tail is a probe; \
                  stacks without TLP would have waited for their RTO.)",
-                fired
-                    .iter()
-                    .max()
-                    .map(|m| format!(" {} after the original", ms(*m)))
-                    .unwrap_or_default()
+                latest.map(|c| after(c)).unwrap_or_default()
             ));
             let lost_again = lost_probe
                 || mine.iter().any(|c| {
