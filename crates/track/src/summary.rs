@@ -232,6 +232,11 @@ pub struct SegmentEvent {
     pub in_flight: Option<u64>,
     /// For a D-SACK: the frame of the retransmission it reports as needless, if seen.
     pub dsack_of: Option<u64>,
+    /// For data below the highest sequence number seen (a retransmission or an
+    /// out-of-order segment): the frame and time of the first captured transmission of
+    /// its first bytes, while that is still unacknowledged at the capture point. `None`
+    /// when the original was not captured (lost before the capture point) or was ACKed.
+    pub original: Option<(u64, Timestamp)>,
 }
 
 impl SegmentCounts {

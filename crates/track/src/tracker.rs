@@ -855,6 +855,7 @@ impl Conn {
                 ts_rtt: None,
                 in_flight: None,
                 dsack_of: None,
+                original: None,
             };
         }
 
@@ -870,7 +871,7 @@ impl Conn {
 
         self.handshake(f, ts, pkt);
 
-        let mut kinds = self.analyze(f, frame, ts, pkt);
+        let (mut kinds, original) = self.analyze(f, frame, ts, pkt);
         if synack_rebased {
             kinds.set(SegmentKinds::REUSED_PORTS);
         }
@@ -1021,6 +1022,7 @@ impl Conn {
             ts_rtt,
             in_flight,
             dsack_of,
+            original,
         }
     }
 
@@ -1089,8 +1091,16 @@ impl Conn {
         }
     }
 
-    /// Wireshark's sequence analysis for one segment from direction `f`.
-    fn analyze(&mut self, f: usize, frame: u64, ts: Timestamp, pkt: &Packet<'_>) -> SegmentKinds {
+    /// Wireshark's sequence analysis for one segment from direction `f`; with it, for
+    /// repeated data, the first captured transmission it repeats
+    /// ([`SegmentEvent::original`]).
+    fn analyze(
+        &mut self,
+        f: usize,
+        frame: u64,
+        ts: Timestamp,
+        pkt: &Packet<'_>,
+    ) -> (SegmentKinds, Option<(u64, Timestamp)>) {
         let irtt = self.irtt_ns;
         let (fwd, rev) = self.pair(f);
         let flags = pkt.flags;
@@ -1210,12 +1220,21 @@ impl Conn {
             }
         }
 
+        let mut original = None;
+        if seglen > 0 && k.has(SegmentKinds::OUT_OF_ORDER) {
+            original = fwd
+                .unacked
+                .iter()
+                .find(|u| seq_lt(u.seq, end) && seq_gt(u.end, seq))
+                .map(|u| (u.frame, u.ts));
+        }
         if seglen > 0 || flags.syn() || flags.fin() {
             if k.has(SegmentKinds::RETRANSMISSION) {
                 // Karn's rule: mark what it repeats so its ACK gives no RTT sample.
                 for u in fwd.unacked.iter_mut() {
                     if seq_lt(u.seq, end) && seq_gt(u.end, seq) {
                         u.retransmitted = true;
+                        original.get_or_insert((u.frame, u.ts));
                     }
                 }
             } else if fwd.unacked.len() < MAX_UNACKED {
@@ -1245,7 +1264,7 @@ impl Conn {
         fwd.last_ack = flags.ack().then_some(ack);
         fwd.last_ack_time = ts;
         fwd.last_segment = k;
-        k
+        (k, original)
     }
 }
 

@@ -5,6 +5,7 @@ pub mod delayed_ack;
 pub mod early_exit;
 pub mod idle_close;
 pub mod new_connection;
+pub mod recovery;
 pub mod restart_after_idle;
 pub mod server_think_time;
 pub mod short_lived;
@@ -24,5 +25,6 @@ pub fn registry() -> Vec<Box<dyn Detector>> {
         Box::new(delayed_ack::DelayedAck::default()),
         Box::new(server_think_time::ServerThinkTime),
         Box::new(app_limited::AppLimited::default()),
+        Box::new(recovery::Recovery::default()),
     ]
 }
