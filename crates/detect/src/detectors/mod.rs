@@ -6,6 +6,7 @@ pub mod early_exit;
 pub mod idle_close;
 pub mod new_connection;
 pub mod recovery;
+pub mod reordering;
 pub mod restart_after_idle;
 pub mod server_think_time;
 pub mod short_lived;
@@ -26,5 +27,6 @@ pub fn registry() -> Vec<Box<dyn Detector>> {
         Box::new(server_think_time::ServerThinkTime),
         Box::new(app_limited::AppLimited::default()),
         Box::new(recovery::Recovery::default()),
+        Box::new(reordering::Reordering::default()),
     ]
 }
