@@ -184,6 +184,23 @@ pub fn footer(f: &FileReport) -> String {
         s.push_str(&format!("; skipped: {}", skipped.join(", ")));
     }
     s.push('\n');
+    // Capture loss: the peer acknowledged data the file does not hold. Said once, so that
+    // nobody reads those holes as network loss or reordering.
+    let unseen: Vec<u64> = f
+        .connections
+        .iter()
+        .map(|c| c.dirs[0].counts.acked_unseen + c.dirs[1].counts.acked_unseen)
+        .filter(|&n| n > 0)
+        .collect();
+    if !unseen.is_empty() {
+        s.push_str(&format!(
+            "note: the capture missed packets: {} ACK(s) on {} connection(s) acknowledged \
+             data that is not in the file (acked_unseen); those holes are capture loss, not \
+             network loss or reordering\n",
+            unseen.iter().sum::<u64>(),
+            unseen.len()
+        ));
+    }
     if let Some(e) = &f.error {
         s.push_str(&format!(
             "warning: {}: stopped early: {} — the results above cover frames 1–{}\n",

@@ -339,9 +339,8 @@ impl Dir {
             }
             let late_ns = ts.since(h.opened).max(0) as u64;
             let by_timing = older.is_none()
-                && handshake_rtt.is_some_and(|r| {
-                    (late_ns as f64) < LATE_ORIGINAL_MAX_RTT_FRACTION * r as f64
-                });
+                && handshake_rtt
+                    .is_some_and(|r| (late_ns as f64) < LATE_ORIGINAL_MAX_RTT_FRACTION * r as f64);
             let (is_late, proof) = match older {
                 Some(o) => (o, proof),
                 None => (by_timing, by_timing.then_some(Proof::Timing)),
@@ -501,7 +500,8 @@ impl Dir {
             }
             let lost = ack.min(h.end) - h.start;
             self.capture_lost_bytes = self.capture_lost_bytes.saturating_add(lost);
-            self.capture_lost_example.get_or_insert((frame, ts, h.start));
+            self.capture_lost_example
+                .get_or_insert((frame, ts, h.start));
             if ack >= h.end {
                 self.holes.swap_remove(i);
             } else {
@@ -528,7 +528,11 @@ impl Dir {
         match max_right {
             None => self.sack_history.clear(),
             Some(r) => {
-                if self.sack_history.last().is_none_or(|&(_, _, last)| r > last) {
+                if self
+                    .sack_history
+                    .last()
+                    .is_none_or(|&(_, _, last)| r > last)
+                {
                     push_bounded(&mut self.sack_history, (ts, frame, r), MAX_HISTORY);
                 }
             }
@@ -561,7 +565,11 @@ impl Dir {
 
     fn close_sack_hole(&mut self, h: &SackHole, frame: u64, ts: Timestamp) {
         // The capture saw this range out of order: counted from the arrivals already.
-        if self.seen_ooo.iter().any(|&(s, e)| h.start >= s && h.start < e) {
+        if self
+            .seen_ooo
+            .iter()
+            .any(|&(s, e)| h.start >= s && h.start < e)
+        {
             return;
         }
         let open_ns = ts.since(h.opened).max(0) as u64;
@@ -645,9 +653,7 @@ impl Dir {
     /// The peer's D-SACK reported a duplicate: of retransmission `of` (the tracker's
     /// link), or of the range `dup` (its first block).
     fn dsack(&mut self, of: Option<u64>, dup: Option<(u64, u64)>, frame: u64, ts: Timestamp) {
-        let hit = |f: u64, seq: u64| {
-            Some(f) == of || dup.is_some_and(|(l, r)| seq >= l && seq < r)
-        };
+        let hit = |f: u64, seq: u64| Some(f) == of || dup.is_some_and(|(l, r)| seq >= l && seq < r);
         if let Some(t) = self
             .triggered
             .iter_mut()
@@ -750,9 +756,15 @@ impl Detector for Reordering {
                 d.min_ack_rtt = Some(d.min_ack_rtt.map_or(ns, |m| m.min(ns)));
             }
             let raw_ack = seg.pkt.ack;
-            let rel = |edge: u32| ack.checked_add_signed(i64::from(edge.wrapping_sub(raw_ack) as i32));
+            let rel =
+                |edge: u32| ack.checked_add_signed(i64::from(edge.wrapping_sub(raw_ack) as i32));
             if ev.kinds.has(SegmentKinds::DSACK) {
-                let dup = seg.pkt.options.sack_blocks().first().and_then(|&(l, r)| Some((rel(l)?, rel(r)?)));
+                let dup = seg
+                    .pkt
+                    .options
+                    .sack_blocks()
+                    .first()
+                    .and_then(|&(l, r)| Some((rel(l)?, rel(r)?)));
                 d.dsack(ev.dsack_of, dup, seg.frame, seg.ts);
             }
             let mut blocks = [(0u64, 0u64); 4];
@@ -778,11 +790,11 @@ impl Detector for Reordering {
         let Some(mut st) = self.conns.remove(&conn.key) else {
             return;
         };
-        let rtt = conn
-            .rtt_ns
-            .or(st.handshake_rtt)
-            .filter(|&r| r > 0)
-            .or(st.dirs.iter().filter_map(|d| d.min_ack_rtt).max());
+        let rtt = conn.rtt_ns.or(st.handshake_rtt).filter(|&r| r > 0).or(st
+            .dirs
+            .iter()
+            .filter_map(|d| d.min_ack_rtt)
+            .max());
         for (i, d) in st.dirs.iter_mut().enumerate() {
             if let Some(f) = finding(conn, i, d, rtt) {
                 out.push(f);
@@ -808,6 +820,14 @@ fn mss(s: &ConnSummary, dir: usize, seen: u64) -> u64 {
     }
 }
 
+fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
+}
+
 fn median(v: &mut [u64]) -> u64 {
     if v.is_empty() {
         return 0;
@@ -821,7 +841,12 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
     let rtt = rtt?;
     let mss = mss(conn.summary, dir, d.max_payload);
     // Recovery episodes: triggered retransmissions less than one RTT apart are one.
-    let mut trig: Vec<Triggered> = d.triggered.iter().copied().filter(|t| t.confirmed).collect();
+    let mut trig: Vec<Triggered> = d
+        .triggered
+        .iter()
+        .copied()
+        .filter(|t| t.confirmed)
+        .collect();
     trig.sort_by_key(|t| t.frame);
     let mut recoveries = 0u64;
     let mut last_start: Option<Timestamp> = None;
@@ -840,6 +865,20 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
     let max_degree = d.late.iter().map(|l| l.degree_bytes).max().unwrap_or(0);
     let max_late = d.late.iter().map(|l| l.late_ns).max().unwrap_or(0);
     let median_late = median(&mut d.late_samples_ns);
+    // The late segment (or hole) behind each triggered retransmission.
+    let cause = |t: &Triggered| {
+        d.late
+            .iter()
+            .find(|l| {
+                l.frame == t.cause_frame || (l.proof.is_none() && l.opened_frame == t.cause_frame)
+            })
+            .copied()
+    };
+    let trigger_degree = trig
+        .iter()
+        .filter_map(|t| cause(t).map(|l| l.degree_bytes))
+        .max()
+        .unwrap_or(max_degree);
     let beta_cost = ((1.0 - CUBIC_BETA) * rtt as f64) as u64;
     let mut f = conn.finding(FindingId::Reordering);
     f.cost_ns = recoveries.saturating_mul(beta_cost);
@@ -848,43 +887,79 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
     // Evidence: the triggered retransmissions first (what cost time), then the late
     // segment with the largest degree and the first one.
     for t in trig.iter().take(CITED_TRIGGERED) {
-        f.cite(
-            t.cause_frame,
-            t.cause_ts,
-            if d.late.iter().any(|l| l.frame == t.cause_frame) {
-                format!("seq {}: the original arrives late", t.seq)
-            } else {
-                format!("SACK above ACK {}: a hole the receiver reports", t.seq)
-            },
-        );
+        let c = cause(t);
+        match c {
+            Some(l) if l.proof.is_some() => {
+                f.cite(
+                    l.opened_frame,
+                    l.opened_ts,
+                    format!("data above seq {}: a hole opens", l.seq),
+                );
+                f.cite(
+                    l.frame,
+                    l.ts,
+                    format!(
+                        "seq {} arrives {} late, after {} later segments: the original",
+                        l.seq,
+                        ms(l.late_ns),
+                        segs(l.degree_bytes)
+                    ),
+                );
+            }
+            _ => f.cite(
+                t.cause_frame,
+                t.cause_ts,
+                format!("SACK above ACK {}: the receiver reports a hole", t.seq),
+            ),
+        }
         f.cite(
             t.frame,
             t.ts,
             format!(
-                "retransmission of seq {} ({} after the first sign of the hole): data that \
-                 was only late",
+                "fast retransmission of seq {} ({} after the hole showed): data that was \
+                 only late",
                 t.seq,
                 ms(t.ts.since(t.cause_ts).max(0) as u64)
             ),
         );
+        if let Some(l) = c.filter(|l| l.proof.is_none() && l.frame > t.frame) {
+            f.cite(
+                l.frame,
+                l.ts,
+                format!(
+                    "ACK covers seq {} {} after the retransmission, sooner than a round trip: \
+                     the original had arrived",
+                    l.seq,
+                    ms(l.ts.since(t.ts).max(0) as u64)
+                ),
+            );
+        }
         if let Some((df, dts)) = t.dsack {
             f.cite(
                 df,
                 dts,
-                format!("D-SACK: the receiver got seq {} twice: spurious", t.seq),
+                format!("D-SACK: the receiver got seq {} twice", t.seq),
             );
         }
     }
     let mut cited: Vec<Late> = Vec::new();
-    if let Some(l) = d.late.iter().max_by_key(|l| (l.degree_bytes, std::cmp::Reverse(l.frame))) {
+    if let Some(l) = d
+        .late
+        .iter()
+        .max_by_key(|l| (l.degree_bytes, std::cmp::Reverse(l.frame)))
+    {
         cited.push(*l);
     }
     if let Some(l) = d.late.first() {
-        if cited.iter().all(|c| c.frame != l.frame) {
-            cited.push(*l);
-        }
+        cited.push(*l);
     }
     for l in cited.iter().take(CITED_LATE) {
+        if f.evidence
+            .iter()
+            .any(|e| e.frame == l.frame || e.frame == l.opened_frame)
+        {
+            continue;
+        }
         match l.proof {
             Some(p) => {
                 f.cite(
@@ -914,8 +989,8 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
                     l.frame,
                     l.ts,
                     format!(
-                        "ACK covers seq {} {} later with {} segments SACKed above it: the \
-                         original arrived late",
+                        "ACK covers seq {} {} later, {} segments SACKed above it, no \
+                         retransmission: the original arrived late",
                         l.seq,
                         ms(l.late_ns),
                         segs(l.degree_bytes)
@@ -925,46 +1000,56 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
         }
     }
 
-    let where_seen = if d.late.iter().any(|l| l.proof.is_some()) {
-        "arrived out of order at the capture point"
+    let seen_here = d.late.iter().any(|l| l.proof.is_some());
+    let what = if seen_here {
+        let how = match d.late.iter().find_map(|l| l.proof) {
+            Some(Proof::IpId { .. }) => "their IP IDs are older than IDs already seen",
+            Some(Proof::TsVal { .. }) => "their TSvals are older than TSvals already seen",
+            _ => "they filled their holes sooner than a retransmission could have",
+        };
+        format!(
+            "{} segments from {} to {} arrived out of order at the capture point; {how}, so \
+             they were originals sent earlier, not retransmissions.",
+            d.late_count, ends[sender], ends[receiver]
+        )
     } else {
-        "were delivered out of order beyond the capture point (the receiver's SACKs showed \
-         holes that filled without a retransmission)"
-    };
-    let how = match d.late.iter().find_map(|l| l.proof) {
-        Some(Proof::IpId { .. }) => {
-            " They were original transmissions, not retransmissions: their IP IDs are older \
-             than IDs already seen."
-        }
-        Some(Proof::TsVal { .. }) => {
-            " They were original transmissions, not retransmissions: their TSvals are older \
-             than TSvals already seen."
-        }
-        Some(Proof::Timing) => {
-            " They filled their holes sooner than a retransmission could have (no IP ID or \
-             timestamp to tell)."
-        }
-        None => "",
+        format!(
+            "Data from {} to {} was reordered beyond the capture point: {} times the \
+             receiver's SACKs showed a hole that its ACK then covered with no retransmission \
+             in between (or only a needless one), sooner than a retransmission could have \
+             been acknowledged.",
+            ends[sender], ends[receiver], d.late_count
+        )
     };
     let dsacked = trig.iter().filter(|t| t.dsack.is_some()).count();
-    let triggered_text = format!(
-        "The reordering made the sender retransmit {} segment(s) that were only late \
-         ({} confirmed by the receiver's D-SACK{}), in {} recovery episode(s).",
-        trig.len(),
-        dsacked,
-        if trig.iter().any(|t| t.by_timing) {
-            ", the others covered sooner than one RTT after the retransmission"
-        } else {
-            ""
-        },
-        recoveries
-    );
-    let needed = segs(max_degree).saturating_add(1);
+    let first = trig.first().map_or(0, |t| t.frame);
+    let proof_text = if dsacked == trig.len() {
+        "confirmed by the receiver's D-SACK".to_string()
+    } else if dsacked > 0 {
+        format!(
+            "{dsacked} confirmed by the receiver's D-SACK, the others covered too soon to \
+             have been needed"
+        )
+    } else {
+        "the ACKs covered them too soon for the retransmissions to have been needed".into()
+    };
     let rack_wnd = rtt / 4;
+    let absorbed = if max_late < rack_wnd {
+        format!(
+            "longer than the {} lateness seen here, so the later events were absorbed",
+            ms(max_late)
+        )
+    } else {
+        format!(
+            "shorter than the {} lateness seen here, so reordering can keep triggering \
+             retransmissions",
+            ms(max_late)
+        )
+    };
     let mut other = Vec::new();
     if d.loss_holes > 0 {
         other.push(format!(
-            "{} hole(s) were filled only by a retransmission: network loss, not reordering",
+            "{} hole(s) were filled only by a retransmission (network loss, not reordering)",
             d.loss_holes
         ));
     }
@@ -981,67 +1066,84 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
         format!(" Besides, {}.", other.join("; "))
     };
     f.explanation = format!(
-        "{} segments from {} to {} {where_seen}.{how} Up to {} later segments arrived \
-         before a late one (Linux's duplicate-ACK threshold, net.ipv4.tcp_reordering, is {}: \
-         {} of them reached it), and they were up to {} late (median {}). {triggered_text} \
-         Each episode cut the congestion window to {:.0} % for about one round trip until \
-         the D-SACK let Linux undo it: {} × {:.0} % of the {} RTT ≈ {} (a floor: without \
-         the undo the window regrows over many RTTs). After the first D-SACK Linux raises \
-         its threshold to the degree it measured and RACK waits up to min RTT/4 (≈ {}), so \
-         later events are usually absorbed.{other}",
-        d.late_count,
-        ends[sender],
-        ends[receiver],
+        "Reordering, not loss. {what} Degree: up to {} later segments overtook one ({} of \
+         them reached Linux's duplicate-ACK threshold, net.ipv4.tcp_reordering = {}), up to \
+         {} late (median {}). It made the sender fast-retransmit {} {} that were only \
+         late, first at frame {first} ({proof_text}), in {} recovery {}. Each episode \
+         cut the congestion window to {:.0} % for about one round trip until Linux undid the \
+         cut on the D-SACK: {:.0} % of one {} RTT each, {} in all (a floor: without the undo \
+         the window regrows over many RTTs). After the first D-SACK Linux raises its \
+         threshold to the degree it measured and RACK waits up to min RTT/4 (≈ {}), \
+         {absorbed}.{other}",
         segs(max_degree),
-        LINUX_TCP_REORDERING,
         d.late_over_dupthresh,
+        LINUX_TCP_REORDERING,
         ms(max_late),
         ms(median_late),
-        CUBIC_BETA * 100.0,
+        trig.len(),
+        plural(trig.len() as u64, "segment", "segments"),
         recoveries,
+        plural(recoveries, "episode", "episodes"),
+        CUBIC_BETA * 100.0,
         (1.0 - CUBIC_BETA) * 100.0,
         ms(rtt),
         ms(f.cost_ns),
         ms(rack_wnd),
     );
-    let receiver_host = if receiver == 0 { Host::Client } else { Host::Server };
-    let sender_host = if sender == 0 { Host::Client } else { Host::Server };
+    let receiver_host = if receiver == 0 {
+        Host::Client
+    } else {
+        Host::Server
+    };
+    let sender_host = if sender == 0 {
+        Host::Client
+    } else {
+        Host::Server
+    };
+    let needed = segs(trigger_degree).saturating_add(1);
     let reordering_value = if needed > LINUX_TCP_MAX_REORDERING {
         format!(
-            "{needed} (the degree seen; above net.ipv4.tcp_max_reordering = {}, so raise \
-             that too, or fix the cause: a degree this high is better removed than absorbed)",
-            LINUX_TCP_MAX_REORDERING
+            "{needed} (the degree that triggered the retransmission + 1; above \
+             net.ipv4.tcp_max_reordering = {LINUX_TCP_MAX_REORDERING}, so raise that too, or \
+             better remove the cause)"
         )
     } else {
-        format!("{needed} (the degree seen + 1)")
+        format!(
+            "{needed} (the degree that triggered the retransmission, {} segments, + 1; the \
+             largest degree seen was {})",
+            segs(trigger_degree),
+            segs(max_degree)
+        )
     };
     f.fix = vec![
         Fix {
             host: receiver_host,
-            action: "if the flow enters through a veth/container interface, enable RPS on it \
-                     so one flow stays on one CPU: echo <cpu mask> > \
+            action: "if the flow enters this host through a veth/container interface, enable \
+                     RPS on it so one flow stays on one CPU: echo <cpu mask> > \
                      /sys/class/net/DEV/queues/rx-N/rps_cpus (seed 03: 695 retransmissions → 0)"
                 .into(),
         },
         Fix {
             host: sender_host,
             action: format!(
-                "sysctl -w net.ipv4.tcp_reordering={reordering_value}, so that the first \
-                 reordering events do not trigger fast retransmissions (seed 03: 9 cut them \
-                 from 695 to 149)"
+                "sysctl -w net.ipv4.tcp_reordering={reordering_value}, so that reordering of \
+                 that degree does not trigger fast retransmissions (seed 03: 9 cut them from \
+                 695 to 149)"
             ),
         },
         Fix {
             host: Host::Both,
-            action: "find the reordering element on the path: veth/container CPU migration \
-                     (RPS), per-packet ECMP or multipath routing (hash per flow), link \
-                     bonding in balance-rr mode (use a layer3+4 hash), multi-queue NICs \
-                     without flow hashing (RSS); captures at each hop show where the order \
-                     changes"
+            action: "find what reorders on the path: veth/container CPU migration (RPS), \
+                     per-packet ECMP or multipath routing (hash per flow), link bonding in \
+                     balance-rr mode (use a layer3+4 hash), multi-queue NICs without flow \
+                     hashing (RSS); captures at each hop show where the order changes"
                 .into(),
         },
     ];
-    let timing_only = d.late.iter().all(|l| matches!(l.proof, Some(Proof::Timing)));
+    let timing_only = d
+        .late
+        .iter()
+        .all(|l| matches!(l.proof, Some(Proof::Timing)));
     f.confidence = if dsacked > 0 && !timing_only {
         Confidence::High
     } else if dsacked > 0 || !timing_only {
@@ -1074,7 +1176,16 @@ mod tests {
         let t = |ms: i64| Timestamp(ms * 1_000_000);
         let mut d = Dir::default();
         for i in 0..10u16 {
-            d.data(u64::from(i) + 1, t(0), u64::from(i) * 100, 100, Some(i), None, Some(25_000_000), false);
+            d.data(
+                u64::from(i) + 1,
+                t(0),
+                u64::from(i) * 100,
+                100,
+                Some(i),
+                None,
+                Some(25_000_000),
+                false,
+            );
         }
         // Segment 10 (ID 10) late: 11, 12 arrive first.
         d.data(20, t(1), 1100, 100, Some(11), None, None, false);
