@@ -1,6 +1,7 @@
 //! The detectors, one module per mechanism, in one ordered registry.
 
 pub mod app_limited;
+pub mod bufferbloat;
 pub mod delayed_ack;
 pub mod early_exit;
 pub mod idle_close;
@@ -28,5 +29,6 @@ pub fn registry() -> Vec<Box<dyn Detector>> {
         Box::new(app_limited::AppLimited::default()),
         Box::new(recovery::Recovery::default()),
         Box::new(reordering::Reordering::default()),
+        Box::new(bufferbloat::Bufferbloat::default()),
     ]
 }
