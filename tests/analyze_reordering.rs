@@ -141,8 +141,8 @@ fn reordering_seen_at_the_sender_through_sacks() {
 
 /// deep-queue (10 Mbit/s, a 400-packet FIFO, 25 ms path): server.pcap in tshark
 /// (`tcp.analysis.ack_rtt` of the client's 1,679 ACKs): min 25.136 ms (frame 100), p95
-/// 264.0 ms, median 185.2 ms, mean excess over the minimum 155.9 ms; frame 4479 has
-/// 264.5 ms; `tcp.analysis.bytes_in_flight` peaks at 325,800 B. The client ACKed
+/// 264.0 ms, median 185.2 ms, mean excess over the minimum 155.9 ms; frame 4490 has
+/// 264.03 ms (at p95); `tcp.analysis.bytes_in_flight` peaks at 325,800 B. The client ACKed
 /// 1,122,201 → 3,512,849 between 1.0 and 3.0 s: 1.195 MB/s. Manifest: server_min_rtt
 /// 25.146 ms, max srtt 242.6 ms (smoothed), throughput 1,182,879 B/s.
 #[test]
@@ -151,7 +151,7 @@ fn deep_queue_seen_at_the_sender() {
     let b = one(&f, BUFFERBLOAT);
     assert_eq!(b.vantage, "server");
     assert_eq!(frames(b)[0], 100);
-    assert_eq!(*frames(b).last().unwrap(), 4479);
+    assert_eq!(*frames(b).last().unwrap(), 4490);
     assert!(
         b.explanation.contains("from 25.1 ms to 264 ms at p95"),
         "{}",

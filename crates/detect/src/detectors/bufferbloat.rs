@@ -65,9 +65,10 @@ pub const MIN_QUEUE_DELAY_NS: u64 = 20_000_000;
 pub const MIN_CORRELATION: f64 = 0.7;
 /// Correlation from which, at the sender, confidence is high.
 const HIGH_CORRELATION: f64 = 0.9;
-/// Samples kept per direction and view; past it every second one is dropped and the
-/// stride doubles, so a long transfer is still covered from start to end.
-const MAX_SAMPLES: usize = 8192;
+/// Samples kept per direction and view (40 bytes each); past it every second one is
+/// dropped and the stride doubles, so a long transfer is still covered from start to end
+/// (enough for a p95 and a correlation).
+const MAX_SAMPLES: usize = 1024;
 /// The receiver's recent pure ACKs remembered (to price a timestamp echo's flight).
 const MAX_ACKS: usize = 4096;
 
@@ -88,13 +89,19 @@ struct Sample {
 struct Series {
     v: Vec<Sample>,
     stride: u64,
+    /// Samples offered, kept or not.
     seen: u64,
+    /// The smallest RTT of all, kept exactly (the thinning could drop it).
+    min: Option<Sample>,
 }
 
 impl Series {
     fn push(&mut self, s: Sample) {
         let stride = self.stride.max(1);
         self.seen += 1;
+        if self.min.is_none_or(|m| s.rtt_ns < m.rtt_ns) {
+            self.min = Some(s);
+        }
         if (self.seen - 1) % stride != 0 {
             return;
         }
@@ -190,7 +197,15 @@ impl Detector for Bufferbloat {
         if let (true, Some(e)) = (d.mid_transfer, echo) {
             if d.last_echo != Some(e) {
                 d.last_echo = Some(e);
-                if let Some(&(_, ack_ts, before)) = d.peer_acks.iter().rev().find(|a| a.0 == e) {
+                // Echoes only move forward: ACKs older than this one will not be echoed.
+                while d
+                    .peer_acks
+                    .front()
+                    .is_some_and(|a| a.0 != e && (e.wrapping_sub(a.0) as i32) > 0)
+                {
+                    d.peer_acks.pop_front();
+                }
+                if let Some(&(_, ack_ts, before)) = d.peer_acks.iter().find(|a| a.0 == e) {
                     let s = Sample {
                         frame: seg.frame,
                         ts: seg.ts,
@@ -216,7 +231,7 @@ impl Detector for Bufferbloat {
                 (Vantage::Client, false) | (Vantage::Server, true) => (&d.at_receiver, false),
                 (Vantage::Middle | Vantage::Unknown, _) => continue,
             };
-            if let Some(f) = finding(conn, i, &series.v, at_sender) {
+            if let Some(f) = finding(conn, i, series, at_sender) {
                 out.push(f);
             }
         }
@@ -260,13 +275,13 @@ fn pearson(xs: &[f64], ys: &[f64]) -> f64 {
     sxy / (sxx.sqrt() * syy.sqrt())
 }
 
-fn queue(samples: &[Sample], baseline: Option<u64>) -> Option<Queue> {
+fn queue(samples: &[Sample], exact_min: Option<u64>, baseline: Option<u64>) -> Option<Queue> {
     if samples.len() < MIN_SAMPLES {
         return None;
     }
     let mut rtts: Vec<u64> = samples.iter().map(|s| s.rtt_ns).collect();
     rtts.sort_unstable();
-    let sample_min = rtts[0];
+    let sample_min = exact_min.unwrap_or(rtts[0]).min(rtts[0]);
     // The handshake saw the path before any queue: a lower bound when it is lower.
     let min = baseline
         .filter(|&b| b > 0)
@@ -308,13 +323,9 @@ fn kb(bytes: f64) -> String {
     }
 }
 
-fn finding(
-    conn: &Connection<'_>,
-    dir: usize,
-    samples: &[Sample],
-    at_sender: bool,
-) -> Option<Finding> {
-    let q = queue(samples, conn.rtt_ns)?;
+fn finding(conn: &Connection<'_>, dir: usize, series: &Series, at_sender: bool) -> Option<Finding> {
+    let samples = &series.v[..];
+    let q = queue(samples, series.min.map(|m| m.rtt_ns), conn.rtt_ns)?;
     let extra = q.p95_rtt_ns.saturating_sub(q.min_rtt_ns);
     if extra < MIN_QUEUE_DELAY_NS
         || (q.p95_rtt_ns as f64) < MIN_RTT_RATIO * q.min_rtt_ns as f64
@@ -330,7 +341,7 @@ fn finding(
     f.cost_ns = q.mean_extra_ns;
     f.share = Some(f.cost_ns as f64 / conn.active_ns().max(1) as f64);
 
-    let first = samples.iter().min_by_key(|s| (s.rtt_ns, s.frame))?;
+    let first = series.min.as_ref()?;
     let standing = q.min_rtt_ns + extra / 2;
     let rising = samples.iter().find(|s| s.rtt_ns >= standing);
     let top = samples
@@ -401,7 +412,7 @@ fn finding(
         ms(q.p95_rtt_ns),
         ms(q.median_rtt_ns),
         q.correlation,
-        samples.len(),
+        series.seen,
         kb(q.rate),
         q.rate * 8.0 / 1e6,
         kb(queue_bytes),
@@ -478,7 +489,7 @@ mod tests {
                 }
             })
             .collect();
-        let q = queue(&s, None).unwrap();
+        let q = queue(&s, None, None).unwrap();
         assert_eq!(q.min_rtt_ns, 25_000_000);
         assert!(q.correlation > 0.99);
         assert!((q.rate - 1e6).abs() < 1.0);

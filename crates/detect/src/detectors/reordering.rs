@@ -107,6 +107,8 @@ const MAX_HOLES: usize = 256;
 const MAX_RANGES: usize = 256;
 /// Late segments whose lateness is kept for the median.
 const MAX_LATE_SAMPLES: usize = 4096;
+/// Late segments remembered whole (evidence, causes of retransmissions).
+const MAX_LATE_RECORDS: usize = 256;
 /// Retransmissions reordering triggered, remembered per direction.
 const MAX_TRIGGERED: usize = 256;
 /// Rises of the highest SACKed sequence remembered per SACK episode (past it, holes
@@ -225,7 +227,12 @@ struct Dir {
     filled_late: Vec<(u64, u64, u64, Timestamp, bool)>,
     /// Ranges the capture saw out of order (so the SACK view does not count them again).
     seen_ooo: Vec<(u64, u64)>,
+    /// The first late segments (or holes), for evidence and to find what triggered a
+    /// retransmission.
     late: Vec<Late>,
+    /// The one overtaken by the most segments.
+    deepest: Option<Late>,
+    max_late_ns: u64,
     late_count: u64,
     late_over_dupthresh: u64,
     late_samples_ns: Vec<u64>,
@@ -348,8 +355,6 @@ impl Dir {
             if !filled_any {
                 if is_late {
                     let degree_bytes = highest.saturating_sub(end);
-                    self.late_count += 1;
-                    push_bounded(&mut self.late_samples_ns, late_ns, MAX_LATE_SAMPLES);
                     let l = Late {
                         opened_frame: h.opened_frame,
                         opened_ts: h.opened,
@@ -376,9 +381,8 @@ impl Dir {
             let left = (h.start < start).then_some((h.start, start));
             let right = (end < h.end).then_some((end, h.end));
             match (left, right) {
-                (Some((a, b)), Some((c, d))) => {
+                (Some((_, b)), Some((c, d))) => {
                     self.holes[i].end = b;
-                    let _ = a;
                     let mut rest = h;
                     rest.start = c;
                     rest.end = d;
@@ -441,13 +445,17 @@ impl Dir {
     /// Records a late segment; true when its degree reached the duplicate-ACK threshold
     /// (only such reordering can trigger a fast retransmission).
     fn record_late(&mut self, l: Late) -> bool {
+        self.late_count += 1;
+        push_bounded(&mut self.late_samples_ns, l.late_ns, MAX_LATE_SAMPLES);
+        self.max_late_ns = self.max_late_ns.max(l.late_ns);
+        if self.deepest.is_none_or(|d| l.degree_bytes > d.degree_bytes) {
+            self.deepest = Some(l);
+        }
         let over = self.over_dupthresh(l.degree_bytes);
         if over {
             self.late_over_dupthresh += 1;
         }
-        if self.late.len() < MAX_LATE_SAMPLES {
-            self.late.push(l);
-        }
+        push_bounded(&mut self.late, l, MAX_LATE_RECORDS);
         over
     }
 
@@ -510,9 +518,9 @@ impl Dir {
             }
         }
         // The SACK scoreboard's first hole.
-        let above: Vec<(u64, u64)> = blocks.iter().copied().filter(|b| b.1 > ack).collect();
-        let lowest_left = above.iter().map(|b| b.0.max(ack)).min();
-        let max_right = above.iter().map(|b| b.1).max();
+        let above = || blocks.iter().filter(|b| b.1 > ack);
+        let lowest_left = above().map(|b| b.0.max(ack)).min();
+        let max_right = above().map(|b| b.1).max();
         if let Some(mut h) = self.sack_hole {
             if ack > h.start {
                 self.close_sack_hole(&h, frame, ts);
@@ -581,8 +589,6 @@ impl Dir {
         match h.retrans {
             None => {
                 if too_soon.is_some_and(|r| open_ns < r) {
-                    self.late_count += 1;
-                    push_bounded(&mut self.late_samples_ns, open_ns, MAX_LATE_SAMPLES);
                     self.record_late(Late {
                         opened_frame: h.opened_frame,
                         opened_ts: h.opened,
@@ -604,8 +610,6 @@ impl Dir {
                     // retransmission had another cause (a timeout); not ours to price.
                 } else if soon {
                     // Covered sooner than the retransmission could be acknowledged.
-                    self.late_count += 1;
-                    push_bounded(&mut self.late_samples_ns, open_ns, MAX_LATE_SAMPLES);
                     self.record_late(Late {
                         opened_frame: h.opened_frame,
                         opened_ts: h.opened,
@@ -666,9 +670,7 @@ impl Dir {
         }
         if let Some(i) = self.pending.iter().position(|p| hit(p.frame, p.seq)) {
             let p = self.pending.swap_remove(i);
-            self.late_count += 1;
             let late_ns = p.closed_ts.since(p.hole_ts).max(0) as u64;
-            push_bounded(&mut self.late_samples_ns, late_ns, MAX_LATE_SAMPLES);
             self.record_late(Late {
                 opened_frame: p.hole_frame,
                 opened_ts: p.hole_ts,
@@ -862,8 +864,8 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
     let (sender, receiver) = if dir == 0 { (0, 1) } else { (1, 0) };
     let ends = conn.summary.endpoints;
     let segs = |b: u64| b.div_ceil(mss);
-    let max_degree = d.late.iter().map(|l| l.degree_bytes).max().unwrap_or(0);
-    let max_late = d.late.iter().map(|l| l.late_ns).max().unwrap_or(0);
+    let max_degree = d.deepest.map_or(0, |l| l.degree_bytes);
+    let max_late = d.max_late_ns;
     let median_late = median(&mut d.late_samples_ns);
     // The late segment (or hole) behind each triggered retransmission.
     let cause = |t: &Triggered| {
@@ -942,17 +944,11 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
             );
         }
     }
-    let mut cited: Vec<Late> = Vec::new();
-    if let Some(l) = d
-        .late
-        .iter()
-        .max_by_key(|l| (l.degree_bytes, std::cmp::Reverse(l.frame)))
-    {
-        cited.push(*l);
-    }
-    if let Some(l) = d.late.first() {
-        cited.push(*l);
-    }
+    let cited: Vec<Late> = d
+        .deepest
+        .into_iter()
+        .chain(d.late.first().copied())
+        .collect();
     for l in cited.iter().take(CITED_LATE) {
         if f.evidence
             .iter()
