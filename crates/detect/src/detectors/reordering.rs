@@ -19,26 +19,35 @@
 //! first few events.
 //!
 //! Three ways a sequence hole can be filled, and how each is told apart:
-//! - **reordering**: the missing segment is the *original*, arriving late. At the capture
-//!   point (the receiver, or a tap before the reordering element's victim): a segment
+//! - **reordering**: the missing segment is the *original*, arriving late. Where the
+//!   capture sees it (at the receiver, or a tap after the reordering element): a segment
 //!   below the highest sequence seen whose IPv4 ID is older than an ID already seen
 //!   (Linux numbers a connection's packets in sending order; a retransmission gets a new,
-//!   newer ID), else whose TSval is lower than one already seen (RFC 7323: TSvals never
-//!   go back, a retransmission carries a current one), else — no ID, no timestamps — one
-//!   that arrives within half a handshake RTT of the hole opening (a retransmission needs
-//!   the duplicate ACKs to reach the sender and come back: at least one RTT). Beyond the
-//!   capture point (a sender-side capture): the peer's SACK blocks show a hole above its
-//!   cumulative ACK, and the ACK then covers it with no retransmission captured, less than
-//!   one minimum RTT (data → ACK at the capture point) after the hole appeared; or the
-//!   hole was retransmitted and the receiver answered with a D-SACK for that
-//!   retransmission, or covered it sooner than one RTT after it (the original did).
+//!   newer ID; used only when the direction's IDs do increase, [`IP_ID_MIN_MONOTONIC`]),
+//!   else whose TSval is lower than one already seen (RFC 7323: TSvals never go back, a
+//!   retransmission carries a current one), else — no ID, no timestamps — one that
+//!   arrives within [`LATE_ORIGINAL_MAX_RTT_FRACTION`] of a handshake RTT after the hole
+//!   opened (a retransmission needs the duplicate ACKs to reach the sender and come back:
+//!   at least one RTT). Beyond the capture point (a sender-side capture): the peer's SACK
+//!   blocks show a hole above its cumulative ACK (the first hole is followed; one behind
+//!   it is dated from the moment data above it was first SACKed), and the ACK then
+//!   covers it with no retransmission captured, less than half the minimum data → ACK
+//!   time after it appeared; or the hole was retransmitted and the receiver answered with
+//!   a D-SACK for that retransmission, or covered it sooner than half a minimum RTT after
+//!   it (the original did).
 //! - **network loss**: the hole is filled only by a retransmission (a newer IP ID or
-//!   TSval), or a retransmitted hole gets no D-SACK. Counted here to say so; the
-//!   `loss.*` detectors price it.
+//!   TSval), or a retransmitted hole gets no D-SACK. Counted to say so in the finding;
+//!   the `loss.*` detectors price it.
 //! - **capture loss**: the receiver acknowledged bytes the capture never saw (the hole is
-//!   never filled, the peer's cumulative ACK passes it; the tracker's `acked_unseen`).
-//!   The data arrived; the capture missed it. Neither reordering nor loss; the count is
-//!   said in the finding, and the report's summary says the capture missed packets.
+//!   never filled and the peer's cumulative ACK passes it; the tracker's `acked_unseen`).
+//!   The data arrived; the capture missed it. Neither reordering nor loss: the finding
+//!   counts it, and the report's summary line says the capture missed packets.
+//!
+//! A retransmission counts as triggered by reordering only when it was needless (a
+//! D-SACK reported it, or the receiver had already acknowledged the data, or the hole
+//! was covered too soon) and the reordering behind it reached the duplicate-ACK
+//! threshold; at the receiver it must also arrive within [`TRIGGER_MAX_RTTS`] RTTs of the
+//! late original, as a fast retransmission answering it would.
 //!
 //! Degree, measured per late segment as the kernel does (`tcp_check_sack_reordering`):
 //! in segments, how many segments sent after it arrived before it (the highest sequence
@@ -1063,8 +1072,8 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
     };
     f.explanation = format!(
         "Reordering, not loss. {what} Degree: up to {} later segments overtook one ({} of \
-         them reached Linux's duplicate-ACK threshold, net.ipv4.tcp_reordering = {}), up to \
-         {} late (median {}). It made the sender fast-retransmit {} {} that were only \
+         the {} reached Linux's duplicate-ACK threshold, net.ipv4.tcp_reordering = {}), up to \
+         {} late (median {}). It made the sender fast-retransmit {} {} that {} only \
          late, first at frame {first} ({proof_text}), in {} recovery {}. Each episode \
          cut the congestion window to {:.0} % for about one round trip until Linux undid the \
          cut on the D-SACK: {:.0} % of one {} RTT each, {} in all (a floor: without the undo \
@@ -1073,11 +1082,13 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
          {absorbed}.{other}",
         segs(max_degree),
         d.late_over_dupthresh,
+        d.late_count,
         LINUX_TCP_REORDERING,
         ms(max_late),
         ms(median_late),
         trig.len(),
         plural(trig.len() as u64, "segment", "segments"),
+        plural(trig.len() as u64, "was", "were"),
         recoveries,
         plural(recoveries, "episode", "episodes"),
         CUBIC_BETA * 100.0,
