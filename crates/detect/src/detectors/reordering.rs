@@ -1211,4 +1211,34 @@ mod tests {
         assert_eq!(d.capture_lost_bytes, 100);
         assert_eq!(d.late_count, 1);
     }
+
+    /// At the sender: a SACK hole retransmitted and covered 2 ms later (25 ms RTT) was
+    /// filled by the late original; the D-SACK then confirms it. A hole covered 30 ms
+    /// after it opened, with no retransmission captured, is not called reordering.
+    #[test]
+    fn sack_holes_at_the_sender() {
+        let t = |us: i64| Timestamp(us * 1_000);
+        let mut d = Dir {
+            min_ack_rtt: Some(25_000_000),
+            ..Dir::default()
+        };
+        d.data(1, t(0), 0, 100, None, None, None, false);
+        d.data(2, t(0), 100, 900, None, None, None, false);
+        d.max_payload = 100;
+        d.peer_ack(10, t(0), 300, &[(400, 700)]);
+        d.peer_ack(11, t(1_000), 300, &[(400, 800)]);
+        d.retransmitted(12, t(1_000), 300, 400);
+        d.peer_ack(13, t(3_000), 800, &[]);
+        assert_eq!(d.late_count, 1);
+        assert_eq!(d.late[0].degree_bytes, 400);
+        assert_eq!(d.late[0].late_ns, 3_000_000);
+        assert_eq!(d.triggered.len(), 1);
+        assert!(d.triggered[0].by_timing);
+        d.dsack(None, Some((300, 400)), 14, t(26_000));
+        assert_eq!(d.triggered[0].dsack, Some((14, t(26_000))));
+        d.peer_ack(15, t(30_000), 800, &[(900, 1000)]);
+        d.peer_ack(16, t(60_000), 1000, &[]);
+        assert_eq!(d.late_count, 1);
+        assert_eq!(d.unexplained_holes, 1);
+    }
 }
