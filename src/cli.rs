@@ -198,11 +198,11 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
         let keep = |stream: u64, ends: &[tcpwhy_track::Endpoint; 2]| {
             a.stream.is_none_or(|s| s == stream) && filter.as_ref().is_none_or(|x| x.matches(ends))
         };
-        let findings = analysis
+        let (findings, below): (Vec<_>, Vec<_>) = analysis
             .findings
             .into_iter()
-            .filter(|x| x.cost_ns >= a.min_cost && keep(x.stream, &x.endpoints))
-            .collect();
+            .filter(|x| keep(x.stream, &x.endpoints))
+            .partition(|x| x.cost_ns >= a.min_cost);
         let streams: std::collections::HashMap<u64, [tcpwhy_track::Endpoint; 2]> = file
             .connections
             .iter()
@@ -219,6 +219,7 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
             file,
             findings,
             exchanges,
+            below_threshold: AnalyzeReport::count_below(&below),
         });
     }
     match a.format {
