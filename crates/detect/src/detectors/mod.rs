@@ -7,7 +7,9 @@ pub mod new_connection;
 pub mod restart_after_idle;
 pub mod server_think_time;
 pub mod short_lived;
+pub mod sndbuf;
 pub mod syn_retransmit;
+pub mod windows;
 
 use crate::detector::Detector;
 
@@ -22,5 +24,7 @@ pub fn registry() -> Vec<Box<dyn Detector>> {
         Box::new(early_exit::EarlyExit::default()),
         Box::new(server_think_time::ServerThinkTime),
         Box::new(app_limited::AppLimited::default()),
+        Box::new(windows::Windows::default()),
+        Box::new(sndbuf::SndbufLimited::default()),
     ]
 }
