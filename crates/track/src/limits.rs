@@ -33,6 +33,13 @@ use tcpwhy_capture::Timestamp;
 /// A pause with nothing outstanding longer than this is a pause between transfers, not a
 /// transfer held back by its application (the bound of `app.limited`'s gaps).
 pub const MAX_APP_GAP_NS: u64 = 1_000_000_000;
+/// Silences longer than this (no data, no ACK of this direction) are not counted in any
+/// state but the zero window: a transfer held by a window sends or ACKs something every
+/// RTT, so a longer silence is a pause, a dead peer or retransmission backoff
+/// (zeek-http-206-example-b.pcap stream 0: 80 s of RTO backoff into a vanished client).
+/// A zero window is the receiver's explicit hold and counts however long the persist
+/// timer's probes are apart (tcptrace-zwnd.pcap: 22 s).
+pub const MAX_SILENCE_NS: u64 = 1_000_000_000;
 /// ACKs waiting to take effect at the sender (seen less than `lag` ago). A fast receiver
 /// ACKs every second segment: 64 covers 128 segments per capture-to-sender round trip;
 /// beyond that, a new ACK replaces the newest waiting one (it supersedes it moments later).
@@ -163,6 +170,13 @@ impl Limits {
     fn account(&mut self, t: Timestamp) {
         let dt = t.since(self.since).max(0) as u64;
         self.since = t;
+        if dt > MAX_SILENCE_NS && self.state != Limit::ZeroWindow {
+            if self.state == Limit::App {
+                // The pause was not a transfer held back either.
+                self.pending_app_ns = u64::MAX;
+            }
+            return;
+        }
         let o = &mut self.out;
         match self.state {
             Limit::None => {}
@@ -224,6 +238,9 @@ impl Limits {
         // does not move its right edge left (RFC 9293 §3.8.6.2.2; Linux never shrinks
         // the window): a zero window is the ACK reaching the edge.
         let (ack, edge) = match self.view {
+            // A zero window closes the view whatever edge came before: it is news, and
+            // without a known window scale the earlier edges were not real ones.
+            Some((a, _)) if edge <= ack => (ack.max(a), ack.max(a)),
             Some((a, e)) => (ack.max(a), edge.max(e).max(ack)),
             None => (ack, edge.max(ack)),
         };

@@ -59,6 +59,10 @@ pub const PLATEAU_SPREAD: f64 = 1.25;
 pub const MAX_WINDOW_FRACTION: f64 = 0.5;
 /// p95 RTT over the minimum beyond which the path queued (congestion, not the buffer).
 pub const MAX_RTT_GROWTH: f64 = 1.5;
+/// The plateau must hold at least this many full segments per RTT: one small segment
+/// per RTT is an application waiting for each reply, or Nagle holding small writes
+/// (tcptrace-fast-reuse.pcap: 62 B per 600 ms RTT), not a buffer.
+pub const MIN_PLATEAU_SEGMENTS: u64 = 4;
 /// RTT samples needed to judge RTT growth.
 const MIN_RTT_SAMPLES: u64 = 10;
 /// Plateau rounds cited.
@@ -247,6 +251,15 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
         return None;
     }
     let per_rtt = run.bytes / u64::from(run.rounds.max(1));
+    // The segment size: the receiver's MSS (as announced in its SYN) less the 12 bytes
+    // of timestamps Linux sends, at most Ethernet's 1448.
+    let segment = s.dirs[1 - i]
+        .syn
+        .and_then(|o| o.mss)
+        .map_or(1448, |m| u64::from(m).min(1448));
+    if per_rtt < MIN_PLATEAU_SEGMENTS.saturating_mul(segment) {
+        return None;
+    }
     if d.max_window == 0 || per_rtt as f64 > MAX_WINDOW_FRACTION * d.max_window as f64 {
         return None;
     }
@@ -276,10 +289,6 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
     if span == 0 || bytes == 0 {
         return None;
     }
-    let segment = dir
-        .syn
-        .and_then(|o| o.mss)
-        .map_or(1448, |m| u64::from(m).min(1448));
     let alt = unlimited_ns(bytes, segment, rtt);
     let cost = span.saturating_sub(alt).min(l.sender_ns);
     if cost < rtt {

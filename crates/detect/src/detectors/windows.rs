@@ -68,6 +68,11 @@ pub const MIN_SHARE: f64 = 0.5;
 pub const MIN_ROUNDS: u64 = 4;
 /// The largest window of a window-scaling-less connection (a 16-bit field).
 pub const UNSCALED_MAX: u64 = 65_535;
+/// Without scaling, the missing option is the limit only when the window reached the top
+/// of the 16-bit range (Linux advertises 65,535 B, Windows 64,240 B); a smaller window is
+/// the receiver's buffer (tcptrace-discard-solaris.pcap: Solaris' 8,192 B), which
+/// scaling would not have changed.
+pub const UNSCALED_NEAR_MAX: u64 = 49_152;
 /// "Not growing": the receiver's window never exceeded this multiple of its value at the
 /// start of the transfer (Linux autotuning grew it 67 KB → 5.6 MB within 230 ms on the
 /// lab's clean path; a fixed 32 KB SO_RCVBUF kept it at 34.7 → 39.1 KB).
@@ -102,6 +107,8 @@ struct Dir {
     was_full: bool,
     full: Vec<(u64, Timestamp, u64)>,
     full_times: u64,
+    /// Sum of the receiver's windows at those times, for their mean.
+    full_window_sum: u64,
     /// The receiver's window in force (its last ACK) and the window of its first ACK
     /// after data began.
     window: Option<u64>,
@@ -196,6 +203,7 @@ impl Detector for Windows {
         let full = matches!(ev.limit, Limit::Rwnd | Limit::ZeroWindow);
         if full && !d.was_full {
             d.full_times += 1;
+            d.full_window_sum = d.full_window_sum.saturating_add(d.window.unwrap_or(0));
             if d.full.len() < CITED_FULL {
                 d.full.push((seg.frame, seg.ts, d.window.unwrap_or(0)));
             }
@@ -322,9 +330,6 @@ fn report_direction(
     let i = usize::from(sender_is_server);
     let dir = &s.dirs[i];
     let r = roles(sender_is_server);
-    let Some(rtt) = conn.rtt_ns.filter(|&r| r > 0) else {
-        return;
-    };
     let span = span_ns(d.first_data, d.last_data);
     let bytes = dir.unique_bytes;
     if span == 0 || bytes == 0 {
@@ -400,7 +405,11 @@ fn report_direction(
         out.push(f);
     }
 
-    // rwnd.limited and its causes.
+    // rwnd.limited and its causes: priced with the RTT (a handshake with 10 ms clock
+    // ticks, as in tcptrace-zwnd.pcap, gives none).
+    let Some(rtt) = conn.rtt_ns.filter(|&r| r > 0) else {
+        return;
+    };
     let l = &dir.limits;
     let total = l.total_ns();
     if total == 0 {
@@ -422,12 +431,30 @@ fn report_direction(
         return;
     }
     let max_window = d.max_window.map_or(0, |m| m.2);
-    let unscaled = dir_wscale_off(s) && max_window <= UNSCALED_MAX;
-    let ceiling = max_window as f64 / (rtt as f64 / 1e9);
+    let unscaled = dir_wscale_off(s) && (UNSCALED_NEAR_MAX..=UNSCALED_MAX).contains(&max_window);
+    // The ceiling: the receiver's mean window when the sender reached it, per the RTT
+    // the window cycled at (the median of the samples that span the path at this
+    // vantage point: they include the receiver's ACK delay, which the window waits for
+    // too), else the handshake's.
+    let window = d.full_window_sum / d.full_times.max(1);
+    let at_receiver = matches!(
+        (conn.vantage, sender_is_server),
+        (Vantage::Client, true) | (Vantage::Server, false)
+    );
+    let cycle = if at_sender {
+        dir.rtt_ack
+    } else if at_receiver {
+        s.dirs[1 - i].rtt_ts
+    } else {
+        None
+    }
+    .map_or(rtt, |r| r.median_ns.max(1));
+    let ceiling = window as f64 / (cycle as f64 / 1e9);
     let ceiling_text = format!(
-        "{} B per {} RTT = {}; the transfer averaged {} ({} B in {})",
-        thousands(max_window),
-        ms(rtt),
+        "{} B (the window when full, on average) per {} RTT = {}; the transfer averaged \
+         {} ({} B in {})",
+        thousands(window),
+        ms(cycle),
         rate(ceiling),
         rate(avg),
         thousands(bytes),
@@ -474,7 +501,8 @@ fn report_direction(
             fr,
             ts,
             format!(
-                "the {}'s data reaches the {}'s advertised window ({} B): window full",
+                "the {}'s data in flight reaches (within one segment) the right edge of the \
+                 {}'s window ({} B): window full",
                 r.sender,
                 r.receiver,
                 thousands(w)
