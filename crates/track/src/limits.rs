@@ -44,6 +44,13 @@ pub const MAX_SILENCE_NS: u64 = 1_000_000_000;
 /// ACKs every second segment: 64 covers 128 segments per capture-to-sender round trip;
 /// beyond that, a new ACK replaces the newest waiting one (it supersedes it moments later).
 pub const ACK_RING: usize = 64;
+/// A capture-to-sender round trip shorter than this is the sender's own processing (the
+/// tracker's `HANDSHAKE_NOISE_NS`): the capture is at the sender, whose data leaves
+/// microseconds after the ACK that releases it, so ACKs take effect at once. (Left at
+/// its 39 µs SYN/ACK time, no-window-scaling/server.pcap's frame 111, sent 8 µs after an
+/// ACK, was judged against the ACK before.) On a LAN this also treats a receiver-side
+/// capture as if at the sender: an error of less than a millisecond per round.
+pub const LAG_NOISE_NS: u64 = 1_000_000;
 /// A segment size when neither the handshake nor the data told one (RFC 9293's default
 /// for IPv4 is 536; Ethernet's 1460 is far more common and errs towards "not full").
 const DEFAULT_MSS: u64 = 1460;
@@ -253,7 +260,7 @@ impl Limits {
     pub(crate) fn on_ack(&mut self, t: Timestamp, ack: u64, window_bytes: u64) {
         self.advance(t);
         let edge = ack.saturating_add(window_bytes);
-        let lag = self.lag_ns.unwrap_or(0);
+        let lag = self.lag_ns.filter(|&l| l >= LAG_NOISE_NS).unwrap_or(0);
         if lag == 0 {
             self.account(t);
             self.apply(ack, edge);

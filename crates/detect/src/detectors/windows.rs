@@ -362,12 +362,16 @@ fn report_direction(
         f.explanation = format!(
             "The {rx} advertised a zero window {n} time(s) while the {tx} still had data to \
              send: its receive buffer was full because its application did not read fast \
-             enough. The {tx} could send nothing (only {probes} zero-window probe(s) on its \
-             persist timer) for {t} in all, {longest} at most, from each zero window to the \
+             enough. The {tx} could send nothing{probe_text} for {t} in all, {longest} at most, from each zero window to the \
              update that reopened it. The {tx}'s {b} B took {span} (≈ {avg}).",
             rx = r.receiver,
             tx = r.sender,
             n = d.zero_count,
+            probe_text = if probes > 0 {
+                format!(" but {probes} zero-window probe(s) on its persist timer")
+            } else {
+                String::new()
+            },
             t = ms(d.zero_ns),
             longest = ms(longest),
             b = thousands(bytes),
