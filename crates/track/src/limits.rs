@@ -225,8 +225,16 @@ impl Limits {
     }
 
     /// Applies the ACKs that have reached the sender by `t`.
-    #[inline]
+    #[inline(always)]
     fn advance(&mut self, t: Timestamp) {
+        // At the sender (lag 0) nothing ever waits: keep that path to one comparison.
+        if self.ring_len > 0 {
+            self.advance_ring(t);
+        }
+    }
+
+    #[inline(never)]
+    fn advance_ring(&mut self, t: Timestamp) {
         while self.ring_len > 0 {
             let a = self.ring[self.ring_head];
             if a.effective > t {
