@@ -215,7 +215,9 @@ fn slow_reader_closes_its_window() {
             166.4,
             "average kB/s",
         );
-        assert!(l.explanation.contains("(rwnd.zero_window)"));
+        assert!(l
+            .explanation
+            .contains("(rwnd.zero_window: its time is part of this"));
     }
 }
 

@@ -479,7 +479,8 @@ fn report_direction(
         " The window could not grow because window scaling is off (rwnd.no_window_scaling: \
          the same time, not in addition)."
     } else if d.zero_count > 0 {
-        " The window closed because the receiving application read slowly (rwnd.zero_window)."
+        " The window closed because the receiving application read slowly (rwnd.zero_window: \
+         its time is part of this one)."
     } else {
         ""
     };
@@ -527,7 +528,8 @@ fn report_direction(
              product: remove a fixed SO_RCVBUF (it turns autotuning off), raise \
              net.ipv4.tcp_rmem's max (and net.core.rmem_max), and check TCP memory \
              pressure (/proc/net/sockstat 'TCP: … mem' vs net.ipv4.tcp_mem, nstat \
-             TCPMemoryPressures)",
+             TCPMemoryPressures). A fixed SO_RCVBUF and memory pressure look the same on \
+             the wire; `tcpwhy host` on the {rx} tells them apart",
             rx = r.receiver
         ),
     }];
