@@ -386,11 +386,15 @@ fn flows_shows_what_limited_each_transfer() {
 ///   capture's 10 ms clock, so rwnd.limited cannot be priced (flows still says rwnd 92 %).
 /// - tcptrace-urgent.pcap (chargen into a slow reader): frame 1356 (3.3468 s) zero
 ///   window, update in frame 1366 (6.4283 s): 3,081 ms, three probes between.
-/// - zeek-http-206-example-b.pcap stream 0: the client's SYN (frame 1) has no window
-///   scale; its window is 65,535 B and the server's data fills it (frame 79).
-/// - suricata-verify-mime-stream-depth.pcap: the server's SYN/ACK (frame 2) lacks the
-///   option; the server's window is at most 64,240 B (frame 6) and goes to zero 15
-///   times (frame 289 → update in frame 290 80.7 ms later).
+/// - zeek-http-206-example-b.pcap stream 0 (captured at the client, 71.7 ms to the
+///   server and back): the client's SYN (frame 1) has no window scale, its window at
+///   most 65,535 B. Frame 79 (0.301084 s) ends at relative byte 74,201; the server then
+///   had the client's frame 28 (0.229225 s, one round trip before): ACK 19,601 + window
+///   55,735 = 75,336, 1,135 B away, less than its 1,400 B MSS.
+/// - suricata-verify-mime-stream-depth.pcap (an SMTP upload): the client's SYN offers
+///   shift 8, the server's SYN/ACK (frame 2) has no option; the server's window is at
+///   most 64,240 B (frame 6) and goes to zero 15 times (frame 289 at 0.984957 s → the
+///   update to 1,460 B in frame 290, 80.7 ms later).
 /// - tcptrace-discard-solaris.pcap streams 2 and 3: Solaris' 8,192 B window, no scaling:
 ///   the window is the receiver's buffer, not the missing option (not
 ///   no_window_scaling); rwnd.limited and not_growing are reported.
