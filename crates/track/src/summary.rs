@@ -239,6 +239,11 @@ pub struct SegmentEvent {
     /// What limits the segment sender's data after this segment, as the sender saw it
     /// (`limits.rs`): e.g. `Rwnd` on data that filled the receiver's window.
     pub limit: Limit,
+    /// For data below the highest sequence number seen (a retransmission or an
+    /// out-of-order segment): the frame and time of the first captured transmission of
+    /// its first bytes, while that is still unacknowledged at the capture point. `None`
+    /// when the original was not captured (lost before the capture point) or was ACKed.
+    pub original: Option<(u64, Timestamp)>,
 }
 
 impl SegmentCounts {

@@ -861,6 +861,7 @@ impl Conn {
                 in_flight: None,
                 dsack_of: None,
                 limit: Limit::None,
+                original: None,
             };
         }
 
@@ -876,7 +877,7 @@ impl Conn {
 
         self.handshake(f, ts, pkt);
 
-        let mut kinds = self.analyze(f, frame, ts, pkt);
+        let (mut kinds, original) = self.analyze(f, frame, ts, pkt);
         if synack_rebased {
             kinds.set(SegmentKinds::REUSED_PORTS);
         }
@@ -1054,6 +1055,7 @@ impl Conn {
             in_flight,
             dsack_of,
             limit,
+            original,
         }
     }
 
@@ -1132,8 +1134,16 @@ impl Conn {
         }
     }
 
-    /// Wireshark's sequence analysis for one segment from direction `f`.
-    fn analyze(&mut self, f: usize, frame: u64, ts: Timestamp, pkt: &Packet<'_>) -> SegmentKinds {
+    /// Wireshark's sequence analysis for one segment from direction `f`; with it, for
+    /// repeated data, the first captured transmission it repeats
+    /// ([`SegmentEvent::original`]).
+    fn analyze(
+        &mut self,
+        f: usize,
+        frame: u64,
+        ts: Timestamp,
+        pkt: &Packet<'_>,
+    ) -> (SegmentKinds, Option<(u64, Timestamp)>) {
         let irtt = self.irtt_ns;
         let (fwd, rev) = self.pair(f);
         let flags = pkt.flags;
@@ -1253,12 +1263,21 @@ impl Conn {
             }
         }
 
+        let mut original = None;
+        if seglen > 0 && k.has(SegmentKinds::OUT_OF_ORDER) {
+            original = fwd
+                .unacked
+                .iter()
+                .find(|u| seq_lt(u.seq, end) && seq_gt(u.end, seq))
+                .map(|u| (u.frame, u.ts));
+        }
         if seglen > 0 || flags.syn() || flags.fin() {
             if k.has(SegmentKinds::RETRANSMISSION) {
                 // Karn's rule: mark what it repeats so its ACK gives no RTT sample.
                 for u in fwd.unacked.iter_mut() {
                     if seq_lt(u.seq, end) && seq_gt(u.end, seq) {
                         u.retransmitted = true;
+                        original.get_or_insert((u.frame, u.ts));
                     }
                 }
             } else if fwd.unacked.len() < MAX_UNACKED {
@@ -1288,7 +1307,7 @@ impl Conn {
         fwd.last_ack = flags.ack().then_some(ack);
         fwd.last_ack_time = ts;
         fwd.last_segment = k;
-        k
+        (k, original)
     }
 }
 

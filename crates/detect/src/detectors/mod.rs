@@ -1,9 +1,11 @@
 //! The detectors, one module per mechanism, in one ordered registry.
 
 pub mod app_limited;
+pub mod delayed_ack;
 pub mod early_exit;
 pub mod idle_close;
 pub mod new_connection;
+pub mod recovery;
 pub mod restart_after_idle;
 pub mod server_think_time;
 pub mod short_lived;
@@ -22,8 +24,10 @@ pub fn registry() -> Vec<Box<dyn Detector>> {
         Box::new(new_connection::NewConnection::default()),
         Box::new(restart_after_idle::RestartAfterIdle::default()),
         Box::new(early_exit::EarlyExit::default()),
+        Box::new(delayed_ack::DelayedAck::default()),
         Box::new(server_think_time::ServerThinkTime),
         Box::new(app_limited::AppLimited::default()),
+        Box::new(recovery::Recovery::default()),
         Box::new(windows::Windows::default()),
         Box::new(sndbuf::SndbufLimited::default()),
     ]

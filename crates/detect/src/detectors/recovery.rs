@@ -1,0 +1,1409 @@
+//! `loss.fast_retransmit`, `loss.tail_loss_probe`, `loss.rto` and `retransmit.spurious`:
+//! every data retransmission classified by what triggered it and whether it was needed,
+//! in one place, so that the four findings never count one retransmission twice.
+//!
+//! Mechanisms (mechanisms.md "Loss recovery", "retransmit.spurious"; seeds 02, 03):
+//! - Fast retransmit (RFC 5681 §3.2, SACK recovery RFC 6675, RACK RFC 8985 §6): the
+//!   receiver's duplicate ACKs or SACK blocks show a hole; the sender repairs it about
+//!   one RTT after the loss, without a timer. Linux: `tcp_reordering` = 3, RACK default.
+//! - Tail loss probe (RFC 8985 §7; Linux `tcp_early_retrans` = 3, `tcp_schedule_loss_probe`):
+//!   when the last segments of a burst are lost nothing produces dup ACKs, so after a
+//!   probe timeout (2·SRTT + 2 ms; + 200 ms when one segment is outstanding) the sender
+//!   retransmits its highest segment, once. Needs SACK.
+//! - Retransmission timeout (RFC 6298; Linux `tcp_retransmit_timer`): the head of the
+//!   unacknowledged data is retransmitted after the RTO (≥ 200 ms `TCP_RTO_MIN` + SRTT,
+//!   1 s before any sample), doubling on each repeat (backoff chain); cwnd drops to one
+//!   segment.
+//! - Spurious retransmission: the original had arrived. Proofs, strongest first: a
+//!   D-SACK (RFC 2883) linked to it by the tracker; the data already acknowledged at the
+//!   capture point when the retransmission passed (at the receiver: the original had
+//!   arrived); the covering ACK echoing a TSval older than the retransmission's (Eifel,
+//!   RFC 3522 §3.2: it answers the original); at the sender, a covering ACK arriving
+//!   less than half the smallest measured RTT after the retransmission.
+//!
+//! Which segments are retransmissions (the tracker's flags are Wireshark's and are not
+//! enough, docs/tracking.md): data starting below the highest sequence number seen, or
+//! data the capture never saw the first copy of. When the sender numbers its IPv4
+//! packets sequentially (Linux does per connection), the IP ID decides: an ID newer than
+//! every earlier one means the packet was sent later (a retransmission), an older one a
+//! reordered original; and at the receiver, a segment continuing the stream after a
+//! pause whose ID skips k numbers had k earlier transmissions lost before the capture
+//! point (tail loss repaired by a TLP or an RTO chain, invisible to Wireshark). Without
+//! usable IDs, a segment flagged out-of-order counts as a retransmission only at the
+//! sender's vantage.
+//!
+//! Trigger, the same rule from both ends: a loss signal (a duplicate ACK, or an ACK with
+//! SACK blocks, whose cumulative ACK is at or below the retransmitted bytes) after the
+//! previous transmission of those bytes and at most 1.25 RTT + 25 ms before the
+//! retransmission (at the sender it leaves right after the signal; at the receiver it
+//! arrives one RTT after the signal it sent) → fast retransmit. Otherwise a timer: the
+//! first retransmission of the highest segment sent on a SACK connection is a tail
+//! loss probe; any other (the head of a larger flight, a repeat, no SACK) an RTO.
+//!
+//! Cost of one recovery (the same from both ends, within the capture's timing noise):
+//! at the sender, from the original transmission to the ACK covering the repair, minus
+//! one RTT; at the receiver, from when the original would have arrived (the segment
+//! that jumped the hole, or the last packet before a lost tail) to the repair's
+//! arrival. Recoveries that overlap in time count once (the union of their intervals).
+//! A spurious retransmission repaired nothing and costs no waiting; the window
+//! reduction that follows a retransmission (cwnd ×0.7 with CUBIC, one segment after an
+//! RTO) is not estimated and the explanations say so.
+//!
+//! Fix: find the loss (fast retransmit, RTO chains: drops, policers, outages); for
+//! spurious timer retransmissions, an RTT that grew after the handshake (a proxy near
+//! one end answering it, seed 02): correct the path, or `net.ipv4.tcp_early_retrans=2`
+//! to disable TLP; for spurious fast retransmits, reordering (seed 03): RPS/RSS, raise
+//! `net.ipv4.tcp_reordering`.
+//!
+//! Known false positives: at the receiver, a lost pure ACK of the sender followed by a
+//! response after a pause skips an IP ID like a lost tail (the pause must fit a probe /
+//! RTO chain, no data may have come from the receiver since, and the segment must
+//! acknowledge no more than the sender's previous packet did). Handshake segments are
+//! `handshake.syn_retransmit`'s and are left out here.
+
+use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
+use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
+use tcpwhy_capture::Timestamp;
+use tcpwhy_track::{ConnSummary, SegmentKinds, Vantage};
+
+/// Linux `TCP_RTO_MIN`: no RTO fires sooner than this after the last transmission.
+pub const TCP_RTO_MIN_NS: u64 = 200_000_000;
+/// RACK's reordering window (RFC 8985 §6.2: min_rtt/4) plus scheduling slack: how much
+/// later than one RTT after its loss signal a fast retransmission may be seen.
+pub const FAST_SLACK_NS: u64 = 25_000_000;
+/// Without a handshake RTT, a retransmission this soon after a loss signal is taken as
+/// its answer (no retransmission timer is shorter: `TCP_RTO_MIN`).
+pub const FAST_WINDOW_NO_RTT_NS: u64 = TCP_RTO_MIN_NS;
+/// The smallest gap before a retransmission the receiver cannot see: the probe timeout's
+/// floor (RFC 8985 §7.2, 10 ms), raised to 1.5 RTT when the RTT is known (a probe fires
+/// after at least 2 SRTT).
+pub const HIDDEN_MIN_GAP_NS: u64 = 10_000_000;
+/// Slack on the latest a probe can fire (`probe_in_time`).
+const PROBE_MARGIN_NS: u64 = 50_000_000;
+/// The longest first timer (Linux's initial RTO, `TCP_TIMEOUT_INIT`, which bounds the
+/// probe timeout and the RTO before RTT samples), plus 2 RTT in `timer_chain_fits`.
+const TIMER_MAX_FIRST_NS: u64 = 1_000_000_000;
+/// More missing IP IDs than this before a segment is a capture gap or another flow's
+/// doing, not lost transmissions of one segment (Linux gives up after 15 retries).
+const MAX_HIDDEN: u16 = 15;
+/// Steps of the sender's IP ID between consecutive packets: at least this many seen,
+/// and at most one in `ID_NOISE` irregular, before the IDs are trusted as a counter.
+const MIN_ID_STEPS: u32 = 4;
+const ID_NOISE: u32 = 8;
+/// Retransmissions remembered per direction, and holes in the received sequence space.
+const MAX_RETRANS: usize = 4096;
+const MAX_HOLES: usize = 256;
+/// Segment size assumed when the handshake was not captured (Ethernet with timestamps).
+const DEFAULT_SEGMENT: u32 = 1448;
+
+/// What made the sender retransmit.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    /// Duplicate ACKs / SACK: the loss signal the sender answered (recorded as the
+    /// first of its run; at the sender's vantage the report uses the last of the run,
+    /// `last_*`, which the repair follows at once; at the receiver's the first, sent one
+    /// RTT before the repair arrives).
+    Fast {
+        signal_frame: u64,
+        signal_ts: Timestamp,
+        last_frame: u64,
+        last_ts: Timestamp,
+    },
+    /// The tail loss probe timer.
+    Probe,
+    /// The retransmission timer.
+    Timeout,
+}
+
+/// One retransmission the detector saw (or, `hidden > 0`, inferred at the receiver).
+#[derive(Clone, Debug)]
+struct Retrans {
+    frame: u64,
+    ts: Timestamp,
+    seq: u64,
+    end: u64,
+    tsval: Option<u32>,
+    trigger: Trigger,
+    /// 1 for the first retransmission of these bytes, 2 for the next …
+    attempt: u32,
+    /// Index of the first retransmission of the same bytes (the recovery it belongs to).
+    head: usize,
+    /// The first captured transmission of the bytes.
+    original: Option<(u64, Timestamp)>,
+    /// At the receiver: when the original would have arrived (the segment that jumped
+    /// the hole, or the sender's last packet before a lost tail).
+    expected: Option<(u64, Timestamp)>,
+    /// Earlier transmissions of the same bytes lost before the capture point (IP IDs).
+    hidden: u16,
+    /// Only out-of-order by Wireshark's rule and no usable IP ID: a retransmission only
+    /// if the capture is at the sender.
+    ambiguous: bool,
+    /// The ACK that had already covered these bytes at the capture point (at the
+    /// receiver it follows the original's arrival at once).
+    acked_before: Option<(u64, Timestamp)>,
+    /// The first ACK after it covering its end: frame, time, TSecr.
+    cover: Option<(u64, Timestamp, Option<u32>)>,
+    dsack: Option<(u64, Timestamp)>,
+}
+
+/// Duplicate ACKs / SACKs from the peer with one cumulative ACK value.
+#[derive(Copy, Clone, Debug)]
+struct Signal {
+    ack: u64,
+    first_frame: u64,
+    first_ts: Timestamp,
+    last_frame: u64,
+    last_ts: Timestamp,
+}
+
+/// Advances of the cumulative ACK remembered per direction.
+const ACK_HISTORY: usize = 64;
+/// Loss signals remembered per direction (distinct cumulative ACKs).
+const MAX_SIGNALS: usize = 32;
+
+#[derive(Copy, Clone, Debug)]
+struct Hole {
+    start: u64,
+    end: u64,
+    frame: u64,
+    ts: Timestamp,
+}
+
+/// One direction's data and the peer's answers to it.
+#[derive(Default)]
+struct Dir {
+    highest_end: u64,
+    seen_any: bool,
+    /// The last packet (any) from this side, and its payload length.
+    last_pkt: Option<(u64, Timestamp, u32)>,
+    /// Data came from the peer since this side's last packet.
+    peer_data_since: bool,
+    /// The ACK number of this side's last packet.
+    last_ack_sent: Option<u64>,
+    /// The last nonzero IP ID from this side and that packet's payload length.
+    last_id: Option<(u16, u32)>,
+    max_id: Option<u16>,
+    id_regular: u32,
+    id_irregular: u32,
+    /// The peer's highest cumulative ACK of this side's data, its frame and time.
+    cum_ack: Option<(u64, u64, Timestamp)>,
+    /// Recent advances of that ACK, oldest first, to date when given bytes were first
+    /// acknowledged.
+    ack_history: std::collections::VecDeque<(u64, u64, Timestamp)>,
+    /// The peer's recent loss signals, one per cumulative ACK value.
+    signals: std::collections::VecDeque<Signal>,
+    holes: Vec<Hole>,
+    retrans: Vec<Retrans>,
+    /// Retransmissions before this index all have their covering ACK.
+    open_from: usize,
+    /// Smallest data → ACK time seen for this side's data.
+    min_ack_rtt: Option<u64>,
+    dropped: u64,
+}
+
+impl Dir {
+    fn ids_sequential(&self) -> bool {
+        self.id_regular >= MIN_ID_STEPS && self.id_irregular * ID_NOISE <= self.id_regular
+    }
+}
+
+#[derive(Default)]
+struct Conn {
+    /// [client → server, server → client].
+    dirs: [Dir; 2],
+    syn: Option<Timestamp>,
+    handshake_rtt: Option<u64>,
+    /// Segment size of each direction's data (the peer's MSS less timestamps).
+    mss: [Option<u32>; 2],
+    /// SACK-permitted on each side's SYN, when seen.
+    sack: [Option<bool>; 2],
+    syn_mss: [Option<u16>; 2],
+    timestamps: bool,
+}
+
+#[derive(Default)]
+pub struct Recovery {
+    conns: StreamMap<Conn>,
+}
+
+/// Is `a` later than `b` on a 16-bit counter?
+fn id_after(a: u16, b: u16) -> bool {
+    (a.wrapping_sub(b) as i16) > 0
+}
+
+impl Detector for Recovery {
+    fn on_segment(&mut self, seg: &Segment<'_>) {
+        let ev = seg.ev;
+        if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
+            return;
+        }
+        let c = self.conns.entry(ev.stream).or_default();
+        let pkt = seg.pkt;
+        let (x, y) = if ev.from_client { (0, 1) } else { (1, 0) };
+        let flags = pkt.flags;
+
+        // Handshake: full RTT (SYN → the client's ACK of the SYN/ACK), segment sizes.
+        if flags.syn() {
+            c.syn_mss[x] = pkt.options.mss;
+            c.sack[x] = Some(pkt.options.sack_permitted);
+            if !flags.ack() {
+                c.syn.get_or_insert(seg.ts);
+                c.timestamps = pkt.options.timestamps.is_some();
+            } else {
+                c.timestamps &= pkt.options.timestamps.is_some();
+            }
+            let ts_len = if c.timestamps { 12 } else { 0 };
+            for d in 0..2 {
+                // Data from `d` is cut to the MSS its peer announced.
+                c.mss[d] = c.syn_mss[1 - d].map(|m| u32::from(m).saturating_sub(ts_len).max(1));
+            }
+        } else if flags.ack() && ev.from_client && c.handshake_rtt.is_none() {
+            if let Some(s) = c.syn {
+                c.handshake_rtt = Some(seg.ts.since(s).max(0) as u64);
+            }
+        }
+        let hs_rtt = c.handshake_rtt;
+        let seg_size = c.mss[x].unwrap_or(DEFAULT_SEGMENT).max(1);
+
+        // This packet as an ACK of the peer's data.
+        if let Some(a) = ev.rel_ack {
+            let d = &mut c.dirs[y];
+            if d.cum_ack.is_none_or(|(m, _, _)| a > m) {
+                d.cum_ack = Some((a, seg.frame, seg.ts));
+                if d.ack_history.len() == ACK_HISTORY {
+                    d.ack_history.pop_front();
+                }
+                d.ack_history.push_back((a, seg.frame, seg.ts));
+                let tsecr = pkt.options.timestamps.map(|t| t.1);
+                while d.open_from < d.retrans.len() && d.retrans[d.open_from].cover.is_some() {
+                    d.open_from += 1;
+                }
+                for r in d.retrans[d.open_from..].iter_mut() {
+                    if r.cover.is_none() && r.end <= a {
+                        r.cover = Some((seg.frame, seg.ts, tsecr));
+                    }
+                }
+            }
+            let sack = !pkt.options.sack_blocks().is_empty() && !ev.kinds.has(SegmentKinds::DSACK);
+            if ev.kinds.has(SegmentKinds::DUP_ACK) || sack {
+                match d.signals.back_mut() {
+                    Some(s) if s.ack == a => {
+                        s.last_frame = seg.frame;
+                        s.last_ts = seg.ts;
+                    }
+                    _ => {
+                        if d.signals.len() == MAX_SIGNALS {
+                            d.signals.pop_front();
+                        }
+                        d.signals.push_back(Signal {
+                            ack: a,
+                            first_frame: seg.frame,
+                            first_ts: seg.ts,
+                            last_frame: seg.frame,
+                            last_ts: seg.ts,
+                        });
+                    }
+                }
+            }
+            if ev.kinds.has(SegmentKinds::DSACK) {
+                // The tracker links D-SACKs to segments it flagged as retransmissions;
+                // a retransmission it saw as out-of-order (sent within the handshake RTT
+                // of the highest segment) is matched here by the block's range.
+                let block = pkt.options.sack_blocks().first().map(|&(l, r)| {
+                    let below = |edge: u32| i64::from(pkt.ack.wrapping_sub(edge) as i32);
+                    let rel = |edge: u32| (a as i64).saturating_sub(below(edge)).max(0) as u64;
+                    (rel(l), rel(r))
+                });
+                let hit = d.retrans.iter_mut().rev().find(|r| {
+                    ev.dsack_of == Some(r.frame)
+                        || (ev.dsack_of.is_none()
+                            && r.dsack.is_none()
+                            && block.is_some_and(|(l, rr)| r.seq < rr && l < r.end))
+                });
+                if let Some(r) = hit {
+                    r.dsack.get_or_insert((seg.frame, seg.ts));
+                }
+            }
+            if let Some((_, ns)) = ev.ack_rtt {
+                d.min_ack_rtt = Some(d.min_ack_rtt.map_or(ns, |m| m.min(ns)));
+            }
+        }
+        if ev.payload_len > 0 {
+            c.dirs[y].peer_data_since = true;
+        }
+
+        // The receiver's last packet: a timer retransmission fires at least one timer
+        // after the last ACK reached the sender, never right after it (ACK-clocked data).
+        let peer_last = c.dirs[y].last_pkt.map(|p| p.1);
+        let sack_ok = c.sack.iter().all(|s| s.unwrap_or(true));
+        let d = &mut c.dirs[x];
+        // The sender's IP ID as a packet counter. ID 0 is not a count: Linux sends its
+        // SYN/ACK with 0, and some stacks zero the ID of every DF packet.
+        let ip_id = pkt.ip_id.filter(|&id| id != 0);
+        let mut id_gap = None;
+        // Few steps seen and none irregular: too early to call the IDs a counter, but a
+        // small forward step is still read as one (a short exchange: request, ACK, a
+        // response after a chain of lost transmissions).
+        let ids_early = d.id_irregular == 0 && d.id_regular < MIN_ID_STEPS;
+        // Judged on the packets before this one: its own step may be the gap.
+        let sequential = d.ids_sequential();
+        if let (Some(id), Some((last, last_len))) = (ip_id, d.last_id) {
+            let expected = last_len.div_ceil(seg_size).max(1);
+            let step = id.wrapping_sub(last);
+            if u32::from(step) == expected {
+                d.id_regular += 1;
+            } else {
+                d.id_irregular += 1;
+            }
+            if id_after(id, last) {
+                id_gap = Some((u32::from(step).saturating_sub(expected), last));
+            }
+        }
+        let id_newer = match (ip_id, d.max_id) {
+            (Some(id), Some(m)) => Some(id_after(id, m)),
+            _ => None,
+        };
+
+        let len = u64::from(ev.payload_len);
+        let end = ev.rel_seq.saturating_add(len);
+        let keepalive =
+            ev.kinds.0 & (SegmentKinds::KEEP_ALIVE | SegmentKinds::ZERO_WINDOW_PROBE) != 0;
+        if len > 0 && !flags.syn() && !keepalive && d.seen_any {
+            let flagged =
+                ev.kinds.0 & (SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER) != 0;
+            let below = ev.rel_seq < d.highest_end;
+            if below && flagged {
+                let (is_retrans, ambiguous) = match (sequential, id_newer) {
+                    (true, Some(newer)) => (newer, false),
+                    _ => (true, !ev.kinds.has(SegmentKinds::RETRANSMISSION)),
+                };
+                if is_retrans {
+                    let hole = d
+                        .holes
+                        .iter()
+                        .rev()
+                        .find(|h| h.start <= ev.rel_seq && ev.rel_seq < h.end)
+                        .map(|h| (h.frame, h.ts));
+                    let acked_before = d
+                        .ack_history
+                        .iter()
+                        .find(|&&(a, _, _)| a >= end)
+                        .or(d.cum_ack.as_ref().filter(|&&(a, _, _)| a >= end))
+                        .map(|&(_, fr, t)| (fr, t));
+                    record(
+                        d,
+                        seg,
+                        hs_rtt,
+                        ev.original,
+                        hole,
+                        0,
+                        ambiguous,
+                        acked_before,
+                    );
+                }
+            } else if ev.rel_seq == d.highest_end
+                && (sequential || ids_early)
+                && !d.peer_data_since
+                && ev.rel_ack == d.last_ack_sent
+            {
+                // (A packet acknowledging more than the one before could follow a lost
+                // pure ACK of that data rather than lost transmissions of its own.)
+                // A segment continuing the stream after a pause, with IP IDs missing
+                // before it: its earlier transmissions were lost before the capture.
+                if let (Some((k, _)), Some((lf, lt, _))) = (id_gap, d.last_pkt) {
+                    let since = |t: Timestamp| seg.ts.since(t).max(0) as u64;
+                    let gap = since(lt);
+                    let quiet = peer_last.map_or(gap, since).min(gap);
+                    if k >= 1
+                        && k <= u32::from(MAX_HIDDEN)
+                        && timer_chain_fits(k, gap, hs_rtt, sack_ok)
+                        && timer_chain_fits(k, quiet, hs_rtt, sack_ok)
+                    {
+                        record(d, seg, hs_rtt, None, Some((lf, lt)), k as u16, false, None);
+                    }
+                }
+            }
+            if ev.rel_seq > d.highest_end && d.holes.len() < MAX_HOLES {
+                d.holes.push(Hole {
+                    start: d.highest_end,
+                    end: ev.rel_seq,
+                    frame: seg.frame,
+                    ts: seg.ts,
+                });
+            }
+        }
+        let syn_fin = u64::from(flags.syn()) + u64::from(flags.fin());
+        d.highest_end = d.highest_end.max(end.saturating_add(syn_fin));
+        d.seen_any = true;
+        d.last_pkt = Some((seg.frame, seg.ts, ev.payload_len));
+        d.peer_data_since = false;
+        d.last_ack_sent = ev.rel_ack;
+        if let Some(id) = ip_id {
+            d.last_id = Some((id, ev.payload_len));
+            if d.max_id.is_none_or(|m| id_after(id, m)) {
+                d.max_id = Some(id);
+            }
+        }
+    }
+
+    fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
+        let Some(st) = self.conns.remove(&conn.key) else {
+            return;
+        };
+        let sack = {
+            let (a, b) = (conn.summary.dirs[0].syn, conn.summary.dirs[1].syn);
+            match (a, b) {
+                (Some(a), Some(b)) => a.sack_permitted && b.sack_permitted,
+                _ => true, // not seen: Linux negotiates it by default
+            }
+        };
+        let rtt = conn.rtt_ns.or(st.handshake_rtt).unwrap_or(0);
+        let mut all = Vec::new();
+        for (x, d) in st.dirs.iter().enumerate() {
+            let sender_role = if x == 0 {
+                Vantage::Client
+            } else {
+                Vantage::Server
+            };
+            let at_sender = conn.vantage == sender_role;
+            let at_receiver =
+                matches!(conn.vantage, Vantage::Client | Vantage::Server) && !at_sender;
+            for (i, r) in d.retrans.iter().enumerate() {
+                if (r.ambiguous && !at_sender) || (r.hidden > 0 && !at_receiver) {
+                    continue;
+                }
+                all.push(Classified::new(
+                    x,
+                    d,
+                    i,
+                    r,
+                    sack,
+                    at_sender,
+                    at_receiver,
+                    rtt,
+                ));
+            }
+        }
+        if all.is_empty() {
+            return;
+        }
+        let first = out.len();
+        report(conn, &st, &all, rtt, out);
+        let dropped: u64 = st.dirs.iter().map(|d| d.dropped).sum();
+        if dropped > 0 {
+            for f in &mut out[first..] {
+                f.explanation.push_str(&format!(
+                    " {dropped} further retransmissions were not classified (at most \
+                     {MAX_RETRANS} are kept per direction)."
+                ));
+            }
+        }
+    }
+
+    /// Nothing is kept across connections: each one's state is dropped in `on_connection`.
+    fn absorb(&mut self, _other: Box<dyn Detector>) {}
+}
+
+/// Whether `gap` can be the time a sender's timers took to send `k` transmissions that
+/// were all lost, the last of them `k` − 1 retransmissions after the original: a probe
+/// after at least 1.5 RTT (and 10 ms), then timeouts of at least 200 ms, doubling
+/// (`TCP_RTO_MIN`); at most 1 s + 2 RTT for the first (Linux's initial RTO bounds both),
+/// doubling after. Gaps outside come from something else (an application pause after a
+/// lost ACK, an IP ID counter shared with other connections).
+fn timer_chain_fits(k: u32, gap: u64, rtt: Option<u64>, sack: bool) -> bool {
+    let rtt = rtt.unwrap_or(0);
+    let first_min = if sack {
+        rtt.saturating_add(rtt / 2).max(HIDDEN_MIN_GAP_NS)
+    } else {
+        TCP_RTO_MIN_NS // no probe without SACK: the first retransmission is an RTO
+    };
+    let doubling = |unit: u64, n: u32| unit.saturating_mul((1u64 << n.min(20)) - 1);
+    let min = first_min.saturating_add(doubling(TCP_RTO_MIN_NS, k - 1));
+    let max = doubling(TIMER_MAX_FIRST_NS.saturating_add(rtt.saturating_mul(2)), k);
+    gap >= min && gap <= max
+}
+
+/// A probe fires no later than 2·SRTT + 200 ms after the last transmission (RFC 8985
+/// §7.2 with Linux's allowance for a delayed ACK when one segment is outstanding); a
+/// first timer retransmission much later than that (seconds on a path of milliseconds)
+/// is an RTO. The margin (one more RTT and 50 ms) allows for an SRTT above the
+/// handshake RTT. Unknown RTT or original: not ruled out.
+fn probe_in_time(rtt: Option<u64>, previous_tx: Option<Timestamp>, now: Timestamp) -> bool {
+    match (rtt, previous_tx) {
+        (Some(r), Some(p)) => {
+            let limit = r
+                .saturating_mul(3)
+                .saturating_add(TCP_RTO_MIN_NS + PROBE_MARGIN_NS);
+            (now.since(p).max(0) as u64) <= limit
+        }
+        _ => true,
+    }
+}
+
+/// Records one retransmission with its trigger.
+#[allow(clippy::too_many_arguments)]
+fn record(
+    d: &mut Dir,
+    seg: &Segment<'_>,
+    hs_rtt: Option<u64>,
+    original: Option<(u64, Timestamp)>,
+    expected: Option<(u64, Timestamp)>,
+    hidden: u16,
+    ambiguous: bool,
+    acked_before: Option<(u64, Timestamp)>,
+) {
+    if d.retrans.len() >= MAX_RETRANS {
+        d.dropped += 1;
+        return;
+    }
+    let ev = seg.ev;
+    let end = ev.rel_seq.saturating_add(u64::from(ev.payload_len));
+    // The same bytes retransmitted before and still not acknowledged: a repeat.
+    let prior = d
+        .retrans
+        .iter()
+        .enumerate()
+        .rev()
+        .take(64)
+        .find(|(_, r)| r.seq == ev.rel_seq && r.cover.is_none())
+        .map(|(_, r)| (r.head, r.attempt, r.ts));
+    let attempt = prior.map_or(u32::from(hidden.max(1)), |p| p.1 + 1);
+    let head = prior.map_or(d.retrans.len(), |p| p.0);
+    let previous_tx = prior
+        .map(|p| p.2)
+        .or(original.map(|o| o.1))
+        .or(expected.map(|e| e.1));
+    let window = hs_rtt.map_or(FAST_WINDOW_NO_RTT_NS, |r| {
+        r.saturating_add(r / 4).saturating_add(FAST_SLACK_NS)
+    });
+    let signal = d.signals.iter().rev().find(|s| {
+        s.ack <= ev.rel_seq
+            && previous_tx.is_none_or(|p| s.last_ts >= p)
+            && (seg.ts.since(s.last_ts).max(0) as u64) <= window
+    });
+    let trigger = match signal {
+        Some(s) if hidden == 0 => Trigger::Fast {
+            signal_frame: s.first_frame,
+            signal_ts: s.first_ts,
+            last_frame: s.last_frame,
+            last_ts: s.last_ts,
+        },
+        _ if attempt == 1 && end >= d.highest_end && probe_in_time(hs_rtt, previous_tx, seg.ts) => {
+            Trigger::Probe
+        }
+        _ => Trigger::Timeout,
+    };
+    d.retrans.push(Retrans {
+        frame: seg.frame,
+        ts: seg.ts,
+        seq: ev.rel_seq,
+        end,
+        tsval: seg.pkt.options.timestamps.map(|t| t.0),
+        trigger,
+        attempt,
+        head,
+        original,
+        expected,
+        hidden,
+        ambiguous,
+        acked_before,
+        cover: None,
+        dsack: None,
+    });
+}
+
+/// Why a retransmission was not needed.
+#[derive(Clone, Debug)]
+enum Proof {
+    Dsack(u64),
+    AckedBefore(u64),
+    Eifel {
+        frame: u64,
+        tsecr: u32,
+        tsval: u32,
+    },
+    TooSoon {
+        frame: u64,
+        after_ns: u64,
+        min_rtt_ns: u64,
+    },
+}
+
+/// One retransmission with everything decided.
+struct Classified {
+    dir: usize,
+    r: Retrans,
+    trigger: Trigger,
+    /// Lost transmissions before it, each with its trigger (receiver-side inference).
+    hidden_triggers: Vec<Trigger>,
+    proof: Option<Proof>,
+    /// For the first retransmission of a recovery: when the original left (or would have
+    /// arrived) and when the repair was done, on the capture's clock, cost removed.
+    interval: Option<(i64, i64)>,
+    /// Time from the original to this retransmission.
+    fired_after_ns: Option<u64>,
+    /// At the sender: time from the original to the ACK that covered it.
+    ack_took_ns: Option<u64>,
+    at_receiver: bool,
+}
+
+impl Classified {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        dir: usize,
+        d: &Dir,
+        i: usize,
+        r: &Retrans,
+        sack: bool,
+        at_sender: bool,
+        at_receiver: bool,
+        rtt: u64,
+    ) -> Classified {
+        let mut trigger = r.trigger;
+        if let Trigger::Fast {
+            last_frame,
+            last_ts,
+            ..
+        } = trigger
+        {
+            if !at_receiver {
+                trigger = Trigger::Fast {
+                    signal_frame: last_frame,
+                    signal_ts: last_ts,
+                    last_frame,
+                    last_ts,
+                };
+            }
+        }
+        if trigger == Trigger::Probe && !sack {
+            trigger = Trigger::Timeout; // Linux sends probes only on SACK connections
+        }
+        // Receiver-side chains: the lost ones were a probe (with SACK) then timeouts.
+        let mut hidden_triggers = Vec::new();
+        if r.hidden > 0 {
+            for k in 1..=u32::from(r.hidden) {
+                // Transmission k (0 = the original) of the chain.
+                let t = if k == 1 && sack {
+                    Trigger::Probe
+                } else {
+                    Trigger::Timeout
+                };
+                if k < u32::from(r.hidden) {
+                    hidden_triggers.push(t);
+                } else {
+                    trigger = t;
+                }
+            }
+        }
+        let proof = if let Some((f, _)) = r.dsack {
+            Some(Proof::Dsack(f))
+        } else if let Some((f, _)) = r.acked_before {
+            Some(Proof::AckedBefore(f))
+        } else {
+            match (r.cover, r.tsval) {
+                (Some((f, _, Some(tsecr))), Some(tsval))
+                    if tsecr != 0 && (tsval.wrapping_sub(tsecr) as i32) > 0 && r.hidden == 0 =>
+                {
+                    Some(Proof::Eifel {
+                        frame: f,
+                        tsecr,
+                        tsval,
+                    })
+                }
+                (Some((f, t, _)), _) if at_sender => {
+                    let after = t.since(r.ts).max(0) as u64;
+                    let min_rtt = d
+                        .min_ack_rtt
+                        .into_iter()
+                        .chain(Some(rtt).filter(|&v| v > 0))
+                        .min();
+                    min_rtt.filter(|&m| after < m / 2).map(|m| Proof::TooSoon {
+                        frame: f,
+                        after_ns: after,
+                        min_rtt_ns: m,
+                    })
+                }
+                _ => None,
+            }
+        };
+        let start = r.original.map(|o| o.1);
+        // At the receiver, an original that arrived was ACKed at once: that ACK dates it.
+        let arrived = r.acked_before.filter(|_| at_receiver).map(|a| a.1);
+        let fired_after_ns = start
+            .or(r.expected.map(|e| e.1))
+            .or(arrived)
+            .map(|t| r.ts.since(t).max(0) as u64);
+        let ack_took_ns = match (start, r.cover) {
+            (Some(o), Some((_, t, _))) if at_sender => Some(t.since(o).max(0) as u64),
+            _ => None,
+        };
+        // The recovery's cost interval, computed on its first retransmission from the
+        // last one of the same bytes (the repair).
+        let mut interval = None;
+        if r.head == i && proof.is_none() {
+            let last = d.retrans[i..]
+                .iter()
+                .rev()
+                .find(|q| q.head == i)
+                .unwrap_or(r);
+            if at_receiver {
+                if let Some((_, e)) = r.expected.or(r.original) {
+                    interval = Some((e.nanos(), last.ts.nanos()));
+                }
+            } else if let Some((_, o)) = r.original.or(r.expected) {
+                let done = last
+                    .cover
+                    .map(|c| {
+                        c.1.nanos()
+                            .saturating_sub(i64::try_from(rtt).unwrap_or(i64::MAX))
+                    })
+                    .unwrap_or(last.ts.nanos());
+                interval = Some((o.nanos(), done.max(o.nanos())));
+            }
+        }
+        Classified {
+            dir,
+            r: r.clone(),
+            trigger,
+            hidden_triggers,
+            proof,
+            interval,
+            fired_after_ns,
+            ack_took_ns,
+            at_receiver,
+        }
+    }
+
+    fn kind(&self) -> Kind {
+        Kind::of(self.trigger)
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Kind {
+    Fast,
+    Probe,
+    Timeout,
+}
+
+impl Kind {
+    fn of(t: Trigger) -> Kind {
+        match t {
+            Trigger::Fast { .. } => Kind::Fast,
+            Trigger::Probe => Kind::Probe,
+            Trigger::Timeout => Kind::Timeout,
+        }
+    }
+    fn id(self) -> FindingId {
+        match self {
+            Kind::Fast => FindingId::LossFastRetransmit,
+            Kind::Probe => FindingId::LossTailLossProbe,
+            Kind::Timeout => FindingId::LossRto,
+        }
+    }
+    fn name(self, n: usize) -> &'static str {
+        match (self, n == 1) {
+            (Kind::Fast, true) => "fast retransmission",
+            (Kind::Fast, false) => "fast retransmissions",
+            (Kind::Probe, true) => "tail loss probe",
+            (Kind::Probe, false) => "tail loss probes",
+            (Kind::Timeout, true) => "retransmission timeout",
+            (Kind::Timeout, false) => "retransmission timeouts",
+        }
+    }
+}
+
+/// Length of the union of intervals (ns).
+fn union_ns(mut v: Vec<(i64, i64)>) -> u64 {
+    v.sort_unstable();
+    let (mut total, mut cur): (u64, Option<(i64, i64)>) = (0, None);
+    for (a, b) in v {
+        match cur {
+            Some((ca, cb)) if a <= cb => cur = Some((ca, cb.max(b))),
+            Some((ca, cb)) => {
+                total = total.saturating_add(cb.saturating_sub(ca).max(0) as u64);
+                cur = Some((a, b));
+            }
+            None => cur = Some((a, b)),
+        }
+    }
+    if let Some((ca, cb)) = cur {
+        total = total.saturating_add(cb.saturating_sub(ca).max(0) as u64);
+    }
+    total
+}
+
+fn side(dir: usize) -> &'static str {
+    if dir == 0 {
+        "client"
+    } else {
+        "server"
+    }
+}
+
+fn report(conn: &Connection<'_>, st: &Conn, all: &[Classified], rtt: u64, out: &mut Vec<Finding>) {
+    let total = all.len() + all.iter().map(|c| c.hidden_triggers.len()).sum::<usize>();
+    for kind in [Kind::Fast, Kind::Probe, Kind::Timeout] {
+        let mine: Vec<&Classified> = all.iter().filter(|c| c.kind() == kind).collect();
+        let hidden: usize = all
+            .iter()
+            .flat_map(|c| c.hidden_triggers.iter())
+            .filter(|t| {
+                matches!(
+                    (kind, t),
+                    (Kind::Probe, Trigger::Probe) | (Kind::Timeout, Trigger::Timeout)
+                )
+            })
+            .count();
+        let n = mine.len() + hidden;
+        if n == 0 {
+            continue;
+        }
+        // Retransmissions that reached the capture point after lost ones of this kind
+        // (inferred at the receiver from skipped IP IDs).
+        let carriers: Vec<&Classified> = all
+            .iter()
+            .filter(|c| c.hidden_triggers.iter().any(|t| Kind::of(*t) == kind))
+            .collect();
+        let mut f = conn.finding(kind.id());
+        // A recovery's cost goes to the kind of its last (repairing) retransmission.
+        let intervals: Vec<(i64, i64)> = all
+            .iter()
+            .filter(|c| c.interval.is_some())
+            .filter(|c| repair_kind(all, c) == kind)
+            .filter_map(|c| c.interval)
+            .collect();
+        f.cost_ns = union_ns(intervals);
+        f.share = Some(f.cost_ns as f64 / conn.active_ns().max(1) as f64);
+        let spurious = mine.iter().filter(|c| c.proof.is_some()).count();
+        for c in &mine {
+            cite_one(&mut f, c);
+        }
+        for c in &carriers {
+            let lost = c
+                .hidden_triggers
+                .iter()
+                .filter(|t| Kind::of(**t) == kind)
+                .count();
+            f.cite(
+                c.r.frame,
+                c.r.ts,
+                format!(
+                    "{} {} of these bytes sent before this packet never reached the capture \
+                     point (IP IDs skipped)",
+                    lost,
+                    kind.name(lost)
+                ),
+            );
+        }
+        f.evidence.sort_by_key(|e| e.frame);
+        f.evidence.dedup_by_key(|e| e.frame);
+        let mut who: Vec<&str> = mine.iter().chain(&carriers).map(|c| side(c.dir)).collect();
+        who.sort_unstable();
+        who.dedup();
+        let lost_probe = !carriers.is_empty();
+        f.explanation = explain(
+            kind,
+            all,
+            &mine,
+            n,
+            spurious,
+            rtt,
+            &who.join(" and "),
+            lost_probe,
+        );
+        f.fix = fixes(kind, spurious == mine.len() && hidden == 0);
+        f.confidence = if mine.iter().chain(&carriers).any(|c| c.r.hidden > 0) {
+            Confidence::Medium
+        } else {
+            Confidence::High
+        };
+        out.push(f);
+    }
+    let spurious: Vec<&Classified> = all.iter().filter(|c| c.proof.is_some()).collect();
+    if !spurious.is_empty() {
+        let mut f = conn.finding(FindingId::RetransmitSpurious);
+        for c in &spurious {
+            cite_one(&mut f, c);
+            if let Some(p) = &c.proof {
+                let (frame, note) = proof_note(p, c);
+                f.cite(frame, c.r.ts, note);
+            }
+        }
+        f.evidence.sort_by_key(|e| e.frame);
+        // Timestamps of proofs: look them up from the retransmission's cover / dsack.
+        for e in f.evidence.iter_mut() {
+            for c in &spurious {
+                if let Some((df, dt)) = c.r.dsack {
+                    if e.frame == df {
+                        e.ts = dt;
+                    }
+                }
+                if let Some((cf, ct, _)) = c.r.cover {
+                    if e.frame == cf {
+                        e.ts = ct;
+                    }
+                }
+            }
+        }
+        f.explanation = explain_spurious(&spurious, total, st, conn.summary);
+        f.fix = spurious_fixes(&spurious);
+        f.confidence = Confidence::High;
+        out.push(f);
+    }
+}
+
+/// The kind of the retransmission that repaired `c`'s recovery (the last of its group).
+fn repair_kind(all: &[Classified], c: &Classified) -> Kind {
+    all.iter()
+        .rev()
+        .find(|q| q.dir == c.dir && q.r.head == c.r.head)
+        .map_or(c.kind(), |q| q.kind())
+}
+
+/// " 260 ms after the original", measured from what the capture saw of it.
+fn after(c: &Classified) -> String {
+    let Some(n) = c.fired_after_ns else {
+        return String::new();
+    };
+    let from = if c.r.original.is_some() {
+        "the original"
+    } else if c.r.hidden > 0 {
+        "the sender's previous packet"
+    } else if c.r.expected.is_some() {
+        "the segment past the hole"
+    } else {
+        "the original arrived"
+    };
+    format!(" {} after {from}", ms(n))
+}
+
+fn cite_one(f: &mut Finding, c: &Classified) {
+    let who = side(c.dir);
+    let what = match c.trigger {
+        Trigger::Fast {
+            signal_frame,
+            signal_ts,
+            ..
+        } => format!(
+            "{who} retransmits bytes {}–{} after the loss signal in frame {signal_frame} ({} \
+             earlier): fast retransmit",
+            c.r.seq,
+            c.r.end,
+            ms(c.r.ts.since(signal_ts).max(0) as u64)
+        ),
+        Trigger::Probe => format!(
+            "{who} retransmits its last segment (bytes {}–{}){}: tail loss probe",
+            c.r.seq,
+            c.r.end,
+            after(c)
+        ),
+        Trigger::Timeout => format!(
+            "{who} retransmits bytes {}–{}{}: retransmission timeout{}",
+            c.r.seq,
+            c.r.end,
+            after(c),
+            if c.r.attempt > 1 {
+                format!(", attempt {} (backoff)", c.r.attempt)
+            } else {
+                String::new()
+            }
+        ),
+    };
+    let what = if c.r.hidden > 0 {
+        format!(
+            "{what}; {} earlier transmission(s) of these bytes never reached the capture \
+             point (IP IDs skipped before this packet)",
+            c.r.hidden
+        )
+    } else {
+        what
+    };
+    if let Some((of, ot)) = c.r.original {
+        if f.evidence.iter().all(|e| e.frame != of) {
+            f.cite(
+                of,
+                ot,
+                format!("original transmission of bytes {}–{}", c.r.seq, c.r.end),
+            );
+        }
+    } else if let Some((ef, et)) = c.r.expected {
+        if f.evidence.iter().all(|e| e.frame != ef) {
+            let note = if c.r.hidden > 0 {
+                "the sender's last packet before the lost transmissions"
+            } else {
+                "first segment past the hole: the original should have arrived with it"
+            };
+            f.cite(ef, et, note);
+        }
+    }
+    f.cite(c.r.frame, c.r.ts, what);
+}
+
+fn proof_note(p: &Proof, c: &Classified) -> (u64, String) {
+    match *p {
+        Proof::Dsack(f) => (
+            f,
+            format!(
+                "D-SACK: the receiver got bytes {}–{} twice (retransmission in frame {})",
+                c.r.seq, c.r.end, c.r.frame
+            ),
+        ),
+        Proof::AckedBefore(f) => (
+            f,
+            format!(
+                "had already acknowledged bytes up to {} before the retransmission in frame {} \
+                 passed: the original had arrived",
+                c.r.end, c.r.frame
+            ),
+        ),
+        Proof::Eifel {
+            frame,
+            tsecr,
+            tsval,
+        } => (
+            frame,
+            format!(
+                "first ACK covering the retransmission echoes TSval {tsecr}, older than the \
+                 retransmission's {tsval}: it answers the original (Eifel, RFC 3522)"
+            ),
+        ),
+        Proof::TooSoon {
+            frame,
+            after_ns,
+            min_rtt_ns,
+        } => (
+            frame,
+            format!(
+                "ACK covering the retransmission {} after it, less than half the smallest RTT \
+                 ({}): it answers the original",
+                ms(after_ns),
+                ms(min_rtt_ns)
+            ),
+        ),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn explain(
+    kind: Kind,
+    all: &[Classified],
+    mine: &[&Classified],
+    n: usize,
+    spurious: usize,
+    rtt: u64,
+    who: &str,
+    lost_probe: bool,
+) -> String {
+    let mut s = format!("{n} {} by the {who}", kind.name(n));
+    match kind {
+        Kind::Fast => {
+            let delays: Vec<u64> = mine
+                .iter()
+                .filter_map(|c| match c.trigger {
+                    Trigger::Fast { signal_ts, .. } => Some(c.r.ts.since(signal_ts).max(0) as u64),
+                    _ => None,
+                })
+                .collect();
+            let at_recv = mine.iter().any(|c| c.at_receiver);
+            s.push_str(&format!(
+                ": the receiver's duplicate ACKs / SACK blocks reported a hole and the sender \
+                 repaired it without waiting for a timer (RFC 6675, RACK RFC 8985); the repair \
+                 {} {} after the loss signal{}.",
+                if at_recv { "arrived" } else { "left" },
+                ms(delays.iter().copied().max().unwrap_or(0)),
+                if at_recv {
+                    " (at the receiver a fast retransmission arrives one RTT after the dup ACKs)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        Kind::Probe => {
+            let latest = mine
+                .iter()
+                .filter(|c| c.fired_after_ns.is_some())
+                .max_by_key(|c| c.fired_after_ns);
+            s.push_str(&format!(
+                ": the last segment of a burst went unacknowledged and no duplicate ACK could \
+                 follow a tail, so the probe timer (2·SRTT, + 200 ms with one segment \
+                 outstanding, Linux tcp_early_retrans=3) retransmitted it{}. (A Linux sender \
+                 is assumed: with SACK its first timer retransmission of a tail is a probe; \
+                 stacks without TLP would have waited for their RTO.)",
+                latest.map(|c| after(c)).unwrap_or_default()
+            ));
+            let lost_again = lost_probe
+                || mine.iter().any(|c| {
+                    c.r.hidden > 1
+                        || all.iter().any(|q| {
+                            q.dir == c.dir && q.r.head == c.r.head && q.r.frame > c.r.frame
+                        })
+                });
+            if lost_again {
+                s.push_str(
+                    " The probe did not repair the loss (it was lost too): the \
+                     retransmission timeout finding holds the cost.",
+                );
+            }
+        }
+        Kind::Timeout => {
+            // Backoff chains: every retransmission of the same bytes, probes included.
+            let mut chains = Vec::new();
+            let mut heads: Vec<(usize, usize)> = mine.iter().map(|c| (c.dir, c.r.head)).collect();
+            heads.dedup();
+            for (dir, head) in heads {
+                let group: Vec<&Classified> = all
+                    .iter()
+                    .filter(|c| c.dir == dir && c.r.head == head)
+                    .collect();
+                if group.len() >= 2 {
+                    let gaps: Vec<String> = group
+                        .windows(2)
+                        .map(|w| ms(w[1].r.ts.since(w[0].r.ts).max(0) as u64))
+                        .collect();
+                    let frames: Vec<String> = group.iter().map(|c| c.r.frame.to_string()).collect();
+                    chains.push(format!(
+                        "frames {} sent {} apart",
+                        frames.join(", "),
+                        gaps.join(" then ")
+                    ));
+                }
+                if let Some(c) = group.iter().find(|c| c.r.hidden > 1) {
+                    chains.push(format!(
+                        "{} transmissions of the bytes in frame {} (the original and {} \
+                         retransmissions) were lost before the capture point (IP IDs \
+                         skipped); frame {} arrived {} after the sender's previous packet",
+                        c.r.hidden,
+                        c.r.frame,
+                        c.r.hidden - 1,
+                        c.r.frame,
+                        c.fired_after_ns.map(ms).unwrap_or_default()
+                    ));
+                }
+            }
+            let fired: Vec<u64> = mine
+                .iter()
+                .filter(|c| c.r.attempt == 1)
+                .filter_map(|c| c.fired_after_ns)
+                .collect();
+            s.push_str(&format!(
+                ": nothing acknowledged the data and no duplicate ACK came, so the \
+                 retransmission timer fired (RFC 6298: at least 200 ms on Linux, 1 s before \
+                 any RTT sample){}; each repeat doubles the wait and cwnd falls to one segment.",
+                fired
+                    .iter()
+                    .min()
+                    .map(|m| format!(", first {} after the original", ms(*m)))
+                    .unwrap_or_default()
+            ));
+            if !chains.is_empty() {
+                s.push_str(&format!(" Backoff chain: {}.", chains.join("; ")));
+            }
+        }
+    }
+    if rtt > 0 {
+        s.push_str(&format!(
+            " Cost: from each original to the ACK of its repair, minus one RTT ({}); \
+             recoveries that overlap count once.",
+            ms(rtt)
+        ));
+    }
+    if spurious > 0 {
+        s.push_str(&format!(
+            " {spurious} of them were spurious (see retransmit.spurious) and cost no waiting."
+        ));
+    }
+    s.push_str(" The window reduction after a loss is not included (not estimated).");
+    s
+}
+
+fn explain_spurious(sp: &[&Classified], total: usize, st: &Conn, s: &ConnSummary) -> String {
+    let mut by: Vec<String> = Vec::new();
+    for kind in [Kind::Probe, Kind::Timeout, Kind::Fast] {
+        let k: Vec<&&Classified> = sp.iter().filter(|c| c.kind() == kind).collect();
+        if k.is_empty() {
+            continue;
+        }
+        let fired = k.iter().filter_map(|c| c.fired_after_ns).max();
+        let took = k.iter().filter_map(|c| c.ack_took_ns).max();
+        let mut t = format!("{} {}", k.len(), kind.name(k.len()));
+        if kind != Kind::Fast {
+            if let Some(f) = fired {
+                t.push_str(&format!(" fired {} after sending", ms(f)));
+            }
+            if let Some(a) = took {
+                t.push_str(&format!(" while the ACKs took {}", ms(a)));
+            }
+        }
+        by.push(t);
+    }
+    let proofs = {
+        let n = |f: fn(&Proof) -> bool| {
+            sp.iter()
+                .filter(|c| c.proof.as_ref().is_some_and(f))
+                .count()
+        };
+        let mut v = Vec::new();
+        let d = n(|p| matches!(p, Proof::Dsack(_)));
+        let a = n(|p| matches!(p, Proof::AckedBefore(_)));
+        let e = n(|p| matches!(p, Proof::Eifel { .. }));
+        let t = n(|p| matches!(p, Proof::TooSoon { .. }));
+        if d > 0 {
+            v.push(format!("{d} by D-SACK"));
+        }
+        if a > 0 {
+            v.push(format!("{a} already acknowledged at the capture point"));
+        }
+        if e > 0 {
+            v.push(format!("{e} by the timestamp echo (Eifel)"));
+        }
+        if t > 0 {
+            v.push(format!("{t} by an ACK sooner than any RTT"));
+        }
+        v.join(", ")
+    };
+    let mut out = format!(
+        "{} of {} retransmissions were spurious (the original had arrived; proven {}): {}.",
+        sp.len(),
+        total.max(sp.len()),
+        proofs,
+        by.join("; ")
+    );
+    let timer = sp.iter().any(|c| c.kind() != Kind::Fast);
+    if timer {
+        let later = [&s.dirs[0], &s.dirs[1]]
+            .iter()
+            .filter_map(|d| {
+                d.rtt_ack
+                    .iter()
+                    .chain(d.rtt_ts.iter())
+                    .map(|r| r.median_ns)
+                    .max()
+            })
+            .max();
+        let hs = st.handshake_rtt.or(s.handshake_rtt_ns());
+        // The seed-02 story holds when the timers fired sooner than an ACK could come
+        // back at the RTT measured later.
+        let fired = sp
+            .iter()
+            .filter(|c| c.kind() != Kind::Fast)
+            .filter_map(|c| c.fired_after_ns)
+            .max();
+        match (hs, later) {
+            (Some(h), Some(l)) if l > h.max(1).saturating_mul(2) && fired.is_none_or(|f| f < l) => {
+                out.push_str(&format!(
+                    " The timers were computed from the {} RTT of the handshake, but data took {} \
+                 to be acknowledged: the path's RTT grew after the handshake (a proxy or load \
+                 balancer near one end answering it?), so the probe and retransmission timers \
+                 fired before the ACKs could arrive.",
+                    ms(h),
+                    ms(l)
+                ))
+            }
+            _ => out.push_str(
+                " The timers fired before the ACKs arrived: the ACKs were delayed (RTT \
+                 variation, delayed ACKs, a stalled receiver) beyond the sender's estimate.",
+            ),
+        }
+    }
+    if sp.iter().any(|c| c.kind() == Kind::Fast) {
+        out.push_str(
+            " The fast retransmissions answered duplicate ACKs / SACKs for data that was only \
+             late: packets were reordered on the path (later ones overtook the original, \
+             which arrived after all).",
+        );
+    }
+    out.push_str(
+        " A spurious retransmission costs no waiting itself; the window reduction it caused \
+         is not estimated.",
+    );
+    out
+}
+
+fn fixes(kind: Kind, all_spurious: bool) -> Vec<Fix> {
+    if all_spurious {
+        return vec![Fix {
+            host: Host::Both,
+            action: "the retransmissions were not needed: see retransmit.spurious for the cause"
+                .into(),
+        }];
+    }
+    let mut v = vec![Fix {
+        host: Host::Both,
+        action: "find where packets are dropped: interface and qdisc drops (`ip -s link`, `tc -s \
+                 qdisc`), policers, a congested link on the path; `nstat -az TCPLossProbes \
+                 TCPFastRetrans TCPTimeouts` on the sender counts the recoveries"
+            .into(),
+    }];
+    match kind {
+        Kind::Fast => v.push(Fix {
+            host: Host::Both,
+            action: "keep SACK on (net.ipv4.tcp_sack=1); BBR slows down less than CUBIC on random \
+                     loss"
+                .into(),
+        }),
+        Kind::Probe => {}
+        Kind::Timeout => v.push(Fix {
+            host: Host::Both,
+            action: "on low-RTT paths a smaller minimum RTO shortens each wait: `ip route change \
+                     … rto_min 50ms` on the sender; keep SACK and TLP on (tcp_early_retrans=3)"
+                .into(),
+        }),
+    }
+    v
+}
+
+fn spurious_fixes(sp: &[&Classified]) -> Vec<Fix> {
+    let mut v = Vec::new();
+    if sp.iter().any(|c| c.kind() != Kind::Fast) {
+        v.push(Fix {
+            host: Host::Both,
+            action: "make the sender measure the real RTT: a proxy or load balancer that answers \
+                     the handshake near one end hides the path's RTT; if the RTT varies, \
+                     `sysctl -w net.ipv4.tcp_early_retrans=2` disables tail loss probes"
+                .into(),
+        });
+    }
+    if sp.iter().any(|c| c.kind() == Kind::Fast) {
+        v.push(Fix {
+            host: Host::Both,
+            action: "find the reordering element (seed 03: veth from a container without RPS): \
+                     enable RPS/RSS so one flow stays on one CPU, or raise \
+                     net.ipv4.tcp_reordering on the sender"
+                .into(),
+        });
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlapping_recoveries_count_once() {
+        assert_eq!(union_ns(vec![(0, 10), (5, 20), (30, 40)]), 30);
+        assert_eq!(union_ns(vec![]), 0);
+    }
+
+    /// tail-loss (client.pcap frame 18): one lost transmission, 260 ms after the sender's
+    /// last packet on a 25 ms path; rto (client.pcap frame 6): three lost, 925 ms.
+    #[test]
+    fn timer_chains() {
+        let rtt = Some(25_000_000);
+        assert!(timer_chain_fits(1, 260_000_000, rtt, true));
+        assert!(timer_chain_fits(3, 925_000_000, rtt, true));
+        // 4 transmissions cannot be lost in 52 ms; nor can a probe take 5 s.
+        assert!(!timer_chain_fits(4, 52_000_000, rtt, true));
+        assert!(!timer_chain_fits(1, 5_000_000_000, rtt, true));
+        assert!(!timer_chain_fits(1, 20_000_000, rtt, true));
+        // Without SACK the first is an RTO: at least 200 ms.
+        assert!(!timer_chain_fits(1, 150_000_000, rtt, false));
+    }
+
+    #[test]
+    fn ip_ids_wrap() {
+        assert!(id_after(0x0001, 0xffff));
+        assert!(!id_after(0x7328, 0x7329));
+    }
+}

@@ -1,0 +1,357 @@
+//! Loss recovery and spurious retransmissions (`loss.fast_retransmit`,
+//! `loss.tail_loss_probe`, `loss.rto`, `retransmit.spurious`) on the lab's real-kernel
+//! captures, from both ends: ids, frames checked in tshark, counts against the kernel's
+//! own counters (manifest `nstat_delta`) and costs against the applications' timings.
+//!
+//! Runs `tcpwhy analyze --format json --min-cost 0`: spurious retransmissions cost no
+//! waiting (their findings carry 0 ms) and must still be found.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+#[derive(Debug)]
+struct Finding {
+    id: String,
+    stream: u64,
+    cost_ms: f64,
+    explanation: String,
+    frames: Vec<u64>,
+    notes: Vec<String>,
+}
+
+impl Finding {
+    /// The count the explanation starts with ("2 retransmission timeouts by …").
+    fn count(&self) -> u64 {
+        self.explanation
+            .split(' ')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no count in {:?}", self.explanation))
+    }
+    fn note(&self, frame: u64) -> &str {
+        let i = self.frames.iter().position(|&f| f == frame);
+        &self.notes[i.unwrap_or_else(|| panic!("frame {frame} not cited: {:?}", self.frames))]
+    }
+}
+
+fn dir(scenario: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/lab")
+        .join(scenario)
+}
+
+fn findings(path: &Path) -> Vec<Finding> {
+    let out = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
+        .args(["analyze", "--format", "json", "--min-cost", "0"])
+        .arg(path)
+        .output()
+        .expect("run tcpwhy");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    doc["files"][0]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| Finding {
+            id: f["id"].as_str().unwrap().to_string(),
+            stream: f["stream"].as_u64().unwrap(),
+            cost_ms: f["cost_ms"].as_f64().unwrap(),
+            explanation: f["explanation"].as_str().unwrap().to_string(),
+            frames: f["evidence"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["frame"].as_u64().unwrap())
+                .collect(),
+            notes: f["evidence"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["note"].as_str().unwrap().to_string())
+                .collect(),
+        })
+        .collect()
+}
+
+fn manifest(scenario: &str) -> Value {
+    let text = std::fs::read_to_string(dir(scenario).join("manifest.json")).expect("manifest");
+    serde_json::from_str(&text).expect("manifest JSON")
+}
+
+/// The kernel's counter on one end, from the manifest's nstat deltas.
+fn nstat(m: &Value, end: &str, counter: &str) -> u64 {
+    m["nstat_delta"][end][counter].as_u64().expect(counter)
+}
+
+fn one<'a>(fs: &'a [Finding], id: &str) -> &'a Finding {
+    let mine: Vec<&Finding> = fs.iter().filter(|f| f.id == id).collect();
+    assert_eq!(mine.len(), 1, "{id}: {fs:#?}");
+    mine[0]
+}
+
+fn absent(fs: &[Finding], id: &str) {
+    assert!(
+        fs.iter().all(|f| f.id != id),
+        "{id} must not be found: {fs:#?}"
+    );
+}
+
+fn within(got: f64, want: f64, what: &str) {
+    assert!(
+        (got - want).abs() <= 0.25 * want,
+        "{what}: {got:.1} ms, ground truth {want:.1} ms"
+    );
+}
+
+/// tail-loss: the router drops the last data packet of the first response.
+///
+/// Checked in tshark: server.pcap frame 12 (seq 8689, 1312 B, IP ID 0xa510, 0.025491 s)
+/// is the original; frame 19 (same bytes, IP ID 0xa511, 0.285694 s) repeats it with no
+/// duplicate ACK between (tshark: "retransmission"). At the client the original never
+/// arrived: frame 16 (IP ID 0xa50f, 0.050783 s) is the server's last packet before,
+/// frame 18 (seq 8689, IP ID 0xa511, 0.311045 s) continues the stream with one ID
+/// skipped, and tshark flags nothing there. nstat: server TCPLossProbes 1, TCPTimeouts 0.
+/// Cost: the first response took 285.8 ms, the others 25.5 ms → 260.3 ms.
+#[test]
+fn tail_loss_probe_from_both_ends() {
+    let m = manifest("tail-loss");
+    let resp = &m["key_numbers"]["response_ms"];
+    let truth = resp[0].as_f64().unwrap() - resp[1].as_f64().unwrap();
+    let mut costs = Vec::new();
+    for (end, original, probe) in [("server", 12, 19), ("client", 16, 18)] {
+        let fs = findings(&dir("tail-loss").join(format!("{end}.pcap")));
+        let f = one(&fs, "loss.tail_loss_probe");
+        assert_eq!(f.count(), nstat(&m, "server", "TCPLossProbes"), "{end}");
+        assert!(f.frames.contains(&original), "{end}: {:?}", f.frames);
+        assert!(f.note(probe).contains("tail loss probe"), "{end}");
+        within(f.cost_ms, truth, end);
+        costs.push(f.cost_ms);
+        assert_eq!(nstat(&m, "server", "TCPTimeouts"), 0);
+        absent(&fs, "loss.rto");
+        absent(&fs, "retransmit.spurious");
+    }
+    within(costs[1], costs[0], "client vs server");
+}
+
+/// fast-retransmit: the 100th server data packet is dropped in the middle of 1 MB.
+///
+/// Checked in tshark: server.pcap frame 144 (seq 142281, 0.103598 s) is the original,
+/// frame 299 (0.129640 s) the first ACK with a SACK block (143729–145177) above it, frame
+/// 302 (IP ID 0x11d2, 0.129901 s) the retransmission, which tshark calls "out-of-order"
+/// (it left within the handshake RTT of the highest segment). At the client, frame 191
+/// (0.129433 s) is the first segment past the hole, 192 its SACK, and frame 322
+/// (0.155308 s) the repair, tshark's "fast retransmission". nstat: server TCPFastRetrans 1,
+/// TCPTimeouts 0. Cost: the hole waited about one RTT (26.7 ms handshake) for the SACKs
+/// to reach the server: 25.0 ms at the server, 25.9 ms at the client.
+#[test]
+fn fast_retransmit_from_both_ends() {
+    let m = manifest("fast-retransmit");
+    let rtt = m["key_numbers"]["rtt_handshake_median_ms"]
+        .as_f64()
+        .unwrap();
+    let mut costs = Vec::new();
+    for (end, before, repair) in [("server", 144, 302), ("client", 191, 322)] {
+        let fs = findings(&dir("fast-retransmit").join(format!("{end}.pcap")));
+        let f = one(&fs, "loss.fast_retransmit");
+        assert_eq!(f.count(), nstat(&m, "server", "TCPFastRetrans"), "{end}");
+        assert!(f.frames.contains(&before), "{end}: {:?}", f.frames);
+        assert!(f.note(repair).contains("fast retransmit"), "{end}");
+        within(f.cost_ms, rtt, end);
+        costs.push(f.cost_ms);
+        absent(&fs, "loss.rto");
+        absent(&fs, "loss.tail_loss_probe");
+        absent(&fs, "retransmit.spurious");
+    }
+    within(costs[1], costs[0], "client vs server");
+}
+
+/// rto: the one-segment response, its probe and the first RTO retransmission are
+/// dropped.
+///
+/// Checked in tshark: server.pcap frame 6 (seq 1, 1000 B, 0.026343 s) is the original,
+/// frame 7 (0.254782 s, +228 ms) the tail loss probe, frames 8 (0.486788 s, +232 ms)
+/// and 9 (0.950776 s, +464 ms: doubled) the timeouts; frame 10 (0.977323 s) ACKs it.
+/// At the client only frame 6 (IP ID 0x0621, 0.976153 s) arrives, after the server's
+/// ACK of the request in frame 5 (IP ID 0x061d, 0.051515 s): three IDs skipped, i.e.
+/// the original, the probe and the first timeout were lost. nstat: server
+/// TCPLossProbes 1, TCPTimeouts 2. Cost: the response took 949.9 ms instead of one RTT
+/// (25.2 ms) → 924.6 ms.
+#[test]
+fn rto_backoff_chain_from_both_ends() {
+    let m = manifest("rto");
+    let kn = &m["key_numbers"];
+    let truth =
+        kn["response_ms"][0].as_f64().unwrap() - kn["rtt_handshake_median_ms"].as_f64().unwrap();
+    let mut costs = Vec::new();
+    for (end, frames) in [("server", vec![6u64, 8, 9]), ("client", vec![5, 6])] {
+        let fs = findings(&dir("rto").join(format!("{end}.pcap")));
+        let rto = one(&fs, "loss.rto");
+        assert_eq!(rto.count(), nstat(&m, "server", "TCPTimeouts"), "{end}");
+        for fr in frames {
+            assert!(rto.frames.contains(&fr), "{end}: {fr} in {:?}", rto.frames);
+        }
+        assert!(rto.explanation.contains("Backoff chain"), "{end}");
+        within(rto.cost_ms, truth, end);
+        costs.push(rto.cost_ms);
+        let tlp = one(&fs, "loss.tail_loss_probe");
+        assert_eq!(tlp.count(), nstat(&m, "server", "TCPLossProbes"), "{end}");
+        assert!(tlp.explanation.contains("did not repair"), "{end}");
+        absent(&fs, "retransmit.spurious");
+    }
+    let server = one(&findings(&dir("rto").join("server.pcap")), "loss.rto")
+        .explanation
+        .clone();
+    assert!(
+        server.contains("frames 7, 8, 9 sent 232 ms then 464 ms apart"),
+        "{server}"
+    );
+    within(costs[1], costs[0], "client vs server");
+}
+
+/// rtt-step (seed 02): 25 ms handshake, 325 ms after it.
+///
+/// Checked in tshark, server.pcap: frame 17 (0.257094 s) is the client's request again
+/// (its probe fired 232 ms after the request, whose ACK took 325 ms), frame 18 the
+/// server's D-SACK for bytes 1–401; frame 19 (0.316859 s) the server's RTO retransmission
+/// of bytes 1–1449, 291 ms after frame 6; frame 20 (0.351001 s, 34 ms later) ACKs the
+/// original (TSecr 2695525493 = frame 6's TSval), frame 52 is the client's D-SACK for
+/// 1–1449. client.pcap: frames 5 (probe), 29 (D-SACK), 30 (server's RTO, already ACKed
+/// by frame 8), 31 (D-SACK). nstat: TCPDSACKRecv 1 on each end, TCPTimeouts 1 on the
+/// server, TCPLossProbes 1 on the client (the server's TCPLossProbes 1 is frame 16, a
+/// probe that sent new data: not a retransmission). Cost: none — the first response
+/// took 975.5 ms = 3 RTTs of 325 ms, what 100 kB needs from an initial window of 10
+/// segments (10 + 20 + 40 ≥ 69): the spurious retransmissions delayed nothing.
+#[test]
+fn spurious_timer_retransmissions_after_an_rtt_step() {
+    let m = manifest("rtt-step");
+    let dsacks = nstat(&m, "server", "TCPDSACKRecv") + nstat(&m, "client", "TCPDSACKRecv");
+    for (end, proofs, rto) in [("server", [18u64, 52], 19u64), ("client", [29, 31], 30)] {
+        let fs = findings(&dir("rtt-step").join(format!("{end}.pcap")));
+        let f = one(&fs, "retransmit.spurious");
+        assert_eq!(f.count(), dsacks, "{end}");
+        for p in proofs {
+            assert!(f.note(p).starts_with("D-SACK"), "{end} {p}");
+        }
+        assert!(f.note(rto).contains("retransmission timeout"), "{end}");
+        assert!(
+            f.explanation.contains("RTT of the handshake"),
+            "{end}: {}",
+            f.explanation
+        );
+        assert_eq!(f.cost_ms, 0.0);
+        assert_eq!(
+            one(&fs, "loss.rto").count(),
+            nstat(&m, "server", "TCPTimeouts")
+        );
+        assert_eq!(
+            one(&fs, "loss.tail_loss_probe").count(),
+            nstat(&m, "client", "TCPLossProbes")
+        );
+    }
+}
+
+/// cached-ssthresh: two packets of the first response dropped early in slow start.
+///
+/// Checked in tshark: server.pcap stream 0, frames 38 and 41 (seq 34753 and 37649) are
+/// the originals, 92 and 94 the repairs (tshark: fast retransmission and out-of-order).
+/// nstat: server TCPFastRetrans 2, TCPTimeouts 0. The two holes (frames 38 and 41 sent
+/// 16 µs apart) are repaired in the same round trip: together they cost about one RTT
+/// (25.3 ms handshake), not two.
+#[test]
+fn fast_retransmits_before_the_cached_ssthresh() {
+    let m = manifest("cached-ssthresh");
+    let rtt = m["key_numbers"]["rtt_handshake_ms"][0].as_f64().unwrap();
+    let mut costs = Vec::new();
+    for end in ["server", "client"] {
+        let fs = findings(&dir("cached-ssthresh").join(format!("{end}.pcap")));
+        let f = one(&fs, "loss.fast_retransmit");
+        assert_eq!(f.stream, 0);
+        assert_eq!(f.count(), nstat(&m, "server", "TCPFastRetrans"), "{end}");
+        within(f.cost_ms, rtt, end);
+        costs.push(f.cost_ms);
+        absent(&fs, "loss.rto");
+    }
+    within(costs[1], costs[0], "client vs server");
+    let fs = findings(&dir("cached-ssthresh").join("server.pcap"));
+    let f = one(&fs, "loss.fast_retransmit");
+    for fr in [38, 41, 92, 94] {
+        assert!(f.frames.contains(&fr), "{fr} in {:?}", f.frames);
+    }
+}
+
+/// reordering (seed 03): every 40th server packet 4 ms late.
+///
+/// Checked in tshark: server.pcap frame 135 (seq 56473, 0.102590 s, tshark:
+/// "out-of-order") is the server's one fast retransmission, frame 219 the client's
+/// D-SACK for it. client.pcap: frame 131 (seq 56473, IP ID 0x7328, lower than frame 74's
+/// 0x7329) is the late original, which tshark calls a fast retransmission; frame 163
+/// (IP ID 0x735b) is the real retransmission, frame 164 its D-SACK. nstat: server
+/// TCPFastRetrans 1, TCPDSACKRecv 1.
+#[test]
+fn spurious_fast_retransmit_caused_by_reordering() {
+    let m = manifest("reordering");
+    for (end, repair, dsack) in [("server", 135u64, 219u64), ("client", 163, 164)] {
+        let fs = findings(&dir("reordering").join(format!("{end}.pcap")));
+        let fast = one(&fs, "loss.fast_retransmit");
+        assert_eq!(fast.count(), nstat(&m, "server", "TCPFastRetrans"), "{end}");
+        assert!(fast.note(repair).contains("fast retransmit"), "{end}");
+        let sp = one(&fs, "retransmit.spurious");
+        assert_eq!(sp.count(), nstat(&m, "server", "TCPDSACKRecv"), "{end}");
+        assert!(sp.note(dsack).starts_with("D-SACK"), "{end}");
+        assert!(sp.explanation.contains("reordered"), "{end}");
+        assert!(
+            !fast.frames.contains(&131),
+            "the late original is not a retransmission"
+        );
+        absent(&fs, "loss.rto");
+    }
+}
+
+/// Every lab scenario from both ends: the loss-family ids of its manifest's `must` are
+/// found and those of `must_not` are not (clean-bulk, keepalive-warm, nagle-nodelay,
+/// app-limited and the other controls stay clean).
+#[test]
+fn lab_manifests_must_and_must_not() {
+    let family = [
+        "loss.fast_retransmit",
+        "loss.tail_loss_probe",
+        "loss.rto",
+        "retransmit.spurious",
+    ];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/lab");
+    let mut checked = 0;
+    for e in std::fs::read_dir(&root).unwrap() {
+        let d = e.unwrap().path();
+        if !d.join("manifest.json").exists() {
+            continue;
+        }
+        let m: Value =
+            serde_json::from_str(&std::fs::read_to_string(d.join("manifest.json")).unwrap())
+                .unwrap();
+        for end in ["client", "server"] {
+            let fs = findings(&d.join(format!("{end}.pcap")));
+            for id in m["must"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|v| v.as_str())
+            {
+                if family.contains(&id) {
+                    assert!(fs.iter().any(|f| f.id == id), "{d:?} {end}: {id} missing");
+                }
+            }
+            for id in m["must_not"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|v| v.as_str())
+            {
+                if family.contains(&id) {
+                    assert!(fs.iter().all(|f| f.id != id), "{d:?} {end}: {id} found");
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 40, "{checked}");
+}
