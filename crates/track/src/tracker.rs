@@ -941,7 +941,8 @@ impl Conn {
             }
         }
         if seglen > 0 && !flags.syn() {
-            fwd.limits.on_data(ts, rel_seq + u64::from(seglen));
+            fwd.limits
+                .on_data(ts, rel_seq.saturating_add(u64::from(seglen)));
             rev.limits.on_peer_data();
         }
         if flags.fin() || flags.rst() {

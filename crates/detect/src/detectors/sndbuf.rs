@@ -111,7 +111,7 @@ impl Dir {
         if let Some(slot) = r.frames.get_mut(r.rounds as usize) {
             *slot = (frame, ts, bytes);
         }
-        r.rounds += 1;
+        r.rounds = r.rounds.saturating_add(1);
         r.bytes = r.bytes.saturating_add(bytes);
         if r.rounds > self.best.rounds {
             self.best = *r;
