@@ -11,7 +11,9 @@ pub mod reordering;
 pub mod restart_after_idle;
 pub mod server_think_time;
 pub mod short_lived;
+pub mod sndbuf;
 pub mod syn_retransmit;
+pub mod windows;
 
 use crate::detector::Detector;
 
@@ -30,5 +32,7 @@ pub fn registry() -> Vec<Box<dyn Detector>> {
         Box::new(recovery::Recovery::default()),
         Box::new(reordering::Reordering::default()),
         Box::new(bufferbloat::Bufferbloat::default()),
+        Box::new(windows::Windows::default()),
+        Box::new(sndbuf::SndbufLimited::default()),
     ]
 }
