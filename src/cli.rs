@@ -38,7 +38,35 @@ pub enum Command {
     /// One line per TCP frame with its stream and classification (retransmission,
     /// duplicate ACK, zero window …), for checking tcpwhy against Wireshark.
     Segments(SegmentsArgs),
+    /// Audit this host's TCP state: sysctls, socket memory, kernel counters, live sockets
+    /// (ss), cached path metrics; each finding with the values read and the exact fix.
+    /// Exit status 0 = nothing found, 1 = findings, 2 = error.
+    #[command(after_help = HOST_HELP)]
+    Host(HostArgs),
+    /// Save this host's TCP state to a directory (a "bundle") for `tcpwhy host --bundle`
+    /// or `tcpwhy analyze --host` on another machine.
+    #[command(after_help = COLLECT_HELP)]
+    Collect(CollectArgs),
 }
+
+const HOST_HELP: &str = "What it reads: sysctl -a (or /proc/sys/net), /proc/net/sockstat{,6}, \
+/proc/net/netstat and snmp (or nstat), ss -tinmO, ip tcp_metrics show, ip -d link show and \
+each interface's rps_cpus. Anything it cannot read (command missing, not root) is listed \
+with the reason; run as root to see every socket.\n\n\
+Counters such as ListenOverflows or TCPMemoryPressures count since boot; with --interval \
+tcpwhy reads them twice and reports what changed and how fast, which is what says a \
+problem is happening now.\n\n\
+Examples:\n  sudo tcpwhy host\n  sudo tcpwhy host --interval 10s\n  \
+tcpwhy host --bundle server-bundle/ --format json\n  \
+tcpwhy analyze server.pcap --host server-bundle/   (confirm a capture finding)";
+
+const COLLECT_HELP: &str = "Layout: manifest.json (time, hostname, kernel, and for each \
+input what was read or why not), sysctl.txt, sockstat.txt, sockstat6.txt, netstat.txt, \
+snmp.txt, nstat.txt, ss.txt, tcp_metrics.txt, ip-link.txt, rps/IFACE/rx-N; with a second \
+snapshot, the counter files again under after/.\n\n\
+Examples:\n  sudo tcpwhy collect -o bundle/ --interval 10s\n  \
+sudo tcpwhy collect -o bundle/; ./reproduce-the-problem; sudo tcpwhy collect -o bundle/ --after\n  \
+ip netns exec ns1 tcpwhy collect -o ns1-bundle/   (a network namespace: its own sysctls and counters)";
 
 #[derive(Copy, Clone, ValueEnum)]
 pub enum Format {
@@ -103,6 +131,37 @@ pub struct AnalyzeArgs {
     /// Connections are split between threads by 4-tuple; the findings do not depend on it.
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
+    /// A host bundle (`tcpwhy collect -o DIR` on the client or the server) to confirm or
+    /// contradict the findings with that host's sysctls, counters and sockets.
+    #[arg(long, value_name = "DIR")]
+    pub host: Option<std::path::PathBuf>,
+}
+
+#[derive(Args)]
+pub struct HostArgs {
+    /// Analyse a bundle written by `tcpwhy collect` instead of this host.
+    #[arg(long, value_name = "DIR")]
+    pub bundle: Option<std::path::PathBuf>,
+    /// Read the counters twice, this far apart (e.g. 10s), and report deltas and rates.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration_ns, conflicts_with = "bundle")]
+    pub interval: Option<u64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+#[derive(Args)]
+pub struct CollectArgs {
+    /// The bundle directory (created if missing; files in it are overwritten).
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: std::path::PathBuf,
+    /// Read the counters a second time after this long (e.g. 10s), into DIR/after/.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration_ns)]
+    pub interval: Option<u64>,
+    /// Only add the second snapshot of the counters to an existing bundle (DIR/after/),
+    /// e.g. after reproducing the problem.
+    #[arg(long, conflicts_with = "interval")]
+    pub after: bool,
 }
 
 /// "10ms", "1.5s", "500us", "2m"; a bare number is milliseconds.
@@ -359,4 +418,29 @@ pub fn segments(a: SegmentsArgs) -> Result<ExitCode, String> {
         eprintln!("tcpwhy: warning: {}: {}", a.file, e.message);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+pub fn collect(a: CollectArgs) -> Result<ExitCode, String> {
+    use crate::host;
+    let done = if a.after {
+        host::collect_after(&a.output)?
+    } else {
+        let interval = a.interval.map(std::time::Duration::from_nanos);
+        if let Some(d) = interval {
+            eprintln!(
+                "tcpwhy: first snapshot taken; the second in {:.1} s",
+                d.as_secs_f64()
+            );
+        }
+        host::collect_twice(&a.output, interval)?
+    };
+    let mut out = format!("Wrote {}:\n", a.output.display());
+    out += &host::summary(&done);
+    // The bundle is the output; the listing is for the person who ran it.
+    eprint!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn host(_a: HostArgs) -> Result<ExitCode, String> {
+    Err("not yet".into())
 }
