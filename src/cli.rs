@@ -209,6 +209,16 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
     use tcpwhy_detect::{Analyzer, Config};
     use tcpwhy_report::analyze::{render_text, write_json, AnalyzeReport};
     check_stdin_once(&a.files)?;
+    let host = match &a.host {
+        Some(dir) => {
+            let (hs, _) = read_bundle(dir)?;
+            Some((
+                dir.display().to_string(),
+                tcpwhy_detect::host::HostView::from_state(&hs),
+            ))
+        }
+        None => None,
+    };
     let filter = a
         .filter
         .as_deref()
@@ -257,11 +267,14 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
         let keep = |stream: u64, ends: &[tcpwhy_track::Endpoint; 2]| {
             a.stream.is_none_or(|s| s == stream) && filter.as_ref().is_none_or(|x| x.matches(ends))
         };
-        let findings = analysis
+        let mut findings: Vec<_> = analysis
             .findings
             .into_iter()
             .filter(|x| x.cost_ns >= a.min_cost && keep(x.stream, &x.endpoints))
             .collect();
+        let host = host
+            .as_ref()
+            .map(|(dir, view)| (dir.clone(), tcpwhy_detect::host::join(&mut findings, view)));
         let streams: std::collections::HashMap<u64, [tcpwhy_track::Endpoint; 2]> = file
             .connections
             .iter()
@@ -278,6 +291,7 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
             file,
             findings,
             exchanges,
+            host,
         });
     }
     match a.format {
@@ -441,6 +455,78 @@ pub fn collect(a: CollectArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn host(_a: HostArgs) -> Result<ExitCode, String> {
-    Err("not yet".into())
+/// Reads a bundle directory; an unreadable or empty one is an error (exit 2).
+fn read_bundle(
+    dir: &std::path::Path,
+) -> Result<(tcpwhy_hoststate::HostState, Vec<String>), String> {
+    if !dir.is_dir() {
+        return Err(format!(
+            "{}: not a directory (write one with `tcpwhy collect -o {}`)",
+            dir.display(),
+            dir.display()
+        ));
+    }
+    let (hs, diags) = tcpwhy_hoststate::HostState::read_bundle(dir);
+    if hs.manifest.is_none() && hs.sysctl.is_none() && hs.before.counters.is_none() {
+        return Err(format!(
+            "{}: no manifest.json, sysctl.txt or counters: not a tcpwhy host bundle",
+            dir.display()
+        ));
+    }
+    Ok((hs, diags.iter().map(|d| d.to_string()).collect()))
+}
+
+pub fn host(a: HostArgs) -> Result<ExitCode, String> {
+    use tcpwhy_detect::host::{audit, HostView};
+    use tcpwhy_report::host::{render_text, write_json, HostReport};
+    // Live: the same bundle `collect` writes, in a scratch directory, so the live audit
+    // and the offline one are one code path.
+    let scratch;
+    let (dir, source) = match &a.bundle {
+        Some(d) => (d.clone(), d.display().to_string()),
+        None => {
+            scratch = crate::host::Scratch::new()?;
+            let interval = a.interval.map(std::time::Duration::from_nanos);
+            if let Some(d) = interval {
+                eprintln!(
+                    "tcpwhy: reading the counters twice, {:.1} s apart",
+                    d.as_secs_f64()
+                );
+            }
+            crate::host::collect_twice(&scratch.0, interval)?;
+            (scratch.0.clone(), "live".to_string())
+        }
+    };
+    let (hs, diagnostics) = read_bundle(&dir)?;
+    let view = HostView::from_state(&hs);
+    // A file the manifest already lists as not collected needs no second line.
+    let diagnostics = diagnostics
+        .into_iter()
+        .filter(|d| {
+            !view
+                .unread
+                .iter()
+                .any(|u| u.starts_with(d.split(':').next().unwrap_or(d)))
+        })
+        .collect();
+    let result = audit(&view);
+    let report = HostReport {
+        source,
+        view: &view,
+        audit: &result,
+        diagnostics,
+        time: hs.manifest.as_ref().and_then(|m| m.time.clone()),
+    };
+    match a.format {
+        Format::Text => write_out(&render_text(&report))?,
+        Format::Json => {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            broken_pipe_ok(write_json(&report, &mut out).and_then(|_| out.flush()))?;
+        }
+    }
+    Ok(if result.findings.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -7,18 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// Version of the bundle layout written here (the manifest's `bundle_version`).
-pub const BUNDLE_VERSION: u32 = 1;
-/// The directory, inside a bundle, that holds the second snapshot's counter files.
-pub const AFTER_DIR: &str = "after";
+use tcpwhy_hoststate as bundle;
+use tcpwhy_hoststate::{AFTER_DIR, BUNDLE_VERSION};
 /// Largest output kept from one command or file: `ss` on a proxy with 100 000 sockets is
 /// ~40 MB; a bundle should stay small enough to attach to a ticket.
 const MAX_INPUT_BYTES: usize = 64 << 20;
-/// Most files copied from /proc/sys/net when `sysctl` is missing (Linux 6.18 has ~1 400
-/// per namespace with a few interfaces; a host with thousands of interfaces has more).
-const MAX_PROC_SYS_FILES: usize = 20_000;
-/// Most receive queues whose rps_cpus is copied (interfaces × queues).
-const MAX_RPS_FILES: usize = 4_096;
+use tcpwhy_hoststate::bundle::{MAX_PROC_SYS_FILES, MAX_RPS_FILES};
 
 /// Where one input comes from.
 #[derive(Clone, Copy)]
@@ -33,56 +27,56 @@ enum Source {
 struct Input {
     file: &'static str,
     source: Source,
-    /// Part of the counters that `--interval` / `--after` snapshots twice.
+    /// Part of the second snapshot (`--interval` / `--after`): bundle::AFTER_FILES.
     counter: bool,
 }
 
 /// Every input, in the order they are read (and listed in the manifest).
 const INPUTS: &[Input] = &[
     Input {
-        file: "sysctl.txt",
+        file: bundle::SYSCTL,
         source: Source::Command(&["sysctl", "-a"]),
         counter: false,
     },
     Input {
-        file: "sockstat.txt",
+        file: bundle::SOCKSTAT,
         source: Source::File("/proc/net/sockstat"),
         counter: true,
     },
     Input {
-        file: "sockstat6.txt",
+        file: bundle::SOCKSTAT6,
         source: Source::File("/proc/net/sockstat6"),
         counter: true,
     },
     Input {
-        file: "netstat.txt",
+        file: bundle::NETSTAT,
         source: Source::File("/proc/net/netstat"),
         counter: true,
     },
     Input {
-        file: "snmp.txt",
+        file: bundle::SNMP,
         source: Source::File("/proc/net/snmp"),
         counter: true,
     },
     // -a absolute values, -s do not update nstat's history file (another user's deltas),
     // -z zero counters too (a counter absent from one snapshot is not a zero).
     Input {
-        file: "nstat.txt",
+        file: bundle::NSTAT,
         source: Source::Command(&["nstat", "-asz"]),
         counter: true,
     },
     Input {
-        file: "ss.txt",
+        file: bundle::SS,
         source: Source::Command(&["ss", "-tinmO"]),
-        counter: false,
+        counter: true,
     },
     Input {
-        file: "tcp_metrics.txt",
+        file: bundle::TCP_METRICS,
         source: Source::Command(&["ip", "tcp_metrics", "show"]),
         counter: false,
     },
     Input {
-        file: "ip-link.txt",
+        file: bundle::IP_LINK,
         source: Source::Command(&["ip", "-d", "link", "show"]),
         counter: false,
     },
@@ -218,7 +212,7 @@ fn collect_one(dir: &Path, input: &Input, root: bool) -> Collected {
         }
         Err(e) => (Err(e), None),
     };
-    if input.file == "ss.txt" && !root && outcome.is_ok() {
+    if input.file == bundle::SS && !root && outcome.is_ok() {
         note.get_or_insert_with(|| "not root: ss shows only this user's sockets' memory".into());
     }
     Collected {
@@ -232,7 +226,7 @@ fn collect_one(dir: &Path, input: &Input, root: bool) -> Collected {
 /// Copies /proc/sys/net into `dir/proc-sys-net/` (when `sysctl` is missing).
 fn copy_proc_sys_net(dir: &Path) -> Collected {
     let root = Path::new("/proc/sys/net");
-    let dest = dir.join("proc-sys-net");
+    let dest = dir.join(bundle::PROC_SYS_NET);
     let mut stack = vec![PathBuf::new()];
     let (mut files, mut bytes, mut unreadable) = (0usize, 0u64, 0usize);
     while let Some(rel) = stack.pop() {
@@ -268,7 +262,7 @@ fn copy_proc_sys_net(dir: &Path) -> Collected {
         note += &format!(", stopped at {MAX_PROC_SYS_FILES}");
     }
     Collected {
-        file: "proc-sys-net/".into(),
+        file: format!("{}/", bundle::PROC_SYS_NET),
         source: root.display().to_string(),
         outcome: if files == 0 {
             Err(format!("nothing readable under {}", root.display()))
@@ -288,7 +282,7 @@ fn copy_rps(dir: &Path) -> Collected {
         Ok(d) => d,
         Err(e) => {
             return Collected {
-                file: "rps/".into(),
+                file: format!("{}/", bundle::RPS_DIR),
                 source: "/sys/class/net/*/queues/rx-*/rps_cpus".into(),
                 outcome: Err(describe_io(net, &e)),
                 note: None,
@@ -311,7 +305,7 @@ fn copy_rps(dir: &Path) -> Collected {
                 break 'outer;
             }
             if let Ok(b) = std::fs::read(queues.join(&qname).join("rps_cpus")) {
-                let d = dir.join("rps").join(&iface);
+                let d = dir.join(bundle::RPS_DIR).join(&iface);
                 if std::fs::create_dir_all(&d).is_ok() && std::fs::write(d.join(&qname), &b).is_ok()
                 {
                     copied += 1;
@@ -321,7 +315,7 @@ fn copy_rps(dir: &Path) -> Collected {
         }
     }
     Collected {
-        file: "rps/".into(),
+        file: format!("{}/", bundle::RPS_DIR),
         source: "/sys/class/net/*/queues/rx-*/rps_cpus".into(),
         outcome: if copied == 0 {
             Err("no receive queue has an rps_cpus file (kernel without CONFIG_RPS?)".into())
@@ -376,7 +370,7 @@ fn inputs_json(c: &[Collected]) -> serde_json::Value {
 }
 
 fn write_manifest(dir: &Path, m: &serde_json::Value) -> Result<(), String> {
-    let path = dir.join("manifest.json");
+    let path = dir.join(bundle::MANIFEST);
     let text = serde_json::to_string_pretty(m).map_err(|e| e.to_string())?;
     std::fs::write(&path, text + "\n").map_err(|e| format!("writing {}: {e}", path.display()))
 }
@@ -389,7 +383,7 @@ pub fn collect(dir: &Path) -> Result<Vec<Collected>, String> {
     let mut done = Vec::new();
     for input in INPUTS {
         let c = collect_one(dir, input, root);
-        let sysctl_missing = input.file == "sysctl.txt" && c.outcome.is_err();
+        let sysctl_missing = input.file == bundle::SYSCTL && c.outcome.is_err();
         done.push(c);
         if sysctl_missing {
             done.push(copy_proc_sys_net(dir));
@@ -413,7 +407,7 @@ pub fn collect(dir: &Path) -> Result<Vec<Collected>, String> {
 /// Reads the counter inputs again into `dir/after/` and records the second time in the
 /// manifest (which must exist: the first snapshot comes first).
 pub fn collect_after(dir: &Path) -> Result<Vec<Collected>, String> {
-    let mpath = dir.join("manifest.json");
+    let mpath = dir.join(bundle::MANIFEST);
     let text = std::fs::read_to_string(&mpath).map_err(|e| {
         format!(
             "{}: {e} (run `tcpwhy collect -o {}` first; --after adds the second snapshot)",

@@ -132,7 +132,10 @@ fn new_connection_per_request_pays_slow_start_and_a_handshake_from_both_ends() {
         assert_eq!(sl.len(), 1, "{side}");
         assert_eq!(sl[0].stream, 0);
         assert_eq!(frames(sl[0]), [1, 972], "{side}: the two SYNs");
-        assert_eq!(sl[0].connections, 1, "{side}: only the second could have been reused");
+        assert_eq!(
+            sl[0].connections, 1,
+            "{side}: only the second could have been reused"
+        );
         assert!(
             near(sl[0].cost_ms, connect[1], 0.25),
             "{side}: {}",

@@ -451,7 +451,10 @@ fn slow_start_after_idle(h: &HostView) -> Option<HostFinding> {
     let live: Vec<&LiveSocket> = h.sockets.iter().filter(|s| s.state == "ESTAB").collect();
     let honouring = live
         .iter()
-        .filter(|s| s.cc.as_deref().is_some_and(|c| !exempt_from_idle_restart(c)))
+        .filter(|s| {
+            s.cc.as_deref()
+                .is_some_and(|c| !exempt_from_idle_restart(c))
+        })
         .count();
     let default_honours = default.is_some_and(|c| !exempt_from_idle_restart(c));
     if !default_honours && honouring == 0 {
@@ -566,7 +569,13 @@ fn tcp_mem_pressure(h: &HostView) -> Option<HostFinding> {
     let mut why = String::new();
     let mut values = Vec::new();
     if let (Some(m), Some(u)) = (&mem, used) {
-        let pct = |t: u64| if t == 0 { 0.0 } else { u as f64 * 100.0 / t as f64 };
+        let pct = |t: u64| {
+            if t == 0 {
+                0.0
+            } else {
+                u as f64 * 100.0 / t as f64
+            }
+        };
         why += &format!(
             "TCP memory in use on {} is {u} pages ({} MiB): {:.0} % of tcp_mem low ({}), \
              {:.0} % of pressure ({}), {:.0} % of high ({}).",
@@ -667,12 +676,16 @@ fn buffer_below_bdp(h: &HostView) -> Option<HostFinding> {
         let snd = s.sndbuf_limited_share().unwrap_or(0.0);
         let rcv = s.rwnd_limited_share().unwrap_or(0.0);
         let reason = match (bdp, wmax, rmax) {
-            (Some(b), Some(w), _) if b > w => {
-                Some(format!("BDP {} KiB > tcp_wmem max {} KiB", b >> 10, w >> 10))
-            }
-            (Some(b), _, Some(r)) if b > r => {
-                Some(format!("BDP {} KiB > tcp_rmem max {} KiB", b >> 10, r >> 10))
-            }
+            (Some(b), Some(w), _) if b > w => Some(format!(
+                "BDP {} KiB > tcp_wmem max {} KiB",
+                b >> 10,
+                w >> 10
+            )),
+            (Some(b), _, Some(r)) if b > r => Some(format!(
+                "BDP {} KiB > tcp_rmem max {} KiB",
+                b >> 10,
+                r >> 10
+            )),
             _ => None,
         }
         .or_else(|| {
@@ -698,13 +711,20 @@ fn buffer_below_bdp(h: &HostView) -> Option<HostFinding> {
     if hits.is_empty() {
         return None;
     }
-    let mut values: Vec<HostValue> = ["net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max", "net.core.wmem_max"]
-        .iter()
-        .filter_map(|k| sysctl_value(h, k))
-        .collect();
+    let mut values: Vec<HostValue> = [
+        "net.ipv4.tcp_rmem",
+        "net.ipv4.tcp_wmem",
+        "net.core.rmem_max",
+        "net.core.wmem_max",
+    ]
+    .iter()
+    .filter_map(|k| sysctl_value(h, k))
+    .collect();
     let mut named = Vec::new();
     for (s, r) in hits.iter().take(MAX_NAMED) {
-        let rate = s.delivery_rate_bps.map_or("?".into(), |b| format!("{:.1} Mbit/s", b as f64 / 1e6));
+        let rate = s
+            .delivery_rate_bps
+            .map_or("?".into(), |b| format!("{:.1} Mbit/s", b as f64 / 1e6));
         let rtt = s.rtt_ms.map_or("?".into(), |r| format!("{r:.1} ms"));
         named.push(format!("{} → {} ({rate} × {rtt}: {r})", s.local, s.peer));
         values.push(HostValue {
@@ -797,7 +817,9 @@ fn counter_confidence(c: Count, strong: bool) -> Confidence {
 
 fn since_boot_note(c: Count) -> &'static str {
     match c {
-        Count::Total(_) => " These are totals since boot: run with --interval to see whether it happens now.",
+        Count::Total(_) => {
+            " These are totals since boot: run with --interval to see whether it happens now."
+        }
         Count::Delta(_) => "",
     }
 }
@@ -814,10 +836,15 @@ fn spurious_retransmissions(h: &HostView) -> Option<HostFinding> {
     if share < SPURIOUS_SHARE_MIN {
         return None;
     }
-    let values = ["TcpRetransSegs", "TcpExtTCPDSACKRecv", "TcpExtTCPSpuriousRTOs", "TcpExtTCPFastRetrans"]
-        .iter()
-        .filter_map(|k| counter_value(h, k))
-        .collect();
+    let values = [
+        "TcpRetransSegs",
+        "TcpExtTCPDSACKRecv",
+        "TcpExtTCPSpuriousRTOs",
+        "TcpExtTCPFastRetrans",
+    ]
+    .iter()
+    .filter_map(|k| counter_value(h, k))
+    .collect();
     Some(HostFinding {
         id: HostFindingId::SpuriousRetransmissions,
         explanation: format!(
@@ -858,12 +885,18 @@ fn tail_loss_probes(h: &HostView) -> Option<HostFinding> {
         return None;
     }
     let recovered = h.counter("TcpExtTCPLossProbeRecovery").map_or(0, Count::n);
-    let mut values: Vec<HostValue> = ["TcpExtTCPLossProbes", "TcpExtTCPLossProbeRecovery", "TcpOutSegs"]
-        .iter()
-        .filter_map(|k| counter_value(h, k))
-        .collect();
+    let mut values: Vec<HostValue> = [
+        "TcpExtTCPLossProbes",
+        "TcpExtTCPLossProbeRecovery",
+        "TcpOutSegs",
+    ]
+    .iter()
+    .filter_map(|k| counter_value(h, k))
+    .collect();
     values.extend(sysctl_value(h, "net.ipv4.tcp_early_retrans"));
-    let tlp_on = h.get_u64("net.ipv4.tcp_early_retrans").is_none_or(|v| v >= 3);
+    let tlp_on = h
+        .get_u64("net.ipv4.tcp_early_retrans")
+        .is_none_or(|v| v >= 3);
     Some(HostFinding {
         id: HostFindingId::TailLossProbes,
         explanation: format!(
@@ -890,7 +923,11 @@ fn tail_loss_probes(h: &HostView) -> Option<HostFinding> {
 }
 
 fn reordering(h: &HostView) -> Option<HostFinding> {
-    let names = ["TcpExtTCPSACKReorder", "TcpExtTCPTSReorder", "TcpExtTCPRenoReorder"];
+    let names = [
+        "TcpExtTCPSACKReorder",
+        "TcpExtTCPTSReorder",
+        "TcpExtTCPRenoReorder",
+    ];
     let counts: Vec<Count> = names.iter().filter_map(|n| h.counter(n)).collect();
     let first = *counts.first()?;
     let n: u64 = counts.iter().map(|c| c.n()).sum();
@@ -930,7 +967,10 @@ fn reordering(h: &HostView) -> Option<HostFinding> {
         }
     }
     why += since_boot_note(first);
-    fix.push("sysctl -w net.ipv4.tcp_reordering=9 (tolerate more reordering before a fast retransmit)".into());
+    fix.push(
+        "sysctl -w net.ipv4.tcp_reordering=9 (tolerate more reordering before a fast retransmit)"
+            .into(),
+    );
     fix.push("find the reordering element (multipath/ECMP, bonding, a veth without RPS)".into());
     Some(HostFinding {
         id: HostFindingId::Reordering,
@@ -1021,9 +1061,15 @@ fn side_of(h: &HostView, ends: &[Endpoint; 2]) -> BundleSide {
 fn deciding_side(id: FindingId) -> Option<BundleSide> {
     use FindingId::*;
     match id {
-        SlowStartRestartAfterIdle | SlowStartEarlyExit | SlowStartNewConnection
-        | SndbufLimited | LossTailLossProbe | LossFastRetransmit | LossRto
-        | RetransmitSpurious | Reordering => Some(BundleSide::Server),
+        SlowStartRestartAfterIdle
+        | SlowStartEarlyExit
+        | SlowStartNewConnection
+        | SndbufLimited
+        | LossTailLossProbe
+        | LossFastRetransmit
+        | LossRto
+        | RetransmitSpurious
+        | Reordering => Some(BundleSide::Server),
         RwndLimited | RwndNotGrowing | RwndZeroWindow => Some(BundleSide::Client),
         // Either side may have turned it off.
         RwndNoWindowScaling => None,
@@ -1121,16 +1167,31 @@ fn host_of(side: BundleSide) -> Host {
 
 /// The verdict on one finding from the host that decides it.
 fn judge(f: &Finding, h: &HostView, side: BundleSide) -> (Relation, String, Option<Fix>) {
+    let own = if side == BundleSide::Server {
+        f.endpoints[1]
+    } else {
+        f.endpoints[0]
+    };
     let on = |action: String| {
         Some(Fix {
             host: host_of(side),
-            action: format!("{action} on {}", h.label()),
+            action: format!("{action} on {} ({})", own.addr, h.label()),
         })
     };
     let socket = h
         .sockets
         .iter()
         .find(|s| s.is_conn(&f.endpoints[0], &f.endpoints[1]));
+    // Without this connection in ss (it closed before the bundle was written), another
+    // established connection on the same local address and port is the same application
+    // with the same socket options (TCP_CONGESTION, SO_SNDBUF …).
+    let sibling = socket.or_else(|| {
+        h.sockets.iter().find(|s| {
+            s.state == "ESTAB"
+                && s.local_addr() == Some(unmap(own.addr))
+                && LiveSocket::port(&s.local) == Some(own.port)
+        })
+    });
     let peer = if side == BundleSide::Server {
         f.endpoints[0].addr
     } else {
@@ -1138,9 +1199,10 @@ fn judge(f: &Finding, h: &HostView, side: BundleSide) -> (Relation, String, Opti
     };
     match f.id {
         FindingId::SlowStartRestartAfterIdle => {
-            let (cc, whose) = match socket.and_then(|s| s.cc.as_deref()) {
-                Some(c) => (Some(c), "the connection's socket (ss)"),
-                None => (h.default_cc(), "the default (no live socket for this connection in ss)"),
+            let (cc, whose) = match (socket.and_then(|s| s.cc.as_deref()), sibling.and_then(|s| s.cc.as_deref())) {
+                (Some(c), _) => (Some(c), "the connection's socket in ss".to_string()),
+                (None, Some(c)) => (Some(c), format!("ss: another connection on {own}")),
+                _ => (h.default_cc(), "net.ipv4.tcp_congestion_control; ss shows no connection on this port, and an application may choose its own".to_string()),
             };
             let ssai = h.get_u64("net.ipv4.tcp_slow_start_after_idle");
             match (ssai, cc) {
@@ -1205,9 +1267,9 @@ fn judge(f: &Finding, h: &HostView, side: BundleSide) -> (Relation, String, Opti
                     on(m.fix[0].clone()),
                 );
             }
-            buffer_judgement(f, h, socket, BufferKind::Receive, on)
+            buffer_judgement(f, h, socket.or(sibling), BufferKind::Receive, on)
         }
-        FindingId::SndbufLimited => buffer_judgement(f, h, socket, BufferKind::Send, on),
+        FindingId::SndbufLimited => buffer_judgement(f, h, socket.or(sibling), BufferKind::Send, on),
         FindingId::LossTailLossProbe => counter_judgement(
             h,
             &["TcpExtTCPLossProbes"],
@@ -1298,7 +1360,9 @@ fn counter_judgement(
         .iter()
         .map(|(n, c)| format!("{n} {}", count_text(h, *c)))
         .collect();
-    let rising = counts.iter().any(|(_, c)| matches!(c, Count::Delta(n) if *n > 0));
+    let rising = counts
+        .iter()
+        .any(|(_, c)| matches!(c, Count::Delta(n) if *n > 0));
     let any = counts.iter().any(|(_, c)| c.n() > 0);
     match (h.deltas.is_some(), rising, any) {
         (true, true, _) => (Relation::Confirms, text.join(", "), fix),
@@ -1309,7 +1373,10 @@ fn counter_judgement(
         ),
         (false, _, true) => (
             Relation::Silent,
-            format!("{} (totals since boot, not proof for this capture: collect with --interval)", text.join(", ")),
+            format!(
+                "{} (totals since boot, not proof for this capture: collect with --interval)",
+                text.join(", ")
+            ),
             None,
         ),
         (false, _, false) => (
@@ -1317,5 +1384,157 @@ fn counter_judgement(
             format!("{} since boot", text.join(", ")),
             None,
         ),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// From a parsed bundle.
+
+impl HostView {
+    /// Gathers what the rules read from a parsed bundle. Live sockets come from the
+    /// latest snapshot that shows established ones; counters from the latest snapshot,
+    /// with deltas when there are two.
+    pub fn from_state(hs: &tcpwhy_hoststate::HostState) -> HostView {
+        use std::collections::BTreeMap;
+        let m = hs.manifest.as_ref();
+        let latest = hs.after.as_ref().unwrap_or(&hs.before);
+        let sockstat_tcp = latest
+            .sockstat
+            .as_ref()
+            .or(hs.before.sockstat.as_ref())
+            .and_then(|s| s.protocols.get("TCP").cloned())
+            .unwrap_or_default();
+        let counters = latest
+            .counters
+            .as_ref()
+            .or(hs.before.counters.as_ref())
+            .map(|c| c.values.clone())
+            .unwrap_or_default();
+        let interval_s = m.and_then(|m| m.interval_ms()).map(|ms| ms as f64 / 1e3);
+        // A counter that went down (reboot, namespace re-created) has no meaningful delta.
+        let deltas = hs.counter_deltas().map(|d| {
+            d.deltas
+                .into_iter()
+                .filter_map(|(k, v)| u64::try_from(v).ok().map(|v| (k, v)))
+                .collect::<BTreeMap<_, _>>()
+        });
+        let established = |snap: &tcpwhy_hoststate::Snapshot| {
+            snap.ss
+                .as_ref()
+                .is_some_and(|ss| ss.sockets().any(|s| s.state.as_deref() == Some("ESTAB")))
+        };
+        let ss_snap = hs
+            .after
+            .as_ref()
+            .filter(|a| established(a))
+            .unwrap_or(&hs.before);
+        let sockets: Vec<LiveSocket> = ss_snap
+            .ss
+            .as_ref()
+            .map(|ss| {
+                ss.sockets()
+                    .take(MAX_SOCKET_ROWS * 8)
+                    .map(live_socket)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let metrics = hs
+            .tcp_metrics
+            .as_ref()
+            .map(|t| {
+                t.entries
+                    .iter()
+                    .filter_map(|e| {
+                        Some(MetricsEntry {
+                            addr: unmap(e.peer.parse().ok()?),
+                            ssthresh: e.ssthresh.map(u64::from),
+                            cwnd: e.cwnd.map(u64::from),
+                            rtt_us: e.rtt_us,
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        // The address this host used towards each cached peer is its own.
+        let mut addresses: Vec<IpAddr> = Vec::new();
+        if let Some(t) = &hs.tcp_metrics {
+            for e in &t.entries {
+                if let Some(a) = e.source.as_deref().and_then(|s| s.parse().ok()) {
+                    let a = unmap(a);
+                    if !addresses.contains(&a) && addresses.len() < MAX_NAMED * 8 {
+                        addresses.push(a);
+                    }
+                }
+            }
+        }
+        let veth_without_rps = hs
+            .links
+            .as_ref()
+            .map(|l| {
+                l.links
+                    .iter()
+                    .filter(|l| l.kind.as_deref() == Some("veth"))
+                    .filter(|l| {
+                        let qs: Vec<_> = hs.rps.iter().filter(|q| q.iface == l.name).collect();
+                        !qs.is_empty() && qs.iter().all(|q| !q.mask.enabled())
+                    })
+                    .map(|l| l.name.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut unread = Vec::new();
+        if let Some(m) = m {
+            for (prefix, inputs) in [("", &m.inputs), ("after/", &m.after_inputs)] {
+                for (file, i) in inputs {
+                    if i.status.as_deref() != Some("ok") {
+                        unread.push(format!(
+                            "{prefix}{file} ({}): {}",
+                            i.source.as_deref().unwrap_or("?"),
+                            i.reason.as_deref().unwrap_or("not collected")
+                        ));
+                    }
+                }
+            }
+        }
+        HostView {
+            hostname: m.and_then(|m| m.hostname.clone()),
+            kernel: m.and_then(|m| m.kernel.clone()),
+            interval_s,
+            sysctl: hs
+                .sysctl
+                .as_ref()
+                .map(|s| s.values.clone())
+                .unwrap_or_default(),
+            sockstat_tcp,
+            counters,
+            deltas,
+            sockets,
+            metrics,
+            veth_without_rps,
+            addresses,
+            unread,
+        }
+    }
+}
+
+fn live_socket(s: &tcpwhy_hoststate::SsSocket) -> LiveSocket {
+    let i = &s.info;
+    LiveSocket {
+        state: s.state.clone().unwrap_or_default(),
+        local: s.local.clone(),
+        peer: s.peer.clone(),
+        cc: i.cc.clone(),
+        cwnd: i.cwnd,
+        ssthresh: i.ssthresh,
+        mss: i.mss,
+        rtt_ms: i.rtt_ms,
+        delivery_rate_bps: i.delivery_rate_bps,
+        busy_ms: i.busy_ms,
+        rwnd_limited_ms: i.rwnd_limited_ms,
+        sndbuf_limited_ms: i.sndbuf_limited_ms,
+        app_limited: i.app_limited,
+        rcvbuf: i.skmem.and_then(|m| m.rcvbuf),
+        sndbuf: i.skmem.and_then(|m| m.sndbuf),
+        retrans_total: i.retrans_total,
     }
 }

@@ -14,6 +14,8 @@ pub struct AnalyzeReport {
     pub findings: Vec<Finding>,
     /// `(stream, exchanges)` when `--exchanges` was given.
     pub exchanges: Option<Vec<(u64, Vec<Exchange>)>>,
+    /// `(bundle directory, join)` when `--host` was given.
+    pub host: Option<(String, tcpwhy_detect::host::HostJoin)>,
 }
 
 /// How many findings the verdict names.
@@ -128,6 +130,9 @@ pub fn render_text(reports: &[AnalyzeReport]) -> String {
                 }
             }
         }
+        if let Some((dir, j)) = &r.host {
+            out.push_str(&crate::host::render_join_text(j, dir));
+        }
         out.push('\n');
         out.push_str(&footer(&r.file));
     }
@@ -135,7 +140,7 @@ pub fn render_text(reports: &[AnalyzeReport]) -> String {
 }
 
 /// Wraps prose at 88 columns with an indent.
-fn wrap(text: &str, indent: &str) -> String {
+pub(crate) fn wrap(text: &str, indent: &str) -> String {
     const WIDTH: usize = 88;
     let mut out = String::new();
     let mut line = String::from(indent);
@@ -174,6 +179,8 @@ struct JsonFile<'a> {
     findings: Vec<JsonFinding<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     exchanges: Option<Vec<JsonExchange>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    host: Option<crate::host::JsonJoin<'a>>,
 }
 
 #[derive(Serialize)]
@@ -287,6 +294,10 @@ pub fn write_json(reports: &[AnalyzeReport], out: &mut impl std::io::Write) -> s
                         })
                         .collect()
                 }),
+                host: r
+                    .host
+                    .as_ref()
+                    .map(|(dir, j)| crate::host::join_json(j, dir)),
             })
             .collect(),
     };
