@@ -31,13 +31,11 @@ pub fn collect(lab: &Lab, side: Side, exe: &Path, dir: &Path, after: bool) -> Re
     lab.exec_in(side, &cmd).map(|_| ())
 }
 
-/// Replaces `dir/ss.txt` with the last sample of the sampler's raw file (`# t_ms=…`
-/// headers, then `ss -tinmHO` lines) that shows an established connection to or from
-/// `port`, and records where it came from in the manifest.
-pub fn ss_from_samples(dir: &Path, raw: &Path, port: u16) -> Result<(), String> {
-    let text = std::fs::read_to_string(raw).map_err(|e| format!("{}: {e}", raw.display()))?;
+/// The last sample of the sampler's raw file (`# t_ms=…` headers, then `ss -tinmHO`
+/// lines) that shows an established connection to or from `port`: (header, lines).
+pub fn last_sample_with(raw: &Path, port: u16) -> Option<(String, String)> {
+    let text = std::fs::read_to_string(raw).ok()?;
     let needle = format!(":{port} ");
-    // Samples in order: (header, body).
     let mut samples: Vec<(&str, String)> = Vec::new();
     for line in text.lines() {
         if let Some(h) = line.strip_prefix("# ") {
@@ -47,23 +45,29 @@ pub fn ss_from_samples(dir: &Path, raw: &Path, port: u16) -> Result<(), String> 
             body.push('\n');
         }
     }
-    let best = samples.into_iter().rev().find(|(_, body)| {
-        body.lines()
-            .any(|l| l.starts_with("ESTAB") && l.contains(&needle))
-    });
-    let Some((header, body)) = best else {
-        return Ok(());
-    };
-    std::fs::write(dir.join("ss.txt"), &body).map_err(|e| format!("ss.txt: {e}"))?;
+    samples
+        .into_iter()
+        .rev()
+        .find(|(_, body)| {
+            body.lines()
+                .any(|l| l.starts_with("ESTAB") && l.contains(&needle))
+        })
+        .map(|(h, b)| (h.to_string(), b))
+}
+
+/// Replaces the bundle file `file` with `text` (state read while or after the workload
+/// ran, when the bundle's own reading came before it) and says so in the manifest.
+pub fn replace(dir: &Path, file: &str, text: &str, source: &str, note: &str) -> Result<(), String> {
+    std::fs::write(dir.join(file), text).map_err(|e| format!("{file}: {e}"))?;
     let mpath = dir.join("manifest.json");
     let mtext = std::fs::read_to_string(&mpath).map_err(|e| format!("{}: {e}", mpath.display()))?;
     let mut m: serde_json::Value =
         serde_json::from_str(&mtext).map_err(|e| format!("{}: {e}", mpath.display()))?;
-    m["inputs"]["ss.txt"] = serde_json::json!({
-        "source": "ss -tinmHO",
+    m["inputs"][file] = serde_json::json!({
+        "source": source,
         "status": "ok",
-        "bytes": body.len(),
-        "note": format!("tcpwhy-lab: the last sample ({header}) that showed the workload's connection established, from truth/{}", raw.file_name().map(|f| f.to_string_lossy()).unwrap_or_default()),
+        "bytes": text.len(),
+        "note": format!("tcpwhy-lab: {note}"),
     });
     let out = serde_json::to_string_pretty(&m).map_err(|e| e.to_string())?;
     std::fs::write(&mpath, out + "\n").map_err(|e| format!("{}: {e}", mpath.display()))

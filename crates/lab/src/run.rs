@@ -352,9 +352,28 @@ fn run_one(s: &Scenario, out: &Path, args: &RunArgs) -> Result<Verdict, String> 
     for &(side, label) in &bundle_sides {
         if let Some(exe) = &tcpwhy {
             let d = bundle::dir(&tdir, label);
-            let r = bundle::collect(&lab, side, exe, &d, true).and_then(|_| {
-                bundle::ss_from_samples(&d, &f(&format!("ss-{label}.txt")), scenario::PORT)
-            });
+            let raw = format!("ss-{label}.txt");
+            let metrics = if side == Side::Client { &metrics_c } else { &metrics_s };
+            let r = bundle::collect(&lab, side, exe, &d, true)
+                .and_then(|_| match bundle::last_sample_with(&f(&raw), scenario::PORT) {
+                    Some((when, text)) => bundle::replace(
+                        &d,
+                        "ss.txt",
+                        &text,
+                        "ss -tinmHO",
+                        &format!("the last sample ({when}) that showed the workload's connection established, from truth/{raw}"),
+                    ),
+                    None => Ok(()),
+                })
+                .and_then(|_| {
+                    bundle::replace(
+                        &d,
+                        "tcp_metrics.txt",
+                        metrics,
+                        "ip tcp_metrics show",
+                        "read after the workload (the cache fills when connections close)",
+                    )
+                });
             if let Err(e) = r {
                 notes.push(format!("host bundle ({label}): {e}"));
             }
