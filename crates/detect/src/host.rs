@@ -50,7 +50,9 @@ pub const EVENTS_PER_SEGMENT_MIN: f64 = 1e-3;
 /// Share of retransmitted segments proven unnecessary (D-SACK received, spurious RTO)
 /// from which spurious retransmissions are a pattern rather than noise.
 pub const SPURIOUS_SHARE_MIN: f64 = 0.10;
-/// Fewest events before a counter rule fires at all (one TLP or one D-SACK is noise).
+/// Fewest events since boot before a counter rule fires on one snapshot (a host that
+/// has run for months has a few of everything). Between two snapshots one is enough: it
+/// happened while the problem was being looked at.
 pub const COUNTER_EVENTS_MIN: u64 = 3;
 /// Linux's page size for `tcp_mem` and sockstat "mem" (4 KiB on x86-64 and most arm64).
 pub const PAGE_BYTES: u64 = 4096;
@@ -282,6 +284,13 @@ impl Count {
     fn n(self) -> u64 {
         match self {
             Count::Delta(n) | Count::Total(n) => n,
+        }
+    }
+    /// Whether `n` events of this kind are worth a rule (see [`COUNTER_EVENTS_MIN`]).
+    fn enough(self, n: u64) -> bool {
+        match self {
+            Count::Delta(_) => n >= 1,
+            Count::Total(_) => n >= COUNTER_EVENTS_MIN,
         }
     }
 }
@@ -829,7 +838,7 @@ fn spurious_retransmissions(h: &HostView) -> Option<HostFinding> {
     let dsack = h.counter("TcpExtTCPDSACKRecv");
     let rtos = h.counter("TcpExtTCPSpuriousRTOs");
     let spurious = dsack.map_or(0, Count::n) + rtos.map_or(0, Count::n);
-    if retrans.n() == 0 || spurious < COUNTER_EVENTS_MIN {
+    if retrans.n() == 0 || !retrans.enough(spurious) {
         return None;
     }
     let share = spurious as f64 / retrans.n() as f64;
@@ -877,7 +886,7 @@ fn per_segment(h: &HostView, n: u64) -> Option<f64> {
 
 fn tail_loss_probes(h: &HostView) -> Option<HostFinding> {
     let probes = h.counter("TcpExtTCPLossProbes")?;
-    if probes.n() < COUNTER_EVENTS_MIN {
+    if !probes.enough(probes.n()) {
         return None;
     }
     let rate = per_segment(h, probes.n())?;
@@ -931,7 +940,7 @@ fn reordering(h: &HostView) -> Option<HostFinding> {
     let counts: Vec<Count> = names.iter().filter_map(|n| h.counter(n)).collect();
     let first = *counts.first()?;
     let n: u64 = counts.iter().map(|c| c.n()).sum();
-    if n < COUNTER_EVENTS_MIN || per_segment(h, n)? < EVENTS_PER_SEGMENT_MIN {
+    if !first.enough(n) || per_segment(h, n)? < EVENTS_PER_SEGMENT_MIN {
         return None;
     }
     let mut values: Vec<HostValue> = names
@@ -950,9 +959,9 @@ fn reordering(h: &HostView) -> Option<HostFinding> {
     let mut fix = Vec::new();
     if !h.veth_without_rps.is_empty() {
         why += &format!(
-            " veth interface(s) without Receive Packet Steering: {} — a container's packets \
-             are queued on whichever CPU the sender runs on and processed out of order \
-             (seed 03).",
+            " veth interface(s) without Receive Packet Steering: {} — if the reordering is \
+             on them, a container's packets are queued on whichever CPU the sender runs on \
+             and processed out of order (seed 03).",
             h.veth_without_rps.join(", ")
         );
         for v in h.veth_without_rps.iter().take(MAX_NAMED) {
@@ -976,7 +985,11 @@ fn reordering(h: &HostView) -> Option<HostFinding> {
         id: HostFindingId::Reordering,
         explanation: why,
         fix,
-        confidence: counter_confidence(first, !h.veth_without_rps.is_empty()),
+        // RPS is off on veth by default, so its absence is a lead, not proof.
+        confidence: counter_confidence(
+            first,
+            per_segment(h, n).unwrap_or(0.0) >= 10.0 * EVENTS_PER_SEGMENT_MIN,
+        ),
         values,
     })
 }

@@ -353,7 +353,11 @@ fn run_one(s: &Scenario, out: &Path, args: &RunArgs) -> Result<Verdict, String> 
         if let Some(exe) = &tcpwhy {
             let d = bundle::dir(&tdir, label);
             let raw = format!("ss-{label}.txt");
-            let metrics = if side == Side::Client { &metrics_c } else { &metrics_s };
+            let metrics = if side == Side::Client {
+                &metrics_c
+            } else {
+                &metrics_s
+            };
             let r = bundle::collect(&lab, side, exe, &d, true)
                 .and_then(|_| match bundle::last_sample_with(&f(&raw), scenario::PORT) {
                     Some((when, text)) => bundle::replace(
