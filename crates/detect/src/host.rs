@@ -589,7 +589,7 @@ fn tcp_mem_pressure(h: &HostView) -> Option<HostFinding> {
             "TCP memory in use on {} is {u} pages ({} MiB): {:.0} % of tcp_mem low ({}), \
              {:.0} % of pressure ({}), {:.0} % of high ({}).",
             h.label(),
-            u * PAGE_BYTES >> 20,
+            u.saturating_mul(PAGE_BYTES) >> 20,
             pct(m[0]),
             m[0],
             pct(m[1]),
@@ -756,7 +756,8 @@ fn buffer_below_bdp(h: &HostView) -> Option<HostFinding> {
         .max(rmax.unwrap_or(0))
         .max(wmax.unwrap_or(0))
         .max(1 << 20)
-        .next_power_of_two();
+        .checked_next_power_of_two()
+        .unwrap_or(u64::MAX);
     Some(HostFinding {
         id: HostFindingId::BufferBelowBdp,
         explanation: format!(
@@ -837,7 +838,9 @@ fn spurious_retransmissions(h: &HostView) -> Option<HostFinding> {
     let retrans = h.counter("TcpRetransSegs")?;
     let dsack = h.counter("TcpExtTCPDSACKRecv");
     let rtos = h.counter("TcpExtTCPSpuriousRTOs");
-    let spurious = dsack.map_or(0, Count::n) + rtos.map_or(0, Count::n);
+    let spurious = dsack
+        .map_or(0, Count::n)
+        .saturating_add(rtos.map_or(0, Count::n));
     if retrans.n() == 0 || !retrans.enough(spurious) {
         return None;
     }
@@ -939,7 +942,7 @@ fn reordering(h: &HostView) -> Option<HostFinding> {
     ];
     let counts: Vec<Count> = names.iter().filter_map(|n| h.counter(n)).collect();
     let first = *counts.first()?;
-    let n: u64 = counts.iter().map(|c| c.n()).sum();
+    let n = counts.iter().fold(0u64, |a, c| a.saturating_add(c.n()));
     if !first.enough(n) || per_segment(h, n)? < EVENTS_PER_SEGMENT_MIN {
         return None;
     }
@@ -1336,7 +1339,10 @@ fn buffer_judgement(
         (_, Some(b)) if b > max => (
             Relation::Confirms,
             format!("the connection's bandwidth-delay product ({} KiB, ss) is above the {key} maximum ({} KiB)", b >> 10, max >> 10),
-            on(format!("sysctl -w {key}=\"4096 131072 {}\"", (b * 2).next_power_of_two())),
+            on(format!(
+                "sysctl -w {key}=\"4096 131072 {}\"",
+                b.saturating_mul(2).checked_next_power_of_two().unwrap_or(u64::MAX)
+            )),
         ),
         (Some(b), _) if b < max / 2 => (
             Relation::Confirms,
