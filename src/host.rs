@@ -383,10 +383,21 @@ pub fn collect(dir: &Path) -> Result<Vec<Collected>, String> {
     let mut done = Vec::new();
     for input in INPUTS {
         let c = collect_one(dir, input, root);
-        let sysctl_missing = input.file == bundle::SYSCTL && c.outcome.is_err();
-        done.push(c);
-        if sysctl_missing {
-            done.push(copy_proc_sys_net(dir));
+        if input.file == bundle::SYSCTL && c.outcome.is_err() {
+            let copy = copy_proc_sys_net(dir);
+            let mut c = c;
+            if copy.outcome.is_ok() {
+                if let Err(why) = &mut c.outcome {
+                    *why += &format!(
+                        " (read /proc/sys/net into {}/ instead)",
+                        bundle::PROC_SYS_NET
+                    );
+                }
+            }
+            done.push(c);
+            done.push(copy);
+        } else {
+            done.push(c);
         }
     }
     done.push(copy_rps(dir));

@@ -346,6 +346,55 @@ fn collect_writes_the_bundle_layout_and_host_reads_it_back() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// No sysctl, ss, ip or nstat on PATH: /proc/sys/net is copied instead, and every missing
+/// command is named with the reason. Changing the copy's tcp_window_scaling to 0 shows the
+/// audit reads the copy.
+#[test]
+fn collect_without_commands_copies_proc_sys_net_and_says_why() {
+    let dir = std::env::temp_dir().join(format!("tcpwhy-test-nopath-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = tcpwhy()
+        .env("PATH", "/nonexistent")
+        .args(["collect", "-o"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let sysctl = &m["inputs"]["sysctl.txt"];
+    assert_eq!(sysctl["status"], "missing");
+    assert_eq!(
+        sysctl["reason"],
+        "command not found: sysctl (read /proc/sys/net into proc-sys-net/ instead)"
+    );
+    assert_eq!(m["inputs"]["proc-sys-net/"]["status"], "ok");
+    assert_eq!(m["inputs"]["ss.txt"]["reason"], "command not found: ss");
+    let scaling = dir.join("proc-sys-net/ipv4/tcp_window_scaling");
+    assert_eq!(std::fs::read_to_string(&scaling).unwrap().trim(), "1");
+    std::fs::write(&scaling, "0\n").unwrap();
+    let (d, code) = host_json(&dir);
+    assert_eq!(code, 1);
+    assert!(
+        ids(&d).contains(&"host.window_scaling_off"),
+        "{:?}",
+        ids(&d)
+    );
+    assert!(d
+        .unread
+        .contains(&"ss.txt (ss -tinmO): command not found: ss".to_string()));
+    assert!(
+        !d.unread.iter().any(|u| u.starts_with("sysctl.txt")),
+        "{:?}",
+        d.unread
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 // `analyze --format json` with the `host` section (docs/json.md).
 #[derive(Deserialize)]
 struct AnalyzeDoc {

@@ -1505,7 +1505,12 @@ impl HostView {
         if let Some(m) = m {
             for (prefix, inputs) in [("", &m.inputs), ("after/", &m.after_inputs)] {
                 for (file, i) in inputs {
-                    if i.status.as_deref() != Some("ok") {
+                    // sysctl missing but /proc/sys/net copied: the values are there.
+                    let replaced = file == "sysctl.txt"
+                        && inputs
+                            .get("proc-sys-net/")
+                            .is_some_and(|p| p.status.as_deref() == Some("ok"));
+                    if i.status.as_deref() != Some("ok") && !replaced {
                         unread.push(format!(
                             "{prefix}{file} ({}): {}",
                             i.source.as_deref().unwrap_or("?"),
