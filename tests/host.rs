@@ -247,7 +247,7 @@ fn host_text_says_what_was_not_read() {
     );
     assert!(text.contains("two snapshots"), "{text}");
     // nstat.txt was removed from the shipped bundles; the manifest says why.
-    assert!(text.contains("Not read"), "{text}");
+    assert!(text.contains("Not read, or only in part"), "{text}");
     assert!(
         text.contains("nstat.txt (nstat -asz): removed for the repository"),
         "{text}"

@@ -1510,6 +1510,13 @@ impl HostView {
                         && inputs
                             .get("proc-sys-net/")
                             .is_some_and(|p| p.status.as_deref() == Some("ok"));
+                    // Read, but not all of it (not root, cut at the size cap).
+                    if let Some(n) = i.note.as_deref().filter(|n| {
+                        i.status.as_deref() == Some("ok")
+                            && (n.starts_with("not root") || n.starts_with("cut at"))
+                    }) {
+                        unread.push(format!("{prefix}{file}: partly: {n}"));
+                    }
                     if i.status.as_deref() != Some("ok") && !replaced {
                         unread.push(format!(
                             "{prefix}{file} ({}): {}",

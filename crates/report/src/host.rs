@@ -121,7 +121,7 @@ pub fn render_text(r: &HostReport<'_>) -> String {
         out += &t.render();
     }
     if !v.unread.is_empty() || !r.diagnostics.is_empty() {
-        out += "\nNot read (the findings above cannot use these):\n";
+        out += "\nNot read, or only in part (the findings above could not use it):\n";
         for u in &v.unread {
             out += &format!("  {u}\n");
         }
