@@ -198,6 +198,13 @@ impl HostState {
     pub fn read_bundle(dir: &Path) -> (HostState, Vec<Diagnostic>) {
         let mut diags = Vec::new();
         let mut hs = HostState::default();
+        if !dir.is_dir() {
+            diags.push(Diagnostic::whole(
+                &dir.display().to_string(),
+                "not a directory: no bundle read",
+            ));
+            return (hs, diags);
+        }
         let mut reader = Reader {
             dir,
             diags: &mut diags,
@@ -223,7 +230,11 @@ impl HostState {
         if let Some(t) = reader.text(IP_LINK, true) {
             hs.links = Some(reader.keep(parse_ip_link(&t, IP_LINK)));
         }
-        hs.rps = read_rps(&dir.join(RPS_DIR), reader.diags);
+        if dir.join(RPS_DIR).is_dir() {
+            hs.rps = read_rps(&dir.join(RPS_DIR), reader.diags);
+        } else {
+            reader.missing(RPS_DIR);
+        }
         hs.before = reader.snapshot("");
         if dir.join(AFTER_DIR).is_dir() {
             hs.after = Some(reader.snapshot(AFTER_DIR));
@@ -252,7 +263,11 @@ impl Reader<'_> {
                 Some(k) => (&m.after_inputs, k),
                 None => (&m.inputs, name),
             };
-            inputs.get(key).and_then(|i| i.reason.clone())
+            // Directories are recorded as `rps/`, `proc-sys-net/`.
+            inputs
+                .get(key)
+                .or_else(|| inputs.get(&format!("{key}/")))
+                .and_then(|i| i.reason.clone())
         });
         let msg = match why {
             Some(r) => format!("missing ({r})"),
@@ -388,7 +403,7 @@ fn read_proc_sys(root: &Path, diags: &mut Vec<Diagnostic>) -> Vec<(String, Strin
 fn read_rps(root: &Path, diags: &mut Vec<Diagnostic>) -> Vec<RpsQueue> {
     let mut out = Vec::new();
     let Ok(ifaces) = std::fs::read_dir(root) else {
-        diags.push(Diagnostic::whole(RPS_DIR, "missing"));
+        diags.push(Diagnostic::whole(RPS_DIR, "unreadable directory"));
         return out;
     };
     let mut ifaces: Vec<_> = ifaces.flatten().collect();

@@ -268,3 +268,41 @@ impl CounterDeltas {
         v
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A value line with fewer values than names keeps the common prefix and says so;
+    /// a value line without its header is skipped with its line number.
+    #[test]
+    fn mismatched_proc_lines() {
+        let p = parse_proc_net("Tcp: A B C\nTcp: 1 2\nUdp: 5 6\n", "snmp.txt");
+        assert_eq!(p.value.get("TcpA"), Some(1));
+        assert_eq!(p.value.get("TcpB"), Some(2));
+        assert_eq!(p.value.get("TcpC"), None);
+        let lines: Vec<Option<usize>> = p.diagnostics.iter().map(|d| d.line).collect();
+        assert_eq!(lines, vec![Some(2), Some(3)]);
+    }
+
+    /// A gauge going down gives a negative delta; a counter only in one snapshot is left
+    /// out; no interval, no rate.
+    #[test]
+    fn deltas() {
+        let a = parse_nstat(
+            "TcpCurrEstab 10 0.0\nTcpOutSegs 100 0.0\nOnlyBefore 1 0.0\n",
+            "a",
+        )
+        .value;
+        let b = parse_nstat("TcpCurrEstab 4 0.0\nTcpOutSegs 350 0.0\n", "b").value;
+        let d = CounterDeltas::between(&a, &b, Some(500));
+        assert_eq!(d.get("TcpCurrEstab"), Some(-6));
+        assert_eq!(d.get("OnlyBefore"), None);
+        assert_eq!(d.per_second("TcpOutSegs"), Some(500.0));
+        assert_eq!(d.changed(), vec![("TcpOutSegs", 250), ("TcpCurrEstab", -6)]);
+        assert_eq!(
+            CounterDeltas::between(&a, &b, None).per_second("TcpOutSegs"),
+            None
+        );
+    }
+}

@@ -38,14 +38,14 @@ pub mod sysctl;
 pub mod tcp_metrics;
 
 pub use bundle::{
-    HostState, Manifest, ManifestInput, Snapshot, AFTER_DIR, AFTER_FILES, BUNDLE_VERSION, IP_LINK,
-    MANIFEST, MAX_BUNDLE_FILE_BYTES, NETSTAT, NSTAT, PROC_SYS_NET, RPS_DIR, SNMP, SOCKSTAT,
-    SOCKSTAT6, SS, SYSCTL, TCP_METRICS,
+    parse_manifest, HostState, Manifest, ManifestInput, Snapshot, AFTER_DIR, AFTER_FILES,
+    BUNDLE_VERSION, IP_LINK, MANIFEST, MAX_BUNDLE_FILE_BYTES, NETSTAT, NSTAT, PROC_SYS_NET,
+    RPS_DIR, SNMP, SOCKSTAT, SOCKSTAT6, SS, SYSCTL, TCP_METRICS,
 };
 pub use counters::{parse_nstat, parse_nstat_json, parse_proc_net, CounterDeltas, Counters};
 pub use diag::{Diagnostic, Parsed, MAX_DIAGNOSTICS, MAX_DIAG_TEXT};
 pub use link::{parse_ip_link, parse_ip_link_json, parse_rps_cpus, CpuMask, Link, Links, RpsQueue};
-pub use sockstat::{parse_sockstat, Sockstat, TcpSockstat};
+pub use sockstat::{parse_sockstat, Sockstat, TcpMemLevel, TcpSockstat};
 pub use ss::{parse_ss, Skmem, SsOutput, SsSnapshot, SsSocket, TcpInfo};
 pub use sysctl::{parse_proc_sys, parse_sysctl_a, BufferTriple, Sysctl, TcpMem};
 pub use tcp_metrics::{parse_tcp_metrics, parse_tcp_metrics_json, TcpMetric, TcpMetrics};

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::diag::{Diags, Parsed};
+use crate::sysctl::TcpMem;
 
 /// Most protocol lines kept (sockstat has 6, sockstat6 5; a future kernel may add a few).
 pub const MAX_SOCKSTAT_PROTOCOLS: usize = 64;
@@ -25,6 +26,39 @@ pub struct TcpSockstat {
     pub alloc: Option<u64>,
     /// Memory of all TCP sockets, in pages (compare with net.ipv4.tcp_mem).
     pub mem_pages: Option<u64>,
+}
+
+/// Where TCP's memory use stands against net.ipv4.tcp_mem (tcp_under_memory_pressure(),
+/// __sk_mem_raise_allocated(); seed 04).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum TcpMemLevel {
+    /// At or below `low`: no regulation.
+    Normal,
+    /// Between `low` and `pressure`: still no regulation (the kernel leaves pressure only
+    /// when usage falls below `low`, so this is "recovering" if it was above).
+    AboveLow,
+    /// Above `pressure`: receive windows stop growing, buffers are trimmed
+    /// (TCPMemoryPressures counts entries into this state).
+    Pressure,
+    /// Above `high`: allocations fail, packets are dropped, sockets can be aborted
+    /// (TCPAbortOnMemory).
+    High,
+}
+
+impl TcpSockstat {
+    /// `mem` against the three tcp_mem thresholds (all in pages).
+    pub fn mem_level(&self, limits: &TcpMem) -> Option<TcpMemLevel> {
+        let m = self.mem_pages?;
+        Some(if m > limits.high_pages {
+            TcpMemLevel::High
+        } else if m > limits.pressure_pages {
+            TcpMemLevel::Pressure
+        } else if m > limits.low_pages {
+            TcpMemLevel::AboveLow
+        } else {
+            TcpMemLevel::Normal
+        })
+    }
 }
 
 /// One sockstat or sockstat6 file: protocol (`TCP`, `TCP6`, `UDP`, `sockets`, …) →

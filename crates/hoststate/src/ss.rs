@@ -662,3 +662,78 @@ fn details(sock: &mut SsSocket, toks: &[&str], lineno: usize, line: &str, diags:
         j += if used_next { 2 } else { 1 };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_in_every_unit() {
+        assert_eq!(rate_bps("4572511bps"), Some(4_572_511));
+        assert_eq!(rate_bps("4.57Mbps"), Some(4_570_000));
+        assert_eq!(rate_bps("1.2Gbps"), Some(1_200_000_000));
+        assert_eq!(rate_bps("800Kbps"), Some(800_000));
+        assert_eq!(rate_bps("10Bps"), Some(80));
+        assert_eq!(rate_bps("nanbps"), None);
+        assert_eq!(rate_bps("-5bps"), None);
+        assert_eq!(rate_bps("1e30bps"), None);
+    }
+
+    #[test]
+    fn tokens_keep_groups_and_quotes() {
+        let t = tokens(r#"a users:(("x y",pid=1,fd=2)) skmem:(r0,rb1) b"#);
+        assert_eq!(
+            t,
+            vec!["a", r#"users:(("x y",pid=1,fd=2))"#, "skmem:(r0,rb1)", "b"]
+        );
+        // An unbalanced group runs to the end of the line instead of failing.
+        assert_eq!(tokens("a (b c"), vec!["a", "(b c"]);
+    }
+
+    /// `ss -tuin` prints a Netid column; `ss -tin state established` drops State.
+    #[test]
+    fn netid_and_state_columns_are_optional() {
+        let p = parse_ss(
+            "Netid State Recv-Q Send-Q Local Address:Port Peer Address:Port\n\
+             tcp ESTAB 0 0 10.0.0.1:22 10.0.0.2:5000 cwnd:10\n",
+            "t",
+        );
+        let s = p.value.sockets().next().unwrap();
+        assert_eq!(
+            (s.netid.as_deref(), s.state.as_deref(), s.info.cwnd),
+            (Some("tcp"), Some("ESTAB"), Some(10))
+        );
+        let p = parse_ss(
+            "Recv-Q Send-Q Local Address:Port Peer Address:Port\n\
+             0      5      10.0.0.1:22 10.0.0.2:5000\n\
+             \t cubic cwnd:7 ssthresh:5\n",
+            "t",
+        );
+        assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+        let s = p.value.sockets().next().unwrap();
+        assert_eq!(
+            (s.state.as_deref(), s.send_q, s.info.ssthresh),
+            (None, 5, Some(5))
+        );
+    }
+
+    /// A known field with a value it cannot read is a diagnostic with the line, kept
+    /// as unknown; a detail line with no socket before it is a diagnostic too.
+    #[test]
+    fn bad_values_are_diagnostics() {
+        let p = parse_ss(
+            "\t cwnd:1\nESTAB 0 0 a:1 b:2 cwnd:many rtt:1/x mss:1448\n",
+            "ss.txt",
+        );
+        let s = p.value.sockets().next().unwrap();
+        assert_eq!(s.info.mss, Some(1448));
+        assert_eq!(s.info.cwnd, None);
+        assert_eq!(s.unknown.len(), 2);
+        let lines: Vec<Option<usize>> = p.diagnostics.iter().map(|d| d.line).collect();
+        assert_eq!(lines, vec![Some(1), Some(2), Some(2)]);
+        assert_eq!(
+            p.diagnostics[1].message,
+            "cwnd: value \"many\" not understood"
+        );
+    }
+}

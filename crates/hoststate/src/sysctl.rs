@@ -191,11 +191,23 @@ impl Sysctl {
         self.get_bool("net.ipv4.tcp_no_metrics_save")
     }
 
-    /// net.ipv4.tcp_no_ssthresh_metrics_save (Linux ≥ 5.11; default 1 = ssthresh not
-    /// cached). Absent on older kernels, where ssthresh was cached unless
-    /// tcp_no_metrics_save.
+    /// net.ipv4.tcp_no_ssthresh_metrics_save (newer kernels, from 2020; default 1 =
+    /// ssthresh not cached). Absent on older kernels, where ssthresh was cached unless
+    /// tcp_no_metrics_save. See [`Sysctl::ssthresh_cached`].
     pub fn tcp_no_ssthresh_metrics_save(&self) -> Option<bool> {
         self.get_bool("net.ipv4.tcp_no_ssthresh_metrics_save")
+    }
+
+    /// Whether the kernel caches ssthresh per destination in tcp_metrics (the cause of
+    /// slow_start.early_exit on the next connection, seed 01): not when
+    /// tcp_no_metrics_save=1; otherwise not when tcp_no_ssthresh_metrics_save=1; a
+    /// kernel without the second key caches it. `None` when tcp_no_metrics_save is
+    /// unknown.
+    pub fn ssthresh_cached(&self) -> Option<bool> {
+        if self.tcp_no_metrics_save()? {
+            return Some(false);
+        }
+        Some(!self.tcp_no_ssthresh_metrics_save().unwrap_or(false))
     }
 
     /// net.ipv4.tcp_window_scaling: 0 caps every window at 65,535 bytes (RFC 7323 §2).
@@ -243,9 +255,17 @@ impl Sysctl {
         })
     }
 
-    /// net.ipv4.tcp_early_retrans: 0 off, 3 (default) TLP on, 4 TLP with delay.
+    /// net.ipv4.tcp_early_retrans (default 3). Documentation/networking/ip-sysctl.rst:
+    /// 3 or 4 enable tail loss probes; any other value disables them (older kernels used
+    /// 1 and 2 for early retransmit without TLP; mechanisms.md: `=2` disables TLP).
     pub fn tcp_early_retrans(&self) -> Option<u64> {
         self.get_u64("net.ipv4.tcp_early_retrans")
+    }
+
+    /// Whether tail loss probes are on (tcp_early_retrans 3 or 4, the values
+    /// tcp_schedule_loss_probe() accepts).
+    pub fn tail_loss_probe_enabled(&self) -> Option<bool> {
+        self.tcp_early_retrans().map(|v| v == 3 || v == 4)
     }
 
     /// net.ipv4.tcp_reordering: initial reordering degree (default 3).

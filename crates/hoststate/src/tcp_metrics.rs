@@ -137,9 +137,11 @@ pub fn parse_tcp_metrics(text: &str, source: &str) -> Parsed<TcpMetrics> {
                     m.source = Some(truncate_to(val, 64).to_string());
                     true
                 }
-                // `fo_syn_drops 1/0.5sec ago`: a three-word field.
+                // `fo_syn_drops 1/0.5sec ago`: a trailing `ago` belongs to the field.
                 "fo_syn_drops" => {
-                    let _ = words.next();
+                    if words.clone().next() == Some("ago") {
+                        words.next();
+                    }
                     unknown(&mut m, key, val);
                     true
                 }
