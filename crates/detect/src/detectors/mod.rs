@@ -1,6 +1,7 @@
 //! The detectors, one module per mechanism, in one ordered registry.
 
 pub mod app_limited;
+pub mod delayed_ack;
 pub mod early_exit;
 pub mod idle_close;
 pub mod new_connection;
@@ -20,6 +21,7 @@ pub fn registry() -> Vec<Box<dyn Detector>> {
         Box::new(new_connection::NewConnection::default()),
         Box::new(restart_after_idle::RestartAfterIdle::default()),
         Box::new(early_exit::EarlyExit::default()),
+        Box::new(delayed_ack::DelayedAck::default()),
         Box::new(server_think_time::ServerThinkTime),
         Box::new(app_limited::AppLimited::default()),
     ]
