@@ -1087,8 +1087,8 @@ fn deciding_side(id: FindingId) -> Option<BundleSide> {
         | RetransmitSpurious
         | Reordering => Some(BundleSide::Server),
         RwndLimited | RwndNotGrowing | RwndZeroWindow => Some(BundleSide::Client),
-        // Either side may have turned it off.
-        RwndNoWindowScaling => None,
+        // Either side may have turned window scaling off; the others have no host
+        // setting in mechanisms.md's table.
         _ => None,
     }
 }
