@@ -18,8 +18,11 @@ use tcpwhy_track::{SegmentEvent, SegmentKinds};
 too) and explains TCP performance: per-connection statistics today, named causes with their \
 cost in milliseconds and the fix as the analysis commands land.\n\n\
 Stream numbers are Wireshark's tcp.stream indexes and frame numbers are Wireshark's, \
-so anything tcpwhy reports can be checked with `tcp.stream eq N` in Wireshark.",
-    after_help = "Examples:\n  tcpwhy flows capture.pcap\n  tcpdump -i eth0 -w - port 443 | tcpwhy flows -\n  tcpwhy flows --format json capture.pcapng | jq '.files[0].connections[0]'\n\nExit status: 0 success, 2 error (unreadable file, not a capture)."
+so anything tcpwhy reports can be checked with `tcp.stream eq N` in Wireshark.\n\n\
+`tcpwhy host` audits a machine's TCP settings, socket memory, counters and live sockets; \
+`tcpwhy collect` saves them to a directory, and `tcpwhy analyze --host DIR` checks a \
+capture's findings against the host they name.",
+    after_help = "Examples:\n  tcpwhy flows capture.pcap\n  sudo tcpwhy host --interval 10s\n  tcpdump -i eth0 -w - port 443 | tcpwhy flows -\n  tcpwhy flows --format json capture.pcapng | jq '.files[0].connections[0]'\n\nExit status: 0 success, 2 error (unreadable file, not a capture)."
 )]
 pub struct Cli {
     #[command(subcommand)]

@@ -378,6 +378,13 @@ fn write_manifest(dir: &Path, m: &serde_json::Value) -> Result<(), String> {
 /// Reads every input into `dir` (created if needed) and writes its manifest.
 pub fn collect(dir: &Path) -> Result<Vec<Collected>, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    // A second snapshot left from an earlier collect into the same directory would give
+    // deltas against the wrong first one: remove its files (only those).
+    let after = dir.join(AFTER_DIR);
+    for f in bundle::AFTER_FILES {
+        let _ = std::fs::remove_file(after.join(f));
+    }
+    let _ = std::fs::remove_dir(&after);
     let root = is_root();
     let (unix, time) = now();
     let mut done = Vec::new();
@@ -502,6 +509,17 @@ pub fn summary(done: &[Collected]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The inputs read twice are exactly the files the reader expects under after/.
+    #[test]
+    fn counter_inputs_are_the_after_files() {
+        let mine: Vec<&str> = INPUTS
+            .iter()
+            .filter(|i| i.counter)
+            .map(|i| i.file)
+            .collect();
+        assert_eq!(mine, bundle::AFTER_FILES);
+    }
 
     #[test]
     fn rfc3339_known_instants() {
