@@ -135,9 +135,11 @@ pub struct AnalyzeArgs {
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
     /// A host bundle (`tcpwhy collect -o DIR` on the client or the server) to confirm or
-    /// contradict the findings with that host's sysctls, counters and sockets.
-    #[arg(long, value_name = "DIR")]
-    pub host: Option<std::path::PathBuf>,
+    /// contradict the findings with that host's sysctls, counters and sockets; give it
+    /// twice for both ends. Each finding is judged by the bundle of the end that decides
+    /// it (the sender's for slow start, the receiver's for windows).
+    #[arg(long = "host", value_name = "DIR")]
+    pub hosts: Vec<std::path::PathBuf>,
 }
 
 #[derive(Args)]
@@ -212,16 +214,14 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
     use tcpwhy_detect::{Analyzer, Config};
     use tcpwhy_report::analyze::{render_text, write_json, AnalyzeReport};
     check_stdin_once(&a.files)?;
-    let host = match &a.host {
-        Some(dir) => {
-            let (hs, _) = read_bundle(dir)?;
-            Some((
-                dir.display().to_string(),
-                tcpwhy_detect::host::HostView::from_state(&hs),
-            ))
-        }
-        None => None,
-    };
+    let mut views = Vec::new();
+    for dir in &a.hosts {
+        let (hs, _) = read_bundle(dir)?;
+        views.push((
+            dir.display().to_string(),
+            tcpwhy_detect::host::HostView::from_state(&hs),
+        ));
+    }
     let filter = a
         .filter
         .as_deref()
@@ -275,9 +275,10 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
             .into_iter()
             .filter(|x| x.cost_ns >= a.min_cost && keep(x.stream, &x.endpoints))
             .collect();
-        let host = host
-            .as_ref()
-            .map(|(dir, view)| (dir.clone(), tcpwhy_detect::host::join(&mut findings, view)));
+        let hosts = views
+            .iter()
+            .map(|(dir, view)| (dir.clone(), tcpwhy_detect::host::join(&mut findings, view)))
+            .collect();
         let streams: std::collections::HashMap<u64, [tcpwhy_track::Endpoint; 2]> = file
             .connections
             .iter()
@@ -294,7 +295,7 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
             file,
             findings,
             exchanges,
-            host,
+            hosts,
         });
     }
     match a.format {

@@ -404,7 +404,8 @@ struct AnalyzeDoc {
 #[derive(Deserialize)]
 struct AnalyzeFile {
     findings: Vec<AFinding>,
-    host: Option<Join>,
+    #[serde(default)]
+    hosts: Vec<Join>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -465,7 +466,7 @@ fn correlation<'a>(j: &'a Join, id: &str) -> &'a Correlation {
 fn server_bundle_confirms_the_idle_restart_with_the_exact_setting() {
     let cap = lab("idle-restart-cubic").join("server.pcap");
     let r = analyze_with(&cap, &bundle("idle-restart-cubic", "server"));
-    let j = r.host.as_ref().expect("host section");
+    let j = r.hosts.first().expect("host section");
     assert!(j.bundle.ends_with("bundle-server"));
     assert!(j.addresses.contains(&"10.81.2.2".to_string()));
     let c = correlation(j, "slow_start.restart_after_idle");
@@ -499,7 +500,7 @@ fn server_bundle_confirms_the_idle_restart_with_the_exact_setting() {
 fn client_bundle_is_silent_about_the_servers_restart() {
     let cap = lab("idle-restart-cubic").join("server.pcap");
     let r = analyze_with(&cap, &bundle("idle-restart-cubic", "client"));
-    let j = r.host.as_ref().unwrap();
+    let j = &r.hosts[0];
     assert!(j.addresses.contains(&"10.81.1.2".to_string()));
     let c = correlation(j, "slow_start.restart_after_idle");
     assert_eq!((c.side.as_str(), c.relation.as_str()), ("client", "silent"));
@@ -524,7 +525,7 @@ fn control_bundles_contradict_a_restart() {
         ("idle-restart-off", "tcp_slow_start_after_idle = 0"),
     ] {
         let r = analyze_with(&cap, &bundle(control, "server"));
-        let c = correlation(r.host.as_ref().unwrap(), "slow_start.restart_after_idle");
+        let c = correlation(&r.hosts[0], "slow_start.restart_after_idle");
         assert_eq!(c.relation, "contradicts", "{control}");
         assert!(c.note.contains(says), "{control}: {}", c.note);
         // The detector's high, one step down.
@@ -548,7 +549,7 @@ fn control_bundles_contradict_a_restart() {
 fn cached_ssthresh_bundle_confirms_the_early_exit() {
     let cap = lab("cached-ssthresh").join("server.pcap");
     let r = analyze_with(&cap, &bundle("cached-ssthresh", "server"));
-    let c = correlation(r.host.as_ref().unwrap(), "slow_start.early_exit");
+    let c = correlation(&r.hosts[0], "slow_start.early_exit");
     assert_eq!((c.stream, c.relation.as_str()), (1, "confirms"));
     assert!(c.note.contains("ssthresh 23 for 10.81.1.2"), "{}", c.note);
     let f = r
@@ -564,7 +565,7 @@ fn cached_ssthresh_bundle_confirms_the_early_exit() {
     // A server bundle with no cached ssthresh (idle-restart-cubic's: no ssthresh in
     // tcp_metrics, save flag 1) contradicts the cache as the cause.
     let r = analyze_with(&cap, &bundle("idle-restart-cubic", "server"));
-    let c = correlation(r.host.as_ref().unwrap(), "slow_start.early_exit");
+    let c = correlation(&r.hosts[0], "slow_start.early_exit");
     assert_eq!(c.relation, "contradicts");
     assert!(
         c.note.contains("tcp_no_ssthresh_metrics_save = 1"),
@@ -582,5 +583,44 @@ fn analyze_without_host_has_no_host_section() {
         .output()
         .unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(doc["files"][0].get("host").is_none());
+    assert!(doc["files"][0].get("hosts").is_none());
+}
+
+/// Both ends' bundles at once (`--host client/ --host server/`): the client's is silent on
+/// the server's restart, the server's confirms it; the finding carries one host sentence
+/// and one host fix.
+#[test]
+fn both_bundles_each_judge_their_own_side() {
+    let cap = lab("idle-restart-cubic").join("client.pcap");
+    let out = tcpwhy()
+        .args(["analyze", "--format", "json", "--host"])
+        .arg(bundle("idle-restart-cubic", "client"))
+        .arg("--host")
+        .arg(bundle("idle-restart-cubic", "server"))
+        .arg(&cap)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let mut doc: AnalyzeDoc = serde_json::from_slice(&out.stdout).unwrap();
+    let r = doc.files.remove(0);
+    assert_eq!(r.hosts.len(), 2);
+    assert!(r.hosts[0].bundle.ends_with("bundle-client"));
+    let id = "slow_start.restart_after_idle";
+    let (c, s) = (correlation(&r.hosts[0], id), correlation(&r.hosts[1], id));
+    assert_eq!((c.side.as_str(), c.relation.as_str()), ("client", "silent"));
+    assert_eq!(
+        (s.side.as_str(), s.relation.as_str()),
+        ("server", "confirms")
+    );
+    let f = r.findings.iter().find(|f| f.id == id).unwrap();
+    assert_eq!(f.explanation.matches("Host state").count(), 1);
+    assert_eq!(
+        f.fix
+            .iter()
+            .filter(|x| x.action.contains(" on 10.81."))
+            .count(),
+        1,
+        "{:?}",
+        f.fix
+    );
 }

@@ -14,8 +14,8 @@ pub struct AnalyzeReport {
     pub findings: Vec<Finding>,
     /// `(stream, exchanges)` when `--exchanges` was given.
     pub exchanges: Option<Vec<(u64, Vec<Exchange>)>>,
-    /// `(bundle directory, join)` when `--host` was given.
-    pub host: Option<(String, tcpwhy_detect::host::HostJoin)>,
+    /// `(bundle directory, join)` for each `--host`, in the order given.
+    pub hosts: Vec<(String, tcpwhy_detect::host::HostJoin)>,
 }
 
 /// How many findings the verdict names.
@@ -130,7 +130,7 @@ pub fn render_text(reports: &[AnalyzeReport]) -> String {
                 }
             }
         }
-        if let Some((dir, j)) = &r.host {
+        for (dir, j) in &r.hosts {
             out.push_str(&crate::host::render_join_text(j, dir));
         }
         out.push('\n');
@@ -179,8 +179,8 @@ struct JsonFile<'a> {
     findings: Vec<JsonFinding<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     exchanges: Option<Vec<JsonExchange>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    host: Option<crate::host::JsonJoin<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    hosts: Vec<crate::host::JsonJoin<'a>>,
 }
 
 #[derive(Serialize)]
@@ -294,10 +294,11 @@ pub fn write_json(reports: &[AnalyzeReport], out: &mut impl std::io::Write) -> s
                         })
                         .collect()
                 }),
-                host: r
-                    .host
-                    .as_ref()
-                    .map(|(dir, j)| crate::host::join_json(j, dir)),
+                hosts: r
+                    .hosts
+                    .iter()
+                    .map(|(dir, j)| crate::host::join_json(j, dir))
+                    .collect(),
             })
             .collect(),
     };
