@@ -10,6 +10,8 @@
 //!   congestion control without its own `cong_control` hook (CUBIC, Reno …; BBR is
 //!   exempt: `tcp_slow_start_after_idle_check` returns early for it). Every response
 //!   after an idle of one RTO restarts from the restart window (RFC 5681 §4.1, seed 01).
+//!   Confidence low for the setting alone, medium when ss shows connections idle longer
+//!   than their RTO (`lastsnd` > `rto`) that will pay it on their next send.
 //! - `host.metrics_cached_ssthresh`: `ip tcp_metrics show` holds an ssthresh for some
 //!   peers and `tcp_no_ssthresh_metrics_save = 0`, so `tcp_init_metrics` starts new
 //!   connections to them in congestion avoidance at that ssthresh (seed 02).
@@ -154,9 +156,18 @@ pub struct LiveSocket {
     pub rcvbuf: Option<u64>,
     pub sndbuf: Option<u64>,
     pub retrans_total: Option<u32>,
+    /// Milliseconds since the socket last sent data, and its retransmission timeout.
+    pub lastsnd_ms: Option<u64>,
+    pub rto_ms: Option<f64>,
 }
 
 impl LiveSocket {
+    /// Idle (nothing sent) for longer than its RTO: its next send restarts slow start
+    /// where the restart applies.
+    fn idle_past_rto(&self) -> bool {
+        matches!((self.lastsnd_ms, self.rto_ms), (Some(l), Some(r)) if l as f64 > r)
+    }
+
     fn addr(ep: &str) -> Option<IpAddr> {
         let (a, _) = ep.rsplit_once(':')?;
         let a = a.trim_start_matches('[').trim_end_matches(']');
@@ -488,6 +499,22 @@ fn slow_start_after_idle(h: &HostView) -> Option<HostFinding> {
         Some(c) => why += &format!(" The default congestion control, {c}, is exempt, but {honouring} of {} live connection(s) chose one that honours it.", live.len()),
         None => {}
     }
+    // The setting costs only connections that go idle and send again (keep-alive): with
+    // such connections live it is a likely cost, without them a setting to know about.
+    let idle = live
+        .iter()
+        .filter(|s| {
+            s.idle_past_rto() && s.cc.as_deref().is_none_or(|c| !exempt_from_idle_restart(c))
+        })
+        .count();
+    if idle > 0 {
+        why += &format!(" {idle} live connection(s) have been idle longer than their RTO: their next response restarts.");
+        values.push(HostValue {
+            name: "ss: connections idle longer than their RTO (lastsnd > rto)".into(),
+            value: idle.to_string(),
+            source: "ss.txt",
+        });
+    }
     if honouring > 0 {
         values.push(HostValue {
             name: "ss: connections whose congestion control restarts after idle".into(),
@@ -502,7 +529,11 @@ fn slow_start_after_idle(h: &HostView) -> Option<HostFinding> {
             "sysctl -w net.ipv4.tcp_slow_start_after_idle=0".into(),
             "echo net.ipv4.tcp_slow_start_after_idle=0 > /etc/sysctl.d/90-tcp-idle.conf (keeps it after a reboot)".into(),
         ],
-        confidence: Confidence::Medium,
+        confidence: if idle > 0 {
+            Confidence::Medium
+        } else {
+            Confidence::Low
+        },
         values,
     })
 }
@@ -1567,6 +1598,8 @@ fn live_socket(s: &tcpwhy_hoststate::SsSocket) -> LiveSocket {
         rcvbuf: i.skmem.and_then(|m| m.rcvbuf),
         sndbuf: i.skmem.and_then(|m| m.sndbuf),
         retrans_total: i.retrans_total,
+        lastsnd_ms: i.lastsnd_ms,
+        rto_ms: i.rto_ms,
     }
 }
 
@@ -1735,6 +1768,29 @@ mod tests {
         );
         assert_eq!(a.sockets[0].limit, "send buffer");
         assert_eq!(a.sockets[0].sndbuf_limited_share, Some(0.6));
+    }
+
+    #[test]
+    fn slow_start_after_idle_is_likely_with_idle_keepalive_connections() {
+        let mut h = view(&[
+            ("net.ipv4.tcp_slow_start_after_idle", "1"),
+            ("net.ipv4.tcp_congestion_control", "cubic"),
+        ]);
+        let f = |h: &HostView| audit(h).findings[0].clone();
+        assert_eq!(f(&h).confidence, Confidence::Low);
+        // ss: lastsnd:1840 rto:228, cubic: idle past its RTO.
+        let mut s = socket("10.0.0.2:8080", "10.0.0.1:40000");
+        (s.lastsnd_ms, s.rto_ms, s.cc) = (Some(1840), Some(228.0), Some("cubic".into()));
+        h.sockets.push(s);
+        assert_eq!(f(&h).confidence, Confidence::Medium);
+        assert!(f(&h)
+            .explanation
+            .contains("1 live connection(s) have been idle longer than their RTO"));
+        // The same socket on BBR: exempt, and with a BBR default nothing is reported.
+        h.sockets[0].cc = Some("bbr".into());
+        h.sysctl
+            .insert("net.ipv4.tcp_congestion_control".into(), "bbr".into());
+        assert!(audit(&h).findings.is_empty());
     }
 
     #[test]
