@@ -507,10 +507,12 @@ pub fn host(a: HostArgs) -> Result<ExitCode, String> {
     let diagnostics = diagnostics
         .into_iter()
         .filter(|d| {
-            !view
+            let file = d.split(':').next().unwrap_or(d);
+            let listed = view
                 .unread
                 .iter()
-                .any(|u| u.starts_with(d.split(':').next().unwrap_or(d)))
+                .any(|u| u.starts_with(&format!("{file} (")));
+            !(listed && d.contains("missing"))
         })
         .collect();
     let result = audit(&view);
