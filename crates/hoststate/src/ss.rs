@@ -353,7 +353,8 @@ fn apply(sock: &mut SsSocket, tok: &str, next: Option<&str>) -> (bool, Result<()
         _ => None,
     };
     if let Some(slot) = two {
-        let Some(v) = next else {
+        // A rate starts with a digit; anything else is the next field, not ours.
+        let Some(v) = next.filter(|v| v.starts_with(|c: char| c.is_ascii_digit())) else {
             return (false, Err(format!("{tok} without a value")));
         };
         // Old BBR-era ss printed `pacing_rate 10Mbps/5Mbps` (rate/max).
@@ -735,5 +736,15 @@ mod tests {
             p.diagnostics[1].message,
             "cwnd: value \"many\" not understood"
         );
+    }
+
+    /// `send` without its rate does not swallow the next field.
+    #[test]
+    fn two_word_field_without_value() {
+        let p = parse_ss("ESTAB 0 0 a:1 b:2 send cwnd:3\n", "ss.txt");
+        let s = p.value.sockets().next().unwrap();
+        assert_eq!((s.info.send_bps, s.info.cwnd), (None, Some(3)));
+        assert_eq!(p.diagnostics.len(), 1);
+        assert_eq!(p.diagnostics[0].message, "send without a value");
     }
 }
