@@ -19,6 +19,8 @@ pub struct AnalyzeReport {
     /// retransmission the sender undid, reordering absorbed by the duplicate-ACK
     /// threshold) is not silently hidden.
     pub below_threshold: Vec<(FindingId, usize)>,
+    /// `(bundle directory, join)` for each `--host`, in the order given.
+    pub hosts: Vec<(String, tcpwhy_detect::host::HostJoin)>,
 }
 
 impl AnalyzeReport {
@@ -159,6 +161,9 @@ pub fn render_text(reports: &[AnalyzeReport]) -> String {
                 }
             }
         }
+        for (dir, j) in &r.hosts {
+            out.push_str(&crate::host::render_join_text(j, dir));
+        }
         out.push('\n');
         out.push_str(&footer(&r.file));
     }
@@ -166,7 +171,7 @@ pub fn render_text(reports: &[AnalyzeReport]) -> String {
 }
 
 /// Wraps prose at 88 columns with an indent.
-fn wrap(text: &str, indent: &str) -> String {
+pub(crate) fn wrap(text: &str, indent: &str) -> String {
     const WIDTH: usize = 88;
     let mut out = String::new();
     let mut line = String::from(indent);
@@ -207,6 +212,8 @@ struct JsonFile<'a> {
     below_min_cost: std::collections::BTreeMap<&'static str, usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     exchanges: Option<Vec<JsonExchange>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    hosts: Vec<crate::host::JsonJoin<'a>>,
 }
 
 #[derive(Serialize)]
@@ -325,6 +332,11 @@ pub fn write_json(reports: &[AnalyzeReport], out: &mut impl std::io::Write) -> s
                         })
                         .collect()
                 }),
+                hosts: r
+                    .hosts
+                    .iter()
+                    .map(|(dir, j)| crate::host::join_json(j, dir))
+                    .collect(),
             })
             .collect(),
     };
