@@ -340,25 +340,9 @@ fn now() -> (f64, String) {
     (d.as_secs_f64(), rfc3339(d.as_secs()))
 }
 
-/// UTC calendar time of `secs` since the epoch (Howard Hinnant's days-from-civil inverse).
+/// UTC calendar time of `secs` since the epoch, `YYYY-MM-DDTHH:MM:SSZ`.
 fn rfc3339(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    humantime::format_rfc3339_seconds(UNIX_EPOCH + std::time::Duration::from_secs(secs)).to_string()
 }
 
 fn inputs_json(c: &[Collected]) -> serde_json::Value {
