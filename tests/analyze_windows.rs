@@ -442,3 +442,15 @@ fn public_captures_checked_by_hand() {
     none_of(&public("tcptrace-dsack.pcap"), &FAMILY);
     none_of(&public("tcptrace-long-rtt.pcap"), &FAMILY);
 }
+
+/// zeek-echo-connections.pcap.gz: 400 loopback connections, each echoing 52 one-byte
+/// messages (tshark, stream 292: client frames 66303, 66602 … carry tcp.len 1, the
+/// server's window is 64,256 B, the loopback MSS 65,495 B). A 1-byte flight is nowhere
+/// near the edge of a 64 KB window; with the MSS as the slack ("within one segment of
+/// the edge") every one of them counted as window-full and 133 connections got
+/// rwnd.limited and rwnd.not_growing. The slack is now the largest segment the sender
+/// actually sent.
+#[test]
+fn small_messages_under_a_large_mss_are_not_window_limited() {
+    none_of(&public("zeek-echo-connections.pcap.gz"), &FAMILY);
+}

@@ -4,8 +4,9 @@
 //!
 //! Capture time between two events of the direction (its data, the peer's ACKs) goes to
 //! the state after the earlier one, as the *sender* saw it:
-//! - **receiver window** (`rwnd`): the sender's highest byte sent is within one MSS of the
-//!   right edge the receiver advertised (ACK + window, RFC 9293 §3.8.6.2.1), or that
+//! - **receiver window** (`rwnd`): the sender's highest byte sent is within one segment
+//!   (the MSS, or the largest segment the sender has sent if smaller) of the right edge
+//!   the receiver advertised (ACK + window, RFC 9293 §3.8.6.2.1), or that
 //!   window is zero (`zero_window`, a part of `rwnd`);
 //! - **application** (`app`): everything sent is acknowledged and the window is open, yet
 //!   the sender sends nothing. Counted only when the same transfer goes on afterwards: the
@@ -123,6 +124,11 @@ pub(crate) struct Limits {
     /// End of the highest byte sent (relative).
     highest: Option<u64>,
     mss: u64,
+    /// The largest segment this direction has sent: a sender of small messages is "at
+    /// the edge" only when its next small message would not fit, however large the MSS
+    /// (zeek-echo-connections.pcap: 1-byte echoes under a 65,495-byte loopback MSS and a
+    /// 64,256-byte window were all "window full" when the slack was the MSS).
+    largest_segment: u64,
     state: Limit,
     since: Timestamp,
     /// App time waiting for the transfer to go on.
@@ -144,6 +150,7 @@ impl Default for Limits {
             view: None,
             highest: None,
             mss: 0,
+            largest_segment: 0,
             state: Limit::None,
             since: Timestamp::default(),
             pending_app_ns: 0,
@@ -212,9 +219,13 @@ impl Limits {
             return;
         };
         let mss = if self.mss == 0 { DEFAULT_MSS } else { self.mss };
+        let slack = match self.largest_segment {
+            0 => mss,
+            l => l.min(mss),
+        };
         let next = if edge <= ack {
             Limit::ZeroWindow
-        } else if high.saturating_add(mss) > edge {
+        } else if high.saturating_add(slack) > edge {
             Limit::Rwnd
         } else if high <= ack {
             Limit::App
@@ -296,9 +307,10 @@ impl Limits {
         }
     }
 
-    /// Data of this direction ending at `end` (relative), seen at `t`.
+    /// Data of this direction, `len` bytes ending at `end` (relative), seen at `t`.
     #[inline]
-    pub(crate) fn on_data(&mut self, t: Timestamp, end: u64) {
+    pub(crate) fn on_data(&mut self, t: Timestamp, end: u64, len: u32) {
+        self.largest_segment = self.largest_segment.max(u64::from(len));
         self.advance(t);
         self.account(t);
         if self.state == Limit::App && self.highest.is_some_and(|h| end > h) {

@@ -942,7 +942,7 @@ impl Conn {
         }
         if seglen > 0 && !flags.syn() {
             fwd.limits
-                .on_data(ts, rel_seq.saturating_add(u64::from(seglen)));
+                .on_data(ts, rel_seq.saturating_add(u64::from(seglen)), seglen);
             rev.limits.on_peer_data();
         }
         if flags.fin() || flags.rst() {
