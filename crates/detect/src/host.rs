@@ -39,6 +39,7 @@
 
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use std::net::IpAddr;
+use tcpwhy_hoststate::{BufferTriple, Sysctl, TcpMemLevel, TcpSockstat};
 use tcpwhy_track::Endpoint;
 
 /// Share of a connection's busy time limited by the receive window or the send buffer
@@ -225,8 +226,8 @@ pub struct HostView {
     pub kernel: Option<String>,
     /// Seconds between the two counter snapshots, when there are two.
     pub interval_s: Option<f64>,
-    /// sysctl key → value as printed (`net.ipv4.tcp_mem` → "42492 56658 84984").
-    pub sysctl: std::collections::BTreeMap<String, String>,
+    /// Kernel settings, with hoststate's typed accessors (`tcp_mem()`, `tcp_rmem()` …).
+    pub sysctl: Sysctl,
     /// `/proc/net/sockstat` "TCP:" fields of the latest snapshot (inuse, orphan, tw,
     /// alloc, mem).
     pub sockstat_tcp: std::collections::BTreeMap<String, u64>,
@@ -245,17 +246,13 @@ pub struct HostView {
 }
 
 impl HostView {
+    /// A sysctl value as read (for the values a finding cites).
     fn get(&self, key: &str) -> Option<&str> {
-        self.sysctl.get(key).map(|s| s.trim())
+        self.sysctl.get(key)
     }
-    fn get_u64(&self, key: &str) -> Option<u64> {
-        self.get(key)?.parse().ok()
-    }
-    fn get_u64s(&self, key: &str) -> Option<Vec<u64>> {
-        self.get(key)?
-            .split_whitespace()
-            .map(|v| v.parse().ok())
-            .collect()
+    /// The sockstat "TCP:" line, typed.
+    fn tcp_sockstat(&self) -> TcpSockstat {
+        TcpSockstat::from_fields(&self.sockstat_tcp)
     }
     /// The counter's increase between snapshots, or (second) its total since boot.
     fn counter(&self, name: &str) -> Option<Count> {
@@ -269,10 +266,6 @@ impl HostView {
             Some(h) => h.clone(),
             None => "this host".into(),
         }
-    }
-    /// The default congestion control (`tcp_congestion_control`).
-    fn default_cc(&self) -> Option<&str> {
-        self.get("net.ipv4.tcp_congestion_control")
     }
     /// Whether this host has `addr`.
     pub fn has_addr(&self, addr: IpAddr) -> bool {
@@ -462,10 +455,10 @@ fn exempt_from_idle_restart(cc: &str) -> bool {
 }
 
 fn slow_start_after_idle(h: &HostView) -> Option<HostFinding> {
-    if h.get_u64("net.ipv4.tcp_slow_start_after_idle")? != 1 {
+    if !h.sysctl.tcp_slow_start_after_idle()? {
         return None;
     }
-    let default = h.default_cc();
+    let default = h.sysctl.tcp_congestion_control();
     // Sockets may choose their own congestion control (TCP_CONGESTION): count the live
     // ones that honour the restart.
     let live: Vec<&LiveSocket> = h.sockets.iter().filter(|s| s.state == "ESTAB").collect();
@@ -539,8 +532,10 @@ fn slow_start_after_idle(h: &HostView) -> Option<HostFinding> {
 }
 
 fn metrics_cached_ssthresh(h: &HostView) -> Option<HostFinding> {
-    // tcp_init_metrics uses a cached ssthresh only when this is 0.
-    if h.get_u64("net.ipv4.tcp_no_ssthresh_metrics_save")? != 0 {
+    // tcp_init_metrics uses a cached ssthresh only when this is 0. Not
+    // Sysctl::ssthresh_cached(): tcp_no_metrics_save = 1 only stops new entries being
+    // saved, the ones ip tcp_metrics shows are still applied.
+    if h.sysctl.tcp_no_ssthresh_metrics_save()? {
         return None;
     }
     let cached: Vec<&MetricsEntry> = h.metrics.iter().filter(|m| m.ssthresh.is_some()).collect();
@@ -588,27 +583,28 @@ fn metrics_cached_ssthresh(h: &HostView) -> Option<HostFinding> {
 }
 
 fn tcp_mem_pressure(h: &HostView) -> Option<HostFinding> {
-    let mem = h.get_u64s("net.ipv4.tcp_mem").filter(|v| v.len() == 3);
-    let used = h.sockstat_tcp.get("mem").copied();
+    let mem = h.sysctl.tcp_mem();
+    let st = h.tcp_sockstat();
     let pressures = h.counter("TcpExtTCPMemoryPressures");
     let aborts = h.counter("TcpExtTCPAbortOnMemory");
-    let over = match (&mem, used) {
-        (Some(m), Some(u)) if u > m[1] => Some(("pressure", Confidence::High)),
-        (Some(m), Some(u)) if u > m[0] => Some(("low", Confidence::Medium)),
+    // Above high is worse than pressure (allocations fail): the same finding.
+    let over = match mem.and_then(|m| st.mem_level(&m)) {
+        Some(TcpMemLevel::Pressure | TcpMemLevel::High) => Some(Confidence::High),
+        Some(TcpMemLevel::AboveLow) => Some(Confidence::Medium),
         _ => None,
     };
     let rising = matches!(pressures, Some(Count::Delta(n)) if n > 0)
         || matches!(aborts, Some(Count::Delta(n)) if n > 0);
     let since_boot = matches!(pressures, Some(Count::Total(n)) if n > 0);
     let confidence = match (over, rising, since_boot) {
-        (Some((_, c)), _, _) => c.max(if rising { Confidence::High } else { c }),
+        (Some(c), _, _) => c.max(if rising { Confidence::High } else { c }),
         (None, true, _) => Confidence::High,
         (None, false, true) => Confidence::Low,
         _ => return None,
     };
     let mut why = String::new();
     let mut values = Vec::new();
-    if let (Some(m), Some(u)) = (&mem, used) {
+    if let (Some(m), Some(u)) = (mem, st.mem_pages) {
         let pct = |t: u64| {
             if t == 0 {
                 0.0
@@ -621,12 +617,12 @@ fn tcp_mem_pressure(h: &HostView) -> Option<HostFinding> {
              {:.0} % of pressure ({}), {:.0} % of high ({}).",
             h.label(),
             u.saturating_mul(PAGE_BYTES) >> 20,
-            pct(m[0]),
-            m[0],
-            pct(m[1]),
-            m[1],
-            pct(m[2]),
-            m[2]
+            pct(m.low_pages),
+            m.low_pages,
+            pct(m.pressure_pages),
+            m.pressure_pages,
+            pct(m.high_pages),
+            m.high_pages
         );
         values.extend(sysctl_value(h, "net.ipv4.tcp_mem"));
         values.push(HostValue {
@@ -635,12 +631,11 @@ fn tcp_mem_pressure(h: &HostView) -> Option<HostFinding> {
             source: "sockstat.txt",
         });
     }
-    let st = &h.sockstat_tcp;
-    if let (Some(inuse), Some(alloc)) = (st.get("inuse"), st.get("alloc")) {
+    if let (Some(inuse), Some(alloc)) = (st.inuse, st.alloc) {
         why += &format!(
             " Sockets: {inuse} in use, {alloc} allocated, {} orphaned, {} in TIME-WAIT.",
-            st.get("orphan").copied().unwrap_or(0),
-            st.get("tw").copied().unwrap_or(0)
+            st.orphan.unwrap_or(0),
+            st.tw.unwrap_or(0)
         );
     }
     if let Some(p) = pressures {
@@ -656,13 +651,13 @@ fn tcp_mem_pressure(h: &HostView) -> Option<HostFinding> {
     if since_boot && over.is_none() && !rising {
         why += " The counter is a total since boot: run with --interval to see whether it is rising now.";
     }
-    let fix = match &mem {
+    let fix = match mem {
         Some(m) => vec![
             format!(
                 "sysctl -w net.ipv4.tcp_mem=\"{} {} {}\"   (double it, if the host has the memory free)",
-                m[0].saturating_mul(2),
-                m[1].saturating_mul(2),
-                m[2].saturating_mul(2)
+                m.low_pages.saturating_mul(2),
+                m.pressure_pages.saturating_mul(2),
+                m.high_pages.saturating_mul(2)
             ),
             "look for socket leaks: many allocated or orphaned sockets (ss -tan state close-wait; lsof -p PID | grep -c TCP)".into(),
         ],
@@ -678,7 +673,7 @@ fn tcp_mem_pressure(h: &HostView) -> Option<HostFinding> {
 }
 
 fn window_scaling_off(h: &HostView) -> Option<HostFinding> {
-    if h.get_u64("net.ipv4.tcp_window_scaling")? != 0 {
+    if h.sysctl.tcp_window_scaling()? {
         return None;
     }
     Some(HostFinding {
@@ -699,8 +694,8 @@ fn window_scaling_off(h: &HostView) -> Option<HostFinding> {
 
 /// (the `tcp_rmem` max, the `tcp_wmem` max) in bytes.
 fn buffer_maxima(h: &HostView) -> (Option<u64>, Option<u64>) {
-    let third = |k: &str| h.get_u64s(k).and_then(|v| v.get(2).copied());
-    (third("net.ipv4.tcp_rmem"), third("net.ipv4.tcp_wmem"))
+    let max = |t: Option<BufferTriple>| t.map(|t| t.max_bytes);
+    (max(h.sysctl.tcp_rmem()), max(h.sysctl.tcp_wmem()))
 }
 
 fn buffer_below_bdp(h: &HostView) -> Option<HostFinding> {
@@ -937,9 +932,7 @@ fn tail_loss_probes(h: &HostView) -> Option<HostFinding> {
     .filter_map(|k| counter_value(h, k))
     .collect();
     values.extend(sysctl_value(h, "net.ipv4.tcp_early_retrans"));
-    let tlp_on = h
-        .get_u64("net.ipv4.tcp_early_retrans")
-        .is_none_or(|v| v >= 3);
+    let tlp_on = h.sysctl.tail_loss_probe_enabled().unwrap_or(true);
     Some(HostFinding {
         id: HostFindingId::TailLossProbes,
         explanation: format!(
@@ -1249,11 +1242,11 @@ fn judge(f: &Finding, h: &HostView, side: BundleSide) -> (Relation, String, Opti
             let (cc, whose) = match (socket.and_then(|s| s.cc.as_deref()), sibling.and_then(|s| s.cc.as_deref())) {
                 (Some(c), _) => (Some(c), "the connection's socket in ss".to_string()),
                 (None, Some(c)) => (Some(c), format!("ss: another connection on {own}")),
-                _ => (h.default_cc(), "net.ipv4.tcp_congestion_control; ss shows no connection on this port, and an application may choose its own".to_string()),
+                _ => (h.sysctl.tcp_congestion_control(), "net.ipv4.tcp_congestion_control; ss shows no connection on this port, and an application may choose its own".to_string()),
             };
-            let ssai = h.get_u64("net.ipv4.tcp_slow_start_after_idle");
+            let ssai = h.sysctl.tcp_slow_start_after_idle();
             match (ssai, cc) {
-                (Some(0), _) => (
+                (Some(false), _) => (
                     Relation::Contradicts,
                     "net.ipv4.tcp_slow_start_after_idle = 0: the sender does not restart after idle, so the small window after the gap has another cause (pacing in the application, or a receiver's window)".into(),
                     None,
@@ -1263,7 +1256,7 @@ fn judge(f: &Finding, h: &HostView, side: BundleSide) -> (Relation, String, Opti
                     format!("the sender runs {c} ({whose}), which skips the restart after idle (it has its own cong_control), so the gap after idle is not a restart"),
                     None,
                 ),
-                (Some(1), Some(c)) => (
+                (Some(true), Some(c)) => (
                     Relation::Confirms,
                     format!("net.ipv4.tcp_slow_start_after_idle = 1 and {c} ({whose}) restarts from the initial window after an idle RTO"),
                     on("sysctl -w net.ipv4.tcp_slow_start_after_idle=0".into()),
@@ -1272,15 +1265,15 @@ fn judge(f: &Finding, h: &HostView, side: BundleSide) -> (Relation, String, Opti
             }
         }
         FindingId::SlowStartEarlyExit => {
-            let save = h.get_u64("net.ipv4.tcp_no_ssthresh_metrics_save");
+            let save = h.sysctl.tcp_no_ssthresh_metrics_save();
             let entry = h.metrics.iter().find(|m| unmap(m.addr) == unmap(peer));
             match (save, entry.and_then(|m| m.ssthresh)) {
-                (Some(0), Some(t)) => (
+                (Some(false), Some(t)) => (
                     Relation::Confirms,
                     format!("ip tcp_metrics holds ssthresh {t} for {peer} and tcp_no_ssthresh_metrics_save = 0, so new connections to it start in congestion avoidance at {t} segments"),
                     on(format!("ip tcp_metrics delete {peer}; sysctl -w net.ipv4.tcp_no_ssthresh_metrics_save=1")),
                 ),
-                (Some(1), _) => (
+                (Some(true), _) => (
                     Relation::Contradicts,
                     "tcp_no_ssthresh_metrics_save = 1: no cached ssthresh is applied, so the early exit is not the metrics cache (look at HyStart's delay detection or a loss the capture missed)".into(),
                     None,
@@ -1293,7 +1286,8 @@ fn judge(f: &Finding, h: &HostView, side: BundleSide) -> (Relation, String, Opti
                 _ => (Relation::Silent, "the bundle has no tcp_no_ssthresh_metrics_save".into(), None),
             }
         }
-        FindingId::RwndNoWindowScaling => match h.get_u64("net.ipv4.tcp_window_scaling") {
+        // The kernel takes any value but 0 as on; tcp_window_scaling() reads only 0 and 1.
+        FindingId::RwndNoWindowScaling => match h.sysctl.get_u64("net.ipv4.tcp_window_scaling") {
             Some(0) => (
                 Relation::Confirms,
                 "net.ipv4.tcp_window_scaling = 0 on this host".into(),
@@ -1562,11 +1556,7 @@ impl HostView {
             hostname: m.and_then(|m| m.hostname.clone()),
             kernel: m.and_then(|m| m.kernel.clone()),
             interval_s,
-            sysctl: hs
-                .sysctl
-                .as_ref()
-                .map(|s| s.values.clone())
-                .unwrap_or_default(),
+            sysctl: hs.sysctl.clone().unwrap_or_default(),
             sockstat_tcp,
             counters,
             deltas,

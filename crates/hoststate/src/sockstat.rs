@@ -46,6 +46,18 @@ pub enum TcpMemLevel {
 }
 
 impl TcpSockstat {
+    /// The TCP line's fields, typed (`fields` as [`Sockstat::protocols`] holds them).
+    pub fn from_fields(fields: &BTreeMap<String, u64>) -> TcpSockstat {
+        let get = |k: &str| fields.get(k).copied();
+        TcpSockstat {
+            inuse: get("inuse"),
+            orphan: get("orphan"),
+            tw: get("tw"),
+            alloc: get("alloc"),
+            mem_pages: get("mem"),
+        }
+    }
+
     /// `mem` against the three tcp_mem thresholds (all in pages).
     pub fn mem_level(&self, limits: &TcpMem) -> Option<TcpMemLevel> {
         let m = self.mem_pages?;
@@ -76,14 +88,7 @@ impl Sockstat {
 
     /// The TCP line (sockstat), typed.
     pub fn tcp(&self) -> Option<TcpSockstat> {
-        self.protocols.get("TCP")?;
-        Some(TcpSockstat {
-            inuse: self.get("TCP", "inuse"),
-            orphan: self.get("TCP", "orphan"),
-            tw: self.get("TCP", "tw"),
-            alloc: self.get("TCP", "alloc"),
-            mem_pages: self.get("TCP", "mem"),
-        })
+        self.protocols.get("TCP").map(TcpSockstat::from_fields)
     }
 
     /// `sockets: used N` (all socket types).
@@ -146,4 +151,29 @@ pub fn parse_sockstat(text: &str, source: &str) -> Parsed<Sockstat> {
         }
     }
     diags.wrap(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tcp_line_from_its_fields() {
+        let s = parse_sockstat("TCP: inuse 7 orphan 0 tw 1 alloc 8 mem 59932\n", "t").value;
+        let t = TcpSockstat::from_fields(&s.protocols["TCP"]);
+        assert_eq!(s.tcp(), Some(t));
+        assert_eq!(
+            (t.inuse, t.tw, t.mem_pages),
+            (Some(7), Some(1), Some(59932))
+        );
+        // Seed 04: 59932 pages against tcp_mem 42492 56658 84984.
+        let limits = TcpMem {
+            low_pages: 42492,
+            pressure_pages: 56658,
+            high_pages: 84984,
+        };
+        assert_eq!(t.mem_level(&limits), Some(TcpMemLevel::Pressure));
+        let missing = TcpSockstat::from_fields(&BTreeMap::new());
+        assert_eq!(missing, TcpSockstat::default());
+    }
 }

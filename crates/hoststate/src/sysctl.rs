@@ -114,7 +114,7 @@ fn insert(out: &mut Sysctl, diags: &mut Diags, line: usize, text: &str, key: Str
         diags.line(line, text, "more than MAX_SYSCTL_KEYS keys, skipped");
         return;
     }
-    let mut value = v.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut value = normalize(v);
     if value.len() > MAX_SYSCTL_VALUE_LEN {
         let mut end = MAX_SYSCTL_VALUE_LEN;
         while !value.is_char_boundary(end) {
@@ -130,7 +130,29 @@ fn insert(out: &mut Sysctl, diags: &mut Diags, line: usize, text: &str, key: Str
     out.values.insert(key, value);
 }
 
+/// A value as `values` keeps it: trimmed, fields separated by single spaces.
+fn normalize(v: &str) -> String {
+    v.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Builds settings in memory (tests, callers that already hold key → value pairs); the
+/// values are normalized as the parsers do, without their caps.
+impl FromIterator<(String, String)> for Sysctl {
+    fn from_iter<I: IntoIterator<Item = (String, String)>>(pairs: I) -> Sysctl {
+        let mut out = Sysctl::default();
+        for (k, v) in pairs {
+            out.insert(k, v);
+        }
+        out
+    }
+}
+
 impl Sysctl {
+    /// Sets one key (in memory; the value is normalized as the parsers do).
+    pub fn insert(&mut self, key: String, value: String) {
+        self.values.insert(key, normalize(&value));
+    }
+
     /// The raw value of a dotted key (`net.ipv4.tcp_sack`).
     pub fn get(&self, key: &str) -> Option<&str> {
         self.values.get(key).map(String::as_str)
@@ -327,5 +349,26 @@ impl Sysctl {
     /// net.core.rps_sock_flow_entries (0 = RFS off).
     pub fn core_rps_sock_flow_entries(&self) -> Option<u64> {
         self.get_u64("net.core.rps_sock_flow_entries")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_memory_like_parsed() {
+        let mut s: Sysctl = [(
+            "net.ipv4.tcp_mem".to_string(),
+            " 42492\t56658  84984 ".to_string(),
+        )]
+        .into_iter()
+        .collect();
+        assert_eq!(s.get("net.ipv4.tcp_mem"), Some("42492 56658 84984"));
+        let parsed = parse_sysctl_a("net.ipv4.tcp_mem = 42492\t56658\t84984\n", "t").value;
+        assert_eq!(s, parsed);
+        s.insert("net.ipv4.tcp_window_scaling".into(), "0".into());
+        assert_eq!(s.tcp_window_scaling(), Some(false));
+        assert_eq!(s.tcp_mem().map(|m| m.pressure_pages), Some(56658));
     }
 }
