@@ -104,3 +104,37 @@ fn the_round_trip_subtracted_is_named() {
         "{notes:?}"
     );
 }
+
+/// suricata-verify-mime-stream-depth (public, SMTP on port 2525, captured at the client):
+/// the handshake takes 110.75 ms (SYN frame 1 at 0, SYN/ACK frame 2 at 0.110525 s, ACK
+/// frame 3 at 0.110751 s), but every request is ACKed within a fraction of a millisecond
+/// (frame 6, `tcp.analysis.ack_rtt` 0.129 ms for request 1 in frame 5; the response,
+/// frame 7, 101.6 ms after the request): something near the client acknowledges for the
+/// server. Those ACKs are not the round trip: the handshake's 110.75 ms stays
+/// subtracted, leaving the two exchanges whose gaps exceed it: request 10 (frame 1284,
+/// 2.053375 s; ACK frame 1285 after 0.09 ms; response frame 1286, 2.234536 s: 181.2 ms)
+/// and request 14 (frame 1916, 2.611819 s; response frame 1918, 2.851276 s: 239.5 ms):
+/// 70.4 + 128.7 = 199.1 ms. (Subtracting the 0.1 ms ACK samples would claim 1748 ms.)
+#[test]
+fn acks_from_nearer_than_the_server_are_not_the_round_trip() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/captures/public/suricata-verify-mime-stream-depth.pcap");
+    let out = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
+        .args(["analyze", "--format", "json", "--min-cost", "0"])
+        .arg(path)
+        .output()
+        .expect("run tcpwhy");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let f = doc["files"][0]["findings"].as_array().expect("findings");
+    let t: Vec<&Value> = f.iter().filter(|x| x["id"] == THINK).collect();
+    assert_eq!(t.len(), 1, "{t:?}");
+    let cost = t[0]["cost_ms"].as_f64().expect("cost");
+    assert!((cost - 199.1).abs() < 1.0, "{cost}");
+    let frames: Vec<u64> = t[0]["evidence"]
+        .as_array()
+        .expect("evidence")
+        .iter()
+        .filter_map(|e| e["frame"].as_u64())
+        .collect();
+    assert_eq!(frames, [1284, 1286, 1916, 1918]);
+}
