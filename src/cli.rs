@@ -18,8 +18,11 @@ use tcpwhy_track::{SegmentEvent, SegmentKinds};
 too) and explains TCP performance: per-connection statistics today, named causes with their \
 cost in milliseconds and the fix as the analysis commands land.\n\n\
 Stream numbers are Wireshark's tcp.stream indexes and frame numbers are Wireshark's, \
-so anything tcpwhy reports can be checked with `tcp.stream eq N` in Wireshark.",
-    after_help = "Examples:\n  tcpwhy flows capture.pcap\n  tcpdump -i eth0 -w - port 443 | tcpwhy flows -\n  tcpwhy flows --format json capture.pcapng | jq '.files[0].connections[0]'\n\nExit status: 0 success, 2 error (unreadable file, not a capture)."
+so anything tcpwhy reports can be checked with `tcp.stream eq N` in Wireshark.\n\n\
+`tcpwhy host` audits a machine's TCP settings, socket memory, counters and live sockets; \
+`tcpwhy collect` saves them to a directory, and `tcpwhy analyze --host DIR` checks a \
+capture's findings against the host they name.",
+    after_help = "Examples:\n  tcpwhy flows capture.pcap\n  sudo tcpwhy host --interval 10s\n  tcpdump -i eth0 -w - port 443 | tcpwhy flows -\n  tcpwhy flows --format json capture.pcapng | jq '.files[0].connections[0]'\n\nExit status: 0 success, 2 error (unreadable file, not a capture)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -38,7 +41,35 @@ pub enum Command {
     /// One line per TCP frame with its stream and classification (retransmission,
     /// duplicate ACK, zero window …), for checking tcpwhy against Wireshark.
     Segments(SegmentsArgs),
+    /// Audit this host's TCP state: sysctls, socket memory, kernel counters, live sockets
+    /// (ss), cached path metrics; each finding with the values read and the exact fix.
+    /// Exit status 0 = nothing found, 1 = findings, 2 = error.
+    #[command(after_help = HOST_HELP)]
+    Host(HostArgs),
+    /// Save this host's TCP state to a directory (a "bundle") for `tcpwhy host --bundle`
+    /// or `tcpwhy analyze --host` on another machine.
+    #[command(after_help = COLLECT_HELP)]
+    Collect(CollectArgs),
 }
+
+const HOST_HELP: &str = "What it reads: sysctl -a (or /proc/sys/net), /proc/net/sockstat{,6}, \
+/proc/net/netstat and snmp (or nstat), ss -tinmO, ip tcp_metrics show, ip -d link show and \
+each interface's rps_cpus. Anything it cannot read (command missing, not root) is listed \
+with the reason; run as root to see every socket.\n\n\
+Counters such as ListenOverflows or TCPMemoryPressures count since boot; with --interval \
+tcpwhy reads them twice and reports what changed and how fast, which is what says a \
+problem is happening now.\n\n\
+Examples:\n  sudo tcpwhy host\n  sudo tcpwhy host --interval 10s\n  \
+tcpwhy host --bundle server-bundle/ --format json\n  \
+tcpwhy analyze server.pcap --host server-bundle/   (confirm a capture finding)";
+
+const COLLECT_HELP: &str = "Layout: manifest.json (time, hostname, kernel, and for each \
+input what was read or why not), sysctl.txt, sockstat.txt, sockstat6.txt, netstat.txt, \
+snmp.txt, nstat.txt, ss.txt, tcp_metrics.txt, ip-link.txt, rps/IFACE/rx-N; with a second \
+snapshot, the counter files again under after/.\n\n\
+Examples:\n  sudo tcpwhy collect -o bundle/ --interval 10s\n  \
+sudo tcpwhy collect -o bundle/; ./reproduce-the-problem; sudo tcpwhy collect -o bundle/ --after\n  \
+ip netns exec ns1 tcpwhy collect -o ns1-bundle/   (a network namespace: its own sysctls and counters)";
 
 #[derive(Copy, Clone, ValueEnum)]
 pub enum Format {
@@ -103,6 +134,39 @@ pub struct AnalyzeArgs {
     /// Connections are split between threads by 4-tuple; the findings do not depend on it.
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
+    /// A host bundle (`tcpwhy collect -o DIR` on the client or the server) to confirm or
+    /// contradict the findings with that host's sysctls, counters and sockets; give it
+    /// twice for both ends. Each finding is judged by the bundle of the end that decides
+    /// it (the sender's for slow start, the receiver's for windows).
+    #[arg(long = "host", value_name = "DIR")]
+    pub hosts: Vec<std::path::PathBuf>,
+}
+
+#[derive(Args)]
+pub struct HostArgs {
+    /// Analyse a bundle written by `tcpwhy collect` instead of this host.
+    #[arg(long, value_name = "DIR")]
+    pub bundle: Option<std::path::PathBuf>,
+    /// Read the counters twice, this far apart (e.g. 10s), and report deltas and rates.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration_ns, conflicts_with = "bundle")]
+    pub interval: Option<u64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+#[derive(Args)]
+pub struct CollectArgs {
+    /// The bundle directory (created if missing; files in it are overwritten).
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: std::path::PathBuf,
+    /// Read the counters a second time after this long (e.g. 10s), into DIR/after/.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration_ns)]
+    pub interval: Option<u64>,
+    /// Only add the second snapshot of the counters to an existing bundle (DIR/after/),
+    /// e.g. after reproducing the problem.
+    #[arg(long, conflicts_with = "interval")]
+    pub after: bool,
 }
 
 /// "10ms", "1.5s", "500us", "2m"; a bare number is milliseconds.
@@ -150,6 +214,14 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
     use tcpwhy_detect::{Analyzer, Config};
     use tcpwhy_report::analyze::{render_text, write_json, AnalyzeReport};
     check_stdin_once(&a.files)?;
+    let mut views = Vec::new();
+    for dir in &a.hosts {
+        let (hs, _) = read_bundle(dir)?;
+        views.push((
+            dir.display().to_string(),
+            tcpwhy_detect::host::HostView::from_state(&hs),
+        ));
+    }
     let filter = a
         .filter
         .as_deref()
@@ -198,10 +270,14 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
         let keep = |stream: u64, ends: &[tcpwhy_track::Endpoint; 2]| {
             a.stream.is_none_or(|s| s == stream) && filter.as_ref().is_none_or(|x| x.matches(ends))
         };
-        let findings = analysis
+        let (mut findings, below): (Vec<_>, Vec<_>) = analysis
             .findings
             .into_iter()
-            .filter(|x| x.cost_ns >= a.min_cost && keep(x.stream, &x.endpoints))
+            .filter(|x| keep(x.stream, &x.endpoints))
+            .partition(|x| x.cost_ns >= a.min_cost);
+        let hosts = views
+            .iter()
+            .map(|(dir, view)| (dir.clone(), tcpwhy_detect::host::join(&mut findings, view)))
             .collect();
         let streams: std::collections::HashMap<u64, [tcpwhy_track::Endpoint; 2]> = file
             .connections
@@ -219,6 +295,8 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
             file,
             findings,
             exchanges,
+            below_threshold: AnalyzeReport::count_below(&below),
+            hosts,
         });
     }
     match a.format {
@@ -359,4 +437,103 @@ pub fn segments(a: SegmentsArgs) -> Result<ExitCode, String> {
         eprintln!("tcpwhy: warning: {}: {}", a.file, e.message);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+pub fn collect(a: CollectArgs) -> Result<ExitCode, String> {
+    use crate::host;
+    let done = if a.after {
+        host::collect_after(&a.output)?
+    } else {
+        let interval = a.interval.map(std::time::Duration::from_nanos);
+        if let Some(d) = interval {
+            eprintln!(
+                "tcpwhy: first snapshot taken; the second in {:.1} s",
+                d.as_secs_f64()
+            );
+        }
+        host::collect_twice(&a.output, interval)?
+    };
+    let mut out = format!("Wrote {}:\n", a.output.display());
+    out += &host::summary(&done);
+    // The bundle is the output; the listing is for the person who ran it.
+    eprint!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads a bundle directory; an unreadable or empty one is an error (exit 2).
+fn read_bundle(
+    dir: &std::path::Path,
+) -> Result<(tcpwhy_hoststate::HostState, Vec<String>), String> {
+    if !dir.is_dir() {
+        return Err(format!(
+            "{}: not a directory (write one with `tcpwhy collect -o {}`)",
+            dir.display(),
+            dir.display()
+        ));
+    }
+    let (hs, diags) = tcpwhy_hoststate::HostState::read_bundle(dir);
+    if hs.manifest.is_none() && hs.sysctl.is_none() && hs.before.counters.is_none() {
+        return Err(format!(
+            "{}: no manifest.json, sysctl.txt or counters: not a tcpwhy host bundle",
+            dir.display()
+        ));
+    }
+    Ok((hs, diags.iter().map(|d| d.to_string()).collect()))
+}
+
+pub fn host(a: HostArgs) -> Result<ExitCode, String> {
+    use tcpwhy_detect::host::{audit, HostView};
+    use tcpwhy_report::host::{render_text, write_json, HostReport};
+    // Live: the same bundle `collect` writes, in a scratch directory, so the live audit
+    // and the offline one are one code path.
+    let scratch;
+    let (dir, source) = match &a.bundle {
+        Some(d) => (d.clone(), d.display().to_string()),
+        None => {
+            scratch = crate::host::Scratch::new()?;
+            let interval = a.interval.map(std::time::Duration::from_nanos);
+            if let Some(d) = interval {
+                eprintln!(
+                    "tcpwhy: reading the counters twice, {:.1} s apart",
+                    d.as_secs_f64()
+                );
+            }
+            crate::host::collect_twice(&scratch.0, interval)?;
+            (scratch.0.clone(), "live".to_string())
+        }
+    };
+    let (hs, diagnostics) = read_bundle(&dir)?;
+    let view = HostView::from_state(&hs);
+    // A file the manifest already lists as not collected needs no second line.
+    let diagnostics = diagnostics
+        .into_iter()
+        .filter(|d| {
+            let file = d.split(':').next().unwrap_or(d);
+            let listed = view
+                .unread
+                .iter()
+                .any(|u| u.starts_with(&format!("{file} (")));
+            !(listed && d.contains("missing"))
+        })
+        .collect();
+    let result = audit(&view);
+    let report = HostReport {
+        source,
+        view: &view,
+        audit: &result,
+        diagnostics,
+        time: hs.manifest.as_ref().and_then(|m| m.time.clone()),
+    };
+    match a.format {
+        Format::Text => write_out(&render_text(&report))?,
+        Format::Json => {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            broken_pipe_ok(write_json(&report, &mut out).and_then(|_| out.flush()))?;
+        }
+    }
+    Ok(if result.findings.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

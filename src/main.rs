@@ -4,6 +4,7 @@
 
 mod cli;
 mod filter;
+mod host;
 mod scan;
 
 use clap::Parser;
@@ -26,5 +27,7 @@ fn run(args: cli::Cli) -> Result<ExitCode, String> {
         cli::Command::Analyze(a) => cli::analyze(a),
         cli::Command::Flows(a) => cli::flows(a),
         cli::Command::Segments(a) => cli::segments(a),
+        cli::Command::Host(a) => cli::host(a),
+        cli::Command::Collect(a) => cli::collect(a),
     }
 }

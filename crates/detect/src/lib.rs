@@ -10,6 +10,7 @@ pub mod detector;
 pub mod detectors;
 pub mod exchange;
 pub mod finding;
+pub mod host;
 pub mod ipid;
 
 pub use detector::{Connection, Detector, Segment, StreamMap};

@@ -6,6 +6,7 @@
 //! Linux only, as root. Everything it creates (namespaces, iptables rules, processes,
 //! changed root sysctls) is removed on success, failure and Ctrl-C.
 
+mod bundle;
 mod cli;
 mod emulator;
 mod manifest;

@@ -184,26 +184,10 @@ impl Manifest {
     }
 }
 
-/// Unix seconds → "YYYY-MM-DDTHH:MM:SSZ" (civil-from-days, proleptic Gregorian).
+/// Unix seconds → "YYYY-MM-DDTHH:MM:SSZ" (UTC, whole seconds).
 pub fn iso_utc(unix: f64) -> String {
-    let secs = unix.max(0.0) as i64;
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(unix.max(0.0) as u64);
+    humantime::format_rfc3339_seconds(t).to_string()
 }
 
 #[cfg(test)]

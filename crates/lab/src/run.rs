@@ -2,6 +2,7 @@
 //! kernel's state, runs the workload, stops everything in order (tcpdump last, with
 //! SIGINT, so its file is complete), checks the ground truth and writes the manifest.
 
+use crate::bundle;
 use crate::cli::{RunArgs, VantageArg};
 use crate::manifest::{self, Manifest};
 use crate::scenario::{self, Evidence, Outcome, Scenario, Status};
@@ -258,6 +259,19 @@ fn run_one(s: &Scenario, out: &Path, args: &RunArgs) -> Result<Verdict, String> 
     // 3. The kernel's state before, and samplers during.
     let before_c = snapshot(&lab, Side::Client);
     let before_s = snapshot(&lab, Side::Server);
+    // Host bundles (tcpwhy collect in each namespace), when tcpwhy is built alongside.
+    let tcpwhy = bundle::tcpwhy_exe();
+    if tcpwhy.is_none() {
+        notes.push("no tcpwhy binary next to tcpwhy-lab: no host bundles".into());
+    }
+    let bundle_sides: Vec<(Side, &str)> = sides.to_vec();
+    for &(side, label) in &bundle_sides {
+        if let Some(exe) = &tcpwhy {
+            if let Err(e) = bundle::collect(&lab, side, exe, &bundle::dir(&tdir, label), false) {
+                notes.push(format!("host bundle ({label}): {e}"));
+            }
+        }
+    }
     let ss_c = SsSampler::start(&lab.ns(Side::Client), &f("ss-client.txt"), t0)?;
     let ss_s = SsSampler::start(&lab.ns(Side::Server), &f("ss-server.txt"), t0)?;
 
@@ -335,6 +349,40 @@ fn run_one(s: &Scenario, out: &Path, args: &RunArgs) -> Result<Verdict, String> 
     let metrics_c = lab
         .exec_in(Side::Client, &["ip", "tcp_metrics", "show"])
         .unwrap_or_default();
+    for &(side, label) in &bundle_sides {
+        if let Some(exe) = &tcpwhy {
+            let d = bundle::dir(&tdir, label);
+            let raw = format!("ss-{label}.txt");
+            let metrics = if side == Side::Client {
+                &metrics_c
+            } else {
+                &metrics_s
+            };
+            let r = bundle::collect(&lab, side, exe, &d, true)
+                .and_then(|_| match bundle::last_sample_with(&f(&raw), scenario::PORT) {
+                    Some((when, text)) => bundle::replace(
+                        &d,
+                        "ss.txt",
+                        &text,
+                        "ss -tinmHO",
+                        &format!("the last sample ({when}) that showed the workload's connection established, from truth/{raw}"),
+                    ),
+                    None => Ok(()),
+                })
+                .and_then(|_| {
+                    bundle::replace(
+                        &d,
+                        "tcp_metrics.txt",
+                        metrics,
+                        "ip tcp_metrics show",
+                        "read after the workload (the cache fills when connections close)",
+                    )
+                });
+            if let Err(e) = r {
+                notes.push(format!("host bundle ({label}): {e}"));
+            }
+        }
+    }
     let sysctls = effective_sysctls(&lab);
     drop(lab);
 

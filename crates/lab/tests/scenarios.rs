@@ -78,6 +78,27 @@ fn run(name: &str) -> Value {
         "{name}: checks failed: {:#}",
         m["checks"]
     );
+    // Host bundles (when the tcpwhy binary was built next to the lab): both snapshots,
+    // and the state files replaced with the workload's (src/bundle.rs).
+    for side in ["client", "server"] {
+        let b = dir
+            .join(name)
+            .join(format!("truth/bundle-{side}/manifest.json"));
+        if let Ok(text) = std::fs::read_to_string(&b) {
+            let bm: Value = serde_json::from_str(&text).unwrap();
+            assert!(
+                bm["after"]["time_unix"].is_f64(),
+                "{name}: {side} bundle without after/"
+            );
+            let note = bm["inputs"]["tcp_metrics.txt"]["note"]
+                .as_str()
+                .unwrap_or("");
+            assert!(
+                note.starts_with("tcpwhy-lab:"),
+                "{name}: {side} tcp_metrics note {note:?}"
+            );
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
     m
 }

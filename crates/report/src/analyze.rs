@@ -5,7 +5,7 @@ use crate::flows::{footer, FileReport};
 use crate::units::{ms, ns_to_ms};
 use crate::SCHEMA_VERSION;
 use serde::Serialize;
-use tcpwhy_detect::{Exchange, Finding};
+use tcpwhy_detect::{Exchange, Finding, FindingId};
 
 /// One capture's analysis.
 pub struct AnalyzeReport {
@@ -14,6 +14,28 @@ pub struct AnalyzeReport {
     pub findings: Vec<Finding>,
     /// `(stream, exchanges)` when `--exchanges` was given.
     pub exchanges: Option<Vec<(u64, Vec<Exchange>)>>,
+    /// Findings below the cost threshold, not shown: `(id, count)` in id order. They
+    /// are named so that a mechanism seen at no measurable cost (a spurious
+    /// retransmission the sender undid, reordering absorbed by the duplicate-ACK
+    /// threshold) is not silently hidden.
+    pub below_threshold: Vec<(FindingId, usize)>,
+    /// `(bundle directory, join)` for each `--host`, in the order given.
+    pub hosts: Vec<(String, tcpwhy_detect::host::HostJoin)>,
+}
+
+impl AnalyzeReport {
+    /// Counts, per id, the findings the threshold left out.
+    pub fn count_below(hidden: &[Finding]) -> Vec<(FindingId, usize)> {
+        let mut out: Vec<(FindingId, usize)> = Vec::new();
+        for f in hidden {
+            match out.iter_mut().find(|(id, _)| *id == f.id) {
+                Some(e) => e.1 += 1,
+                None => out.push((f.id, 1)),
+            }
+        }
+        out.sort_by_key(|e| e.0);
+        out
+    }
 }
 
 /// How many findings the verdict names.
@@ -105,6 +127,17 @@ pub fn render_text(reports: &[AnalyzeReport]) -> String {
                 ));
             }
         }
+        if !r.below_threshold.is_empty() {
+            let list: Vec<String> = r
+                .below_threshold
+                .iter()
+                .map(|(id, n)| format!("{} ×{n}", id.as_str()))
+                .collect();
+            out.push_str(&format!(
+                "\nAlso seen, below --min-cost (not shown; --min-cost 0 shows them): {}\n",
+                list.join(", ")
+            ));
+        }
         if let Some(xs) = &r.exchanges {
             out.push_str("\nExchanges (request → server time → response in RTT rounds):\n");
             for (stream, list) in xs {
@@ -128,6 +161,9 @@ pub fn render_text(reports: &[AnalyzeReport]) -> String {
                 }
             }
         }
+        for (dir, j) in &r.hosts {
+            out.push_str(&crate::host::render_join_text(j, dir));
+        }
         out.push('\n');
         out.push_str(&footer(&r.file));
     }
@@ -135,7 +171,7 @@ pub fn render_text(reports: &[AnalyzeReport]) -> String {
 }
 
 /// Wraps prose at 88 columns with an indent.
-fn wrap(text: &str, indent: &str) -> String {
+pub(crate) fn wrap(text: &str, indent: &str) -> String {
     const WIDTH: usize = 88;
     let mut out = String::new();
     let mut line = String::from(indent);
@@ -172,8 +208,12 @@ struct JsonFile<'a> {
     connections: usize,
     error: Option<&'a str>,
     findings: Vec<JsonFinding<'a>>,
+    /// Finding id → how many findings the cost threshold left out.
+    below_min_cost: std::collections::BTreeMap<&'static str, usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     exchanges: Option<Vec<JsonExchange>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    hosts: Vec<crate::host::JsonJoin<'a>>,
 }
 
 #[derive(Serialize)]
@@ -267,6 +307,11 @@ pub fn write_json(reports: &[AnalyzeReport], out: &mut impl std::io::Write) -> s
                         vantage: f.vantage.name(),
                     })
                     .collect(),
+                below_min_cost: r
+                    .below_threshold
+                    .iter()
+                    .map(|(id, n)| (id.as_str(), *n))
+                    .collect(),
                 exchanges: r.exchanges.as_ref().map(|xs| {
                     xs.iter()
                         .flat_map(|(stream, list)| {
@@ -287,6 +332,11 @@ pub fn write_json(reports: &[AnalyzeReport], out: &mut impl std::io::Write) -> s
                         })
                         .collect()
                 }),
+                hosts: r
+                    .hosts
+                    .iter()
+                    .map(|(dir, j)| crate::host::join_json(j, dir))
+                    .collect(),
             })
             .collect(),
     };

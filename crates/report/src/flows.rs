@@ -6,7 +6,7 @@ use crate::SCHEMA_VERSION;
 use serde::Serialize;
 use tcpwhy_capture::SkipCounts;
 use tcpwhy_track::{
-    ClientBy, ConnSummary, DirSummary, RttStats, SegmentCounts, Vantage, WindowScale,
+    ClientBy, ConnSummary, DirSummary, LimitTimes, RttStats, SegmentCounts, Vantage, WindowScale,
 };
 
 /// Where a capture stopped early, for the report.
@@ -94,6 +94,28 @@ fn wscale_text(w: Option<WindowScale>) -> &'static str {
     }
 }
 
+/// The direction that carried the connection's data: the one with more unique bytes.
+pub fn main_direction(c: &ConnSummary) -> usize {
+    usize::from(c.dirs[1].unique_bytes > c.dirs[0].unique_bytes)
+}
+
+/// "rwnd 82% cwnd 10% app 8%": shares of the counted transfer time (docs/tracking.md,
+/// "What limited a transfer"); "cwnd" is the sender's own window, congestion window or
+/// send buffer. "-" when no transfer time was counted.
+pub fn limit_text(l: &LimitTimes) -> String {
+    let total = l.total_ns();
+    if total == 0 {
+        return "-".into();
+    }
+    let pct = |v: u64| (v as f64 * 100.0 / total as f64).round();
+    format!(
+        "rwnd {}% cwnd {}% app {}%",
+        pct(l.rwnd_ns),
+        pct(l.sender_ns),
+        pct(l.app_ns)
+    )
+}
+
 /// The aligned table of `tcpwhy flows`.
 pub fn render_text(files: &[FileReport]) -> String {
     let mut out = String::new();
@@ -119,6 +141,7 @@ pub fn render_text(files: &[FileReport]) -> String {
             ("OOO", Align::Right),
             ("DUPACK", Align::Right),
             ("ZWIN", Align::Right),
+            ("LIMIT", Align::Left),
         ]);
         let t0 = f.connections.iter().map(|c| c.start).min();
         for c in &f.connections {
@@ -155,6 +178,7 @@ pub fn render_text(files: &[FileReport]) -> String {
                 retx(|x| x.out_of_order).to_string(),
                 retx(|x| x.dup_acks).to_string(),
                 retx(|x| x.zero_windows).to_string(),
+                limit_text(&c.dirs[main_direction(c)].limits),
             ]);
         }
         if t.is_empty() {
@@ -184,6 +208,23 @@ pub fn footer(f: &FileReport) -> String {
         s.push_str(&format!("; skipped: {}", skipped.join(", ")));
     }
     s.push('\n');
+    // Capture loss: the peer acknowledged data the file does not hold. Said once, so that
+    // nobody reads those holes as network loss or reordering.
+    let unseen: Vec<u64> = f
+        .connections
+        .iter()
+        .map(|c| c.dirs[0].counts.acked_unseen + c.dirs[1].counts.acked_unseen)
+        .filter(|&n| n > 0)
+        .collect();
+    if !unseen.is_empty() {
+        s.push_str(&format!(
+            "note: the capture missed packets: {} ACK(s) on {} connection(s) acknowledged \
+             data that is not in the file (acked_unseen); those holes are capture loss, not \
+             network loss or reordering\n",
+            unseen.iter().sum::<u64>(),
+            unseen.len()
+        ));
+    }
     if let Some(e) = &f.error {
         s.push_str(&format!(
             "warning: {}: stopped early: {} — the results above cover frames 1–{}\n",
@@ -286,8 +327,17 @@ struct JsonDir {
     previous_segment_not_captured: u64,
     acked_unseen: u64,
     capture_duplicates: u64,
+    limited_ms: JsonLimits,
     fin: bool,
     rst: bool,
+}
+
+#[derive(Serialize)]
+struct JsonLimits {
+    rwnd: f64,
+    zero_window: f64,
+    sender: f64,
+    app: f64,
 }
 
 fn json_rtt(r: Option<RttStats>) -> Option<JsonRtt> {
@@ -337,6 +387,12 @@ fn json_dir(d: &DirSummary) -> JsonDir {
         previous_segment_not_captured: c.previous_segment_not_captured,
         acked_unseen: c.acked_unseen,
         capture_duplicates: c.capture_duplicates,
+        limited_ms: JsonLimits {
+            rwnd: ns_to_ms(d.limits.rwnd_ns),
+            zero_window: ns_to_ms(d.limits.zero_window_ns),
+            sender: ns_to_ms(d.limits.sender_ns),
+            app: ns_to_ms(d.limits.app_ns),
+        },
         fin: d.fin,
         rst: d.rst,
     }

@@ -5,6 +5,7 @@
 
 pub mod analyze;
 pub mod flows;
+pub mod host;
 pub mod table;
 pub mod units;
 

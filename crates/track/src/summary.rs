@@ -1,5 +1,6 @@
 //! What the tracker reports: per-connection summaries and per-segment events.
 
+use crate::limits::{Limit, LimitTimes};
 use crate::rtt::RttStats;
 use std::net::IpAddr;
 use tcpwhy_capture::Timestamp;
@@ -128,6 +129,9 @@ pub struct DirSummary {
     /// RTT from this side's TSval to the first segment echoing it.
     pub rtt_ts: Option<RttStats>,
     pub counts: SegmentCounts,
+    /// Time this side's transfer spent limited by each cause (`limits.rs`,
+    /// docs/tracking.md "What limited a transfer").
+    pub limits: LimitTimes,
     pub fin: bool,
     pub rst: bool,
 }
@@ -232,6 +236,9 @@ pub struct SegmentEvent {
     pub in_flight: Option<u64>,
     /// For a D-SACK: the frame of the retransmission it reports as needless, if seen.
     pub dsack_of: Option<u64>,
+    /// What limits the segment sender's data after this segment, as the sender saw it
+    /// (`limits.rs`): e.g. `Rwnd` on data that filled the receiver's window.
+    pub limit: Limit,
     /// For data below the highest sequence number seen (a retransmission or an
     /// out-of-order segment): the frame and time of the first captured transmission of
     /// its first bytes, while that is still unacknowledged at the capture point. `None`
@@ -296,6 +303,7 @@ impl DirSummary {
         self.rtt_ack = more(self.rtt_ack, o.rtt_ack);
         self.rtt_ts = more(self.rtt_ts, o.rtt_ts);
         self.counts.add(&o.counts);
+        self.limits.add(&o.limits);
         self.fin |= o.fin;
         self.rst |= o.rst;
     }

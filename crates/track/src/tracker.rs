@@ -6,6 +6,7 @@
 //! tshark; every rule is a named step below, and where tcpwhy deliberately differs the
 //! reason is written next to it and in `docs/tracking.md`.
 
+use crate::limits::{Limit, Limits};
 use crate::rtt::RttSamples;
 use crate::seq::{seq_gt, seq_le, seq_lt, SeqUnwrapper};
 use crate::summary::*;
@@ -273,6 +274,8 @@ struct Dir {
     rtt_ts: RttSamples,
     first_data_rel: Option<u64>,
     max_end_rel: u64,
+    /// What limited this side's data, over time (`limits.rs`).
+    limits: Limits,
     out: DirSummary,
 }
 
@@ -302,6 +305,7 @@ impl Dir {
             rtt_ts: RttSamples::default(),
             first_data_rel: None,
             max_end_rel: 0,
+            limits: Limits::default(),
             out: DirSummary::default(),
         }
     }
@@ -350,6 +354,7 @@ impl Dir {
             .map_or(0, |f| self.max_end_rel.saturating_sub(f));
         out.rtt_ack = self.rtt_ack.stats();
         out.rtt_ts = self.rtt_ts.stats();
+        out.limits = self.limits.times();
         out.wscale = Some(match self.scale {
             Scale::Unknown => WindowScale::Unknown,
             Scale::None => WindowScale::NotNegotiated,
@@ -855,6 +860,7 @@ impl Conn {
                 ts_rtt: None,
                 in_flight: None,
                 dsack_of: None,
+                limit: Limit::None,
                 original: None,
             };
         }
@@ -921,6 +927,32 @@ impl Conn {
             _ => None,
         };
 
+        // What limits each direction (limits.rs). The peer's ACK moves this side's view of
+        // the other direction; a window whose scale is unknown (no handshake) is not a
+        // right edge, so only a zero window counts then.
+        if flags.ack() && !flags.syn() {
+            if let Some(a) = rel_ack {
+                let w = if fwd.scale == Scale::Unknown && pkt.window != 0 {
+                    u64::MAX / 2
+                } else {
+                    window_bytes
+                };
+                rev.limits.on_ack(ts, a, w);
+            }
+        }
+        if seglen > 0 && !flags.syn() {
+            fwd.limits
+                .on_data(ts, rel_seq.saturating_add(u64::from(seglen)));
+            rev.limits.on_peer_data();
+        }
+        if flags.fin() || flags.rst() {
+            fwd.limits.on_end(ts);
+        }
+        if flags.rst() {
+            rev.limits.on_end(ts);
+        }
+        let limit = fwd.limits.state();
+
         // Remember retransmissions so a later D-SACK can be linked to one.
         if kinds.has(SegmentKinds::RETRANSMISSION) && seglen > 0 {
             if fwd.retransmissions.len() == RETRANSMISSION_HISTORY {
@@ -971,6 +1003,7 @@ impl Conn {
                     if ts >= t {
                         let ns = ts.since(t) as u64;
                         rev.rtt_ts.add(ns);
+                        fwd.limits.echo_sample(ns);
                         ts_rtt = Some((fr, ns));
                     }
                     rev.ts_sent.drain(..=i);
@@ -1022,6 +1055,7 @@ impl Conn {
             ts_rtt,
             in_flight,
             dsack_of,
+            limit,
             original,
         }
     }
@@ -1048,6 +1082,10 @@ impl Conn {
                 timestamps: o.timestamps.is_some(),
             });
             self.dirs[f].out.isn = Some(pkt.seq);
+            if let Some(m) = o.mss {
+                // The peer's data to this side comes in segments of at most this.
+                self.dirs[r].limits.set_mss(u64::from(m));
+            }
             if let Some(ws) = o.wscale {
                 self.dirs[f].scale = Scale::Shift(ws.min(MAX_WSCALE));
             }
@@ -1064,7 +1102,10 @@ impl Conn {
                 if self.synack_time.is_none() {
                     self.synack_time = Some(ts);
                     if let Some(s) = self.syn_time {
-                        self.syn_to_synack_ns = Some(ts.since(s).max(0) as u64);
+                        let leg = ts.since(s).max(0) as u64;
+                        self.syn_to_synack_ns = Some(leg);
+                        // The round trip from the capture point to the server and back.
+                        self.dirs[f].limits.set_handshake_lag(leg);
                     }
                 }
                 if self.client.is_none() {
@@ -1085,7 +1126,10 @@ impl Conn {
             let from_client = self.client.is_some_and(|(c, _)| c == f);
             if from_client && self.synack_to_ack_ns.is_none() {
                 if let Some(sa) = self.synack_time {
-                    self.synack_to_ack_ns = Some(ts.since(sa).max(0) as u64);
+                    let leg = ts.since(sa).max(0) as u64;
+                    self.synack_to_ack_ns = Some(leg);
+                    // The round trip from the capture point to the client and back.
+                    self.dirs[f].limits.set_handshake_lag(leg);
                 }
             }
         }

@@ -294,3 +294,53 @@ fn closed_connections_are_freed_and_late_packets_keep_their_stream() {
     );
     assert_eq!(tr.t.streams(), 1000);
 }
+
+/// What limited the server's data, at a client-side capture (100 ms RTT, so the client's
+/// ACKs reach the server, and the data they release arrives here, 100 ms after they are
+/// seen). The client advertises 23 << 7 = 2,944 B: two 1460-byte segments leave 24 B of
+/// window, less than one MSS, so after each pair the server waits for the next ACK.
+/// 200.05 → 300.1 ms and 300.1 → 400.2 ms are window-limited (the ACKs of 100.05 and
+/// 200.1 ms take effect then): 200.15 ms. With a 128,000-byte window the same trace is
+/// held by the server's own window instead, and a 50 ms pause after everything was
+/// acknowledged (300.1 → 350.1 ms) is the application's.
+#[test]
+fn limits_attribute_time_to_the_receiver_window_sender_and_application() {
+    for (window, late) in [(23u16, 0.0), (1000, 50.0)] {
+        let mut tr = Trace::new();
+        // The handshake of `Trace::handshake`, with this window on the client's ACK (a
+        // receiver does not shrink its window: the view keeps the largest right edge).
+        let mut syn = seg(true, S, ISN_C, 0, 0);
+        syn.options = syn_opts();
+        tr.at(0.0).send(syn);
+        let mut sa = seg(false, S | A, ISN_S, ISN_C + 1, 0);
+        sa.options = syn_opts();
+        tr.at(100.0).send(sa);
+        let ack = |tr: &mut Trace, at: f64, seq: u32, acked: u32, len: u32| {
+            let mut s = seg(true, A, seq, ISN_S + 1 + acked, len);
+            s.window = window;
+            tr.at(at).send(s);
+        };
+        ack(&mut tr, 100.05, ISN_C + 1, 0, 0);
+        ack(&mut tr, 100.1, ISN_C + 1, 0, 100);
+        let ack = |tr: &mut Trace, at: f64, acked: u32| ack(tr, at, ISN_C + 101, acked, 0);
+        tr.at(200.0).s2c(A, ISN_S + 1, ISN_C + 101, 1460);
+        tr.at(200.0).s2c(A, ISN_S + 1461, ISN_C + 101, 1460);
+        ack(&mut tr, 200.1, 2920);
+        tr.at(300.1 + late).s2c(A, ISN_S + 2921, ISN_C + 101, 1460);
+        tr.at(300.1 + late).s2c(A, ISN_S + 4381, ISN_C + 101, 1460);
+        ack(&mut tr, 300.2 + late, 5840);
+        tr.at(400.2 + late).s2c(A, ISN_S + 5841, ISN_C + 101, 1460);
+        let c = &tr.t.finish()[0];
+        assert_eq!(c.vantage, Vantage::Client);
+        let l = c.dirs[1].limits;
+        let us = |ns: u64| (ns as f64 / 1e3).round() / 1e3;
+        if window == 23 {
+            assert_eq!(us(l.rwnd_ns), 200.15, "{l:?}");
+            assert_eq!((l.sender_ns, l.app_ns, l.zero_window_ns), (0, 0, 0));
+        } else {
+            assert_eq!(us(l.sender_ns), 200.15, "{l:?}");
+            assert_eq!(us(l.app_ns), 50.0, "{l:?}");
+            assert_eq!(l.rwnd_ns, 0);
+        }
+    }
+}

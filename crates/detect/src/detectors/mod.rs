@@ -1,15 +1,19 @@
 //! The detectors, one module per mechanism, in one ordered registry.
 
 pub mod app_limited;
+pub mod bufferbloat;
 pub mod delayed_ack;
 pub mod early_exit;
 pub mod idle_close;
 pub mod new_connection;
 pub mod recovery;
+pub mod reordering;
 pub mod restart_after_idle;
 pub mod server_think_time;
 pub mod short_lived;
+pub mod sndbuf;
 pub mod syn_retransmit;
+pub mod windows;
 
 use crate::detector::Detector;
 
@@ -26,5 +30,9 @@ pub fn registry() -> Vec<Box<dyn Detector>> {
         Box::new(server_think_time::ServerThinkTime::default()),
         Box::new(app_limited::AppLimited::default()),
         Box::new(recovery::Recovery::default()),
+        Box::new(reordering::Reordering::default()),
+        Box::new(bufferbloat::Bufferbloat::default()),
+        Box::new(windows::Windows::default()),
+        Box::new(sndbuf::SndbufLimited::default()),
     ]
 }

@@ -1,0 +1,497 @@
+//! `network.bufferbloat`: a bottleneck with a deep queue. The sender's window grows past
+//! the path's bandwidth-delay product, the excess waits in the bottleneck's buffer, and
+//! the RTT rises with the data in flight while throughput stays at the bottleneck rate
+//! (mechanisms.md "network.bufferbloat and bandwidth limits").
+//!
+//! Mechanism: loss-based congestion control (Reno, CUBIC: RFC 5681, RFC 9438) grows cwnd
+//! until a packet is dropped; a FIFO of N packets at a slower link holds up to N packets
+//! before the first drop, so each one adds (packet size / link rate) of delay to every
+//! packet behind it. The throughput cannot exceed the link rate; the extra window only
+//! adds delay (Gettys & Nichols, "Bufferbloat", CACM 2012; RFC 7567 §2).
+//!
+//! Signature: full-path RTT samples of one direction's data that rise from their minimum
+//! as the bytes in flight grow (Pearson correlation ≥ [`MIN_CORRELATION`]), with p95 at
+//! least [`MIN_RTT_RATIO`] × the minimum and [`MIN_QUEUE_DELAY_NS`] above it; by Little's
+//! law the delivery rate (flight / RTT) stays at the bottleneck rate.
+//! - At the sender: data → the ACK covering it (the tracker's `ack_rtt`; Karn's rule) is
+//!   the full RTT; bytes in flight are exact (highest sequence sent − highest ACK).
+//! - At the receiver: data → ACK is only the receiver's own ACK delay and says nothing of
+//!   the queue. The full RTT is the receiver's ACK → the sender's data echoing its TSval
+//!   (RFC 7323), taken only mid-transfer (not a request → response gap, which holds
+//!   server time) and only for echoed pure ACKs; flight is estimated as the data that
+//!   arrived during that round trip (sent before the ACK reached the sender). Without
+//!   timestamps the receiver's vantage cannot see the queue: no finding. Confidence is
+//!   one step lower than at the sender.
+//! - In the middle (or unknown): neither sample is the full RTT; no finding.
+//!
+//! Bottleneck rate: the data acknowledged (sender) or received (receiver) between the
+//! first and the last sample taken with a standing queue (RTT above the minimum by at
+//! least half the p95 excess), over that time. Queue: p95 RTT − min RTT in ms, and in
+//! bytes ≈ rate × that delay.
+//!
+//! Cost: the queueing delay a request sent on this connection during the transfer would
+//! have waited beyond the path's minimum RTT — the mean of (RTT − min RTT) over the
+//! samples (ACK-clocked samples are evenly spread in time at a steady rate). It is a
+//! latency cost, paid once by anything sent during the transfer on this connection (an
+//! HTTP/2 request behind a download, an interactive message, the transfer's own FIN) and
+//! by every other flow through the same bottleneck; the bulk transfer itself ran at the
+//! bottleneck rate and would not have finished sooner.
+//!
+//! Fix: AQM at the bottleneck (fq_codel or cake, RFC 8290: the standing queue stays near
+//! 5 ms); BBR on the sender (it paces at the measured bottleneck rate and drains the
+//! queue it builds); smaller buffers at the bottleneck (qdisc limit / txqueuelen near the
+//! BDP) and, on the sender's own host, TSQ (`net.ipv4.tcp_limit_output_bytes`) and fq.
+//!
+//! Known false positives: a path whose RTT changes for other reasons (route change,
+//! Wi-Fi retries) does not correlate with flight; delayed ACKs add up to the receiver's
+//! ACK timer to a few samples, which moves p95 little and the correlation not at all; a
+//! receiver-limited sender (rwnd) keeps flight flat, so the RTT stays flat too.
+
+use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
+use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
+use std::collections::VecDeque;
+use tcpwhy_capture::Timestamp;
+use tcpwhy_track::{SegmentKinds, Vantage};
+
+/// RTT samples needed per direction: fewer cannot show a trend.
+pub const MIN_SAMPLES: usize = 20;
+/// p95 RTT at least this many times the minimum: a queue as deep as the path is long.
+pub const MIN_RTT_RATIO: f64 = 2.0;
+/// And at least this much above it: below, the delay is too small to matter to a user
+/// and within what scheduling and delayed ACKs add on a LAN.
+pub const MIN_QUEUE_DELAY_NS: u64 = 20_000_000;
+/// Pearson correlation of RTT with bytes in flight: the RTT rises *because* the flight
+/// does (deep-queue lab capture: 0.9+; a path whose RTT changes on its own: near 0).
+pub const MIN_CORRELATION: f64 = 0.7;
+/// Correlation from which, at the sender, confidence is high.
+const HIGH_CORRELATION: f64 = 0.9;
+/// Samples kept per direction and view (40 bytes each); past it every second one is
+/// dropped and the stride doubles, so a long transfer is still covered from start to end
+/// (enough for a p95 and a correlation).
+const MAX_SAMPLES: usize = 1024;
+/// The receiver's recent pure ACKs remembered (to price a timestamp echo's flight).
+const MAX_ACKS: usize = 4096;
+
+/// One full-RTT sample of a direction's data.
+#[derive(Copy, Clone, Debug)]
+struct Sample {
+    frame: u64,
+    ts: Timestamp,
+    rtt_ns: u64,
+    flight: u64,
+    /// Data of the direction delivered so far (ACKed at the sender, received at the
+    /// receiver), relative sequence number.
+    delivered: u64,
+}
+
+/// A bounded, evenly thinned series of samples.
+#[derive(Default)]
+struct Series {
+    v: Vec<Sample>,
+    stride: u64,
+    /// Samples offered, kept or not.
+    seen: u64,
+    /// The smallest RTT of all, kept exactly (the thinning could drop it).
+    min: Option<Sample>,
+}
+
+impl Series {
+    fn push(&mut self, s: Sample) {
+        let stride = self.stride.max(1);
+        self.seen += 1;
+        if self.min.is_none_or(|m| s.rtt_ns < m.rtt_ns) {
+            self.min = Some(s);
+        }
+        if (self.seen - 1) % stride != 0 {
+            return;
+        }
+        if self.v.len() >= MAX_SAMPLES {
+            let mut i = 0;
+            self.v.retain(|_| {
+                i += 1;
+                i % 2 == 1
+            });
+            self.stride = stride * 2;
+        }
+        self.v.push(s);
+    }
+}
+
+/// One direction of data (`[client → server, server → client]`).
+#[derive(Default)]
+struct Dir {
+    /// Samples valid if the capture is at this direction's sender.
+    at_sender: Series,
+    /// Samples valid if the capture is at its receiver.
+    at_receiver: Series,
+    in_flight: u64,
+    /// Highest ACK of this data by the peer (relative).
+    acked: u64,
+    /// Highest end of this data seen (relative).
+    received: u64,
+    /// This direction sent data after the peer's last data: mid-transfer.
+    mid_transfer: bool,
+    /// The peer's recent pure ACKs, the first of each TSval: TSval, time, and
+    /// `received` of this data at that moment.
+    peer_acks: VecDeque<(u32, Timestamp, u64)>,
+    /// The TSecr of the last sample taken at the receiver (one sample per echo).
+    last_echo: Option<u32>,
+}
+
+#[derive(Default)]
+struct Conn {
+    dirs: [Dir; 2],
+}
+
+#[derive(Default)]
+pub struct Bufferbloat {
+    conns: StreamMap<Conn>,
+}
+
+impl Detector for Bufferbloat {
+    fn on_segment(&mut self, seg: &Segment<'_>) {
+        let ev = seg.ev;
+        if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
+            return;
+        }
+        let c = self.conns.entry(ev.stream).or_default();
+        let (me, peer) = if ev.from_client { (0, 1) } else { (1, 0) };
+        // As the ACK of the peer's data: a sample at the peer-sender's vantage.
+        if let Some(ack) = ev.rel_ack {
+            let d = &mut c.dirs[peer];
+            d.acked = d.acked.max(ack);
+            if let Some((_, ns)) = ev.ack_rtt {
+                let s = Sample {
+                    frame: seg.frame,
+                    ts: seg.ts,
+                    rtt_ns: ns,
+                    flight: d.in_flight,
+                    delivered: d.acked,
+                };
+                d.at_sender.push(s);
+            }
+            if let (0, Some((tsval, _))) = (ev.payload_len, seg.pkt.options.timestamps) {
+                if d.peer_acks.back().is_none_or(|a| a.0 != tsval) {
+                    if d.peer_acks.len() >= MAX_ACKS {
+                        d.peer_acks.pop_front();
+                    }
+                    let received = d.received;
+                    d.peer_acks.push_back((tsval, seg.ts, received));
+                }
+            }
+        }
+        if ev.payload_len == 0 {
+            return;
+        }
+        c.dirs[peer].mid_transfer = false;
+        let d = &mut c.dirs[me];
+        if let Some(f) = ev.in_flight {
+            d.in_flight = f;
+        }
+        let end = ev.rel_seq.saturating_add(u64::from(ev.payload_len));
+        d.received = d.received.max(end);
+        // As data echoing the peer's pure ACK mid-transfer: a full RTT at the receiver.
+        // Matched here rather than with the tracker's `ts_rtt`, whose 64-TSval history is
+        // shorter than a bloated RTT (deep-queue client.pcap: samples stopped at 139 ms).
+        let echo = seg.pkt.options.timestamps.map(|t| t.1);
+        if let (true, Some(e)) = (d.mid_transfer, echo) {
+            if d.last_echo != Some(e) {
+                d.last_echo = Some(e);
+                // Echoes only move forward: ACKs older than this one will not be echoed.
+                while d
+                    .peer_acks
+                    .front()
+                    .is_some_and(|a| a.0 != e && (e.wrapping_sub(a.0) as i32) > 0)
+                {
+                    d.peer_acks.pop_front();
+                }
+                if let Some(&(_, ack_ts, before)) = d.peer_acks.iter().find(|a| a.0 == e) {
+                    let s = Sample {
+                        frame: seg.frame,
+                        ts: seg.ts,
+                        rtt_ns: seg.ts.since(ack_ts).max(0) as u64,
+                        flight: d.received.saturating_sub(before),
+                        delivered: d.received,
+                    };
+                    d.at_receiver.push(s);
+                }
+            }
+        }
+        d.mid_transfer = true;
+    }
+
+    fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
+        let Some(st) = self.conns.remove(&conn.key) else {
+            return;
+        };
+        for (i, d) in st.dirs.iter().enumerate() {
+            let sender_is_client = i == 0;
+            let (series, at_sender) = match (conn.vantage, sender_is_client) {
+                (Vantage::Client, true) | (Vantage::Server, false) => (&d.at_sender, true),
+                (Vantage::Client, false) | (Vantage::Server, true) => (&d.at_receiver, false),
+                (Vantage::Middle | Vantage::Unknown, _) => continue,
+            };
+            if let Some(f) = finding(conn, i, series, at_sender) {
+                out.push(f);
+            }
+        }
+    }
+
+    /// Nothing is kept across connections: each one's state is dropped in `on_connection`.
+    fn absorb(&mut self, _other: Box<dyn Detector>) {}
+}
+
+/// What the samples of one direction show.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Queue {
+    pub min_rtt_ns: u64,
+    pub median_rtt_ns: u64,
+    pub p95_rtt_ns: u64,
+    pub correlation: f64,
+    /// Bytes per second while the queue stood.
+    pub rate: f64,
+    pub mean_extra_ns: u64,
+}
+
+/// Pearson correlation of two series (0 when either is constant).
+fn pearson(xs: &[f64], ys: &[f64]) -> f64 {
+    let n = xs.len().min(ys.len());
+    if n < 2 {
+        return 0.0;
+    }
+    let (mx, my) = (
+        xs.iter().sum::<f64>() / n as f64,
+        ys.iter().sum::<f64>() / n as f64,
+    );
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (x, y) in xs.iter().zip(ys) {
+        sxy += (x - mx) * (y - my);
+        sxx += (x - mx) * (x - mx);
+        syy += (y - my) * (y - my);
+    }
+    if sxx <= 0.0 || syy <= 0.0 {
+        return 0.0;
+    }
+    sxy / (sxx.sqrt() * syy.sqrt())
+}
+
+fn queue(samples: &[Sample], exact_min: Option<u64>, baseline: Option<u64>) -> Option<Queue> {
+    if samples.len() < MIN_SAMPLES {
+        return None;
+    }
+    let mut rtts: Vec<u64> = samples.iter().map(|s| s.rtt_ns).collect();
+    rtts.sort_unstable();
+    let sample_min = exact_min.unwrap_or(rtts[0]).min(rtts[0]);
+    // The handshake saw the path before any queue: a lower bound when it is lower.
+    let min = baseline
+        .filter(|&b| b > 0)
+        .map_or(sample_min, |b| b.min(sample_min));
+    let p95 = rtts[(rtts.len() * 95 / 100).min(rtts.len() - 1)];
+    let median = rtts[rtts.len() / 2];
+    let xs: Vec<f64> = samples.iter().map(|s| s.flight as f64).collect();
+    let ys: Vec<f64> = samples.iter().map(|s| s.rtt_ns as f64).collect();
+    let correlation = pearson(&xs, &ys);
+    let extra = p95.saturating_sub(min);
+    let standing = min + extra / 2;
+    let queued: Vec<&Sample> = samples.iter().filter(|s| s.rtt_ns >= standing).collect();
+    let rate = match (queued.first(), queued.last()) {
+        (Some(a), Some(b)) if b.ts > a.ts => {
+            b.delivered.saturating_sub(a.delivered) as f64 / (b.ts.since(a.ts) as f64 / 1e9)
+        }
+        _ => 0.0,
+    };
+    let mean_extra_ns = samples
+        .iter()
+        .map(|s| s.rtt_ns.saturating_sub(min))
+        .sum::<u64>()
+        / samples.len() as u64;
+    Some(Queue {
+        min_rtt_ns: min,
+        median_rtt_ns: median,
+        p95_rtt_ns: p95,
+        correlation,
+        rate,
+        mean_extra_ns,
+    })
+}
+
+fn kb(bytes: f64) -> String {
+    if bytes >= 1e6 {
+        format!("{:.2} MB", bytes / 1e6)
+    } else {
+        format!("{:.0} KB", bytes / 1e3)
+    }
+}
+
+fn finding(conn: &Connection<'_>, dir: usize, series: &Series, at_sender: bool) -> Option<Finding> {
+    let samples = &series.v[..];
+    let q = queue(samples, series.min.map(|m| m.rtt_ns), conn.rtt_ns)?;
+    let extra = q.p95_rtt_ns.saturating_sub(q.min_rtt_ns);
+    if extra < MIN_QUEUE_DELAY_NS
+        || (q.p95_rtt_ns as f64) < MIN_RTT_RATIO * q.min_rtt_ns as f64
+        || q.correlation < MIN_CORRELATION
+        || q.rate <= 0.0
+    {
+        return None;
+    }
+    let queue_bytes = q.rate * extra as f64 / 1e9;
+    let (sender, receiver) = if dir == 0 { (0, 1) } else { (1, 0) };
+    let ends = conn.summary.endpoints;
+    let mut f = conn.finding(FindingId::NetworkBufferbloat);
+    f.cost_ns = q.mean_extra_ns;
+    f.share = Some(f.cost_ns as f64 / conn.active_ns().max(1) as f64);
+
+    let first = series.min.as_ref()?;
+    let standing = q.min_rtt_ns + extra / 2;
+    let rising = samples.iter().find(|s| s.rtt_ns >= standing);
+    let top = samples
+        .iter()
+        .filter(|s| s.rtt_ns >= q.p95_rtt_ns)
+        .min_by_key(|s| s.frame)?;
+    let what = if at_sender {
+        "data → ACK"
+    } else {
+        "ACK → data echoing it"
+    };
+    let flight_word = if at_sender {
+        "in flight"
+    } else {
+        "in flight (estimated: arrived during that round trip)"
+    };
+    f.cite(
+        first.frame,
+        first.ts,
+        format!(
+            "RTT {} ({what}) with {} {flight_word}: the path without a queue",
+            ms(first.rtt_ns),
+            kb(first.flight as f64)
+        ),
+    );
+    if let Some(r) = rising.filter(|r| r.frame != top.frame && r.frame != first.frame) {
+        f.cite(
+            r.frame,
+            r.ts,
+            format!(
+                "RTT {} with {} {flight_word}: a queue builds",
+                ms(r.rtt_ns),
+                kb(r.flight as f64)
+            ),
+        );
+    }
+    f.cite(
+        top.frame,
+        top.ts,
+        format!(
+            "RTT {} with {} {flight_word}: {} of queueing",
+            ms(top.rtt_ns),
+            kb(top.flight as f64),
+            ms(top.rtt_ns.saturating_sub(q.min_rtt_ns))
+        ),
+    );
+    let vantage_note = if at_sender {
+        String::new()
+    } else {
+        " (Seen from the receiver: the RTT is its ACK → the sender's data echoing that \
+         ACK's timestamp, and the flight is estimated from the data that arrived meanwhile.)"
+            .to_string()
+    };
+    f.explanation = format!(
+        "A deep queue at a bottleneck between {} and {}: as the data in flight grew from {} \
+         to {}, the RTT rose from {} to {} at p95 (median {}; correlation with the flight \
+         {:.2} over {} samples) while the delivery rate stayed at ≈ {}/s ({:.1} Mbit/s of payload): the \
+         extra window waited in a buffer instead of going faster. At p95 the queue held ≈ {} \
+         ({} of delay). Cost: anything sent on this connection during the transfer — a \
+         request, a message, an ACK of the other direction — waited {} on average beyond \
+         the path's {} minimum, and so did every other flow through that bottleneck; the \
+         transfer itself ran at the bottleneck rate.{vantage_note}",
+        ends[sender],
+        ends[receiver],
+        kb(first.flight as f64),
+        kb(top.flight as f64),
+        ms(q.min_rtt_ns),
+        ms(q.p95_rtt_ns),
+        ms(q.median_rtt_ns),
+        q.correlation,
+        series.seen,
+        kb(q.rate),
+        q.rate * 8.0 / 1e6,
+        kb(queue_bytes),
+        ms(extra),
+        ms(q.mean_extra_ns),
+        ms(q.min_rtt_ns),
+    );
+    let sender_host = if sender == 0 {
+        Host::Client
+    } else {
+        Host::Server
+    };
+    let bdp = q.rate * q.min_rtt_ns as f64 / 1e9;
+    f.fix = vec![
+        Fix {
+            host: Host::Both,
+            action: format!(
+                "at the bottleneck (the link of ≈ {:.1} Mbit/s: a router, modem or shaper): \
+                 AQM, e.g. tc qdisc replace dev DEV root cake bandwidth {:.0}mbit (or \
+                 fq_codel), which keeps the standing queue near 5 ms",
+                q.rate * 8.0 / 1e6,
+                (q.rate * 8.0 / 1e6).max(1.0)
+            ),
+        },
+        Fix {
+            host: sender_host,
+            action: "use BBR on the sender (sysctl -w net.ipv4.tcp_congestion_control=bbr, \
+                     with the fq qdisc): it paces at the bottleneck rate and drains the queue \
+                     it builds"
+                .into(),
+        },
+        Fix {
+            host: Host::Both,
+            action: format!(
+                "smaller buffers: the bottleneck's queue near one BDP (≈ {} here, not {}); \
+                 on the sender's host keep TSQ (net.ipv4.tcp_limit_output_bytes) and fq so \
+                 its own queues stay short",
+                kb(bdp),
+                kb(queue_bytes)
+            ),
+        },
+    ];
+    f.confidence = match (at_sender, q.correlation >= HIGH_CORRELATION) {
+        (true, true) => Confidence::High,
+        (true, false) | (false, true) => Confidence::Medium,
+        (false, false) => Confidence::Low,
+    };
+    Some(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pearson_of_a_line_is_one() {
+        let xs = [1.0, 2.0, 3.0, 4.0];
+        assert!((pearson(&xs, &[2.0, 4.0, 6.0, 8.0]) - 1.0).abs() < 1e-9);
+        assert_eq!(pearson(&xs, &[5.0; 4]), 0.0);
+    }
+
+    /// A queue filling at 1 MB/s: flight 25 KB → 225 KB, RTT 25 → 225 ms.
+    #[test]
+    fn a_growing_queue_is_measured() {
+        let s: Vec<Sample> = (0..40u64)
+            .map(|i| {
+                let rtt_ms = 25 + 5 * i;
+                Sample {
+                    frame: i,
+                    ts: Timestamp((i * 50_000_000) as i64),
+                    rtt_ns: rtt_ms * 1_000_000,
+                    flight: rtt_ms * 1000,
+                    delivered: i * 50_000,
+                }
+            })
+            .collect();
+        let q = queue(&s, None, None).unwrap();
+        assert_eq!(q.min_rtt_ns, 25_000_000);
+        assert!(q.correlation > 0.99);
+        assert!((q.rate - 1e6).abs() < 1.0);
+    }
+}

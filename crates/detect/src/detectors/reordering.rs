@@ -1,0 +1,1244 @@
+//! `reordering`: segments of one flow delivered out of order, so that the receiver's
+//! duplicate ACKs and SACKs made the sender retransmit data that was only late
+//! (mechanisms.md "reordering", seed 03).
+//!
+//! Mechanism: a sender retransmits a segment as lost once enough data sent after it has
+//! been SACKed: RFC 5681/6675 use a duplicate-ACK threshold of 3 segments; Linux starts
+//! `tp->reordering` at `net.ipv4.tcp_reordering` (default 3; `tcp_force_fast_retransmit`
+//! compares the highest SACKed sequence with snd_una + reordering·MSS), and RACK (RFC
+//! 8985, the default) marks a segment lost when a later-sent one is delivered and a
+//! reordering window has passed; before any reordering was seen that window is 0 once
+//! `tp->reordering` segments are SACKed (`tcp_rack_reo_wnd`). A segment that is merely
+//! late (veth delivery from a container enqueued on whichever CPU the sender runs on
+//! without RPS, `enqueue_to_backlog`; per-packet ECMP/multipath; balance-rr bonding;
+//! NIC queues without flow hashing) therefore triggers a fast retransmission and a
+//! congestion-window reduction. The receiver reports the duplicate with a D-SACK (RFC
+//! 2883); Linux then undoes the reduction (`tcp_try_undo_dsack`), raises `tp->reordering`
+//! to the degree measured (at most `net.ipv4.tcp_max_reordering`, 300) and widens RACK's
+//! window (min RTT/4 per step), which is why a steady reordering usually costs only its
+//! first few events.
+//!
+//! Three ways a sequence hole can be filled, and how each is told apart:
+//! - **reordering**: the missing segment is the *original*, arriving late. Where the
+//!   capture sees it (at the receiver, or a tap after the reordering element): a segment
+//!   below the highest sequence seen whose IPv4 ID is older than an ID already seen
+//!   (Linux numbers a connection's packets in sending order; a retransmission gets a new,
+//!   newer ID; used only when the direction's IDs do increase, [`IP_ID_MIN_MONOTONIC`]),
+//!   else whose TSval is lower than one already seen (RFC 7323: TSvals never go back, a
+//!   retransmission carries a current one), else — no ID, no timestamps — one that
+//!   arrives within [`LATE_ORIGINAL_MAX_RTT_FRACTION`] of a handshake RTT after the hole
+//!   opened (a retransmission needs the duplicate ACKs to reach the sender and come back:
+//!   at least one RTT). Beyond the capture point (a sender-side capture): the peer's SACK
+//!   blocks show a hole above its cumulative ACK (the first hole is followed; one behind
+//!   it is dated from the moment data above it was first SACKed), and the ACK then
+//!   covers it with no retransmission captured, less than half the minimum data → ACK
+//!   time after it appeared; or the hole was retransmitted and the receiver answered with
+//!   a D-SACK for that retransmission, or covered it sooner than half a minimum RTT after
+//!   it (the original did).
+//! - **network loss**: the hole is filled only by a retransmission (a newer IP ID or
+//!   TSval), or a retransmitted hole gets no D-SACK. Counted to say so in the finding;
+//!   the `loss.*` detectors price it.
+//! - **capture loss**: the receiver acknowledged bytes the capture never saw (the hole is
+//!   never filled and the peer's cumulative ACK passes it; the tracker's `acked_unseen`).
+//!   The data arrived; the capture missed it. Neither reordering nor loss: the finding
+//!   counts it, and the report's summary line says the capture missed packets.
+//!
+//! A retransmission counts as triggered by reordering only when it was needless (a
+//! D-SACK reported it, or the receiver had already acknowledged the data, or the hole
+//! was covered too soon) and the reordering behind it reached the duplicate-ACK
+//! threshold; at the receiver it must also arrive within [`TRIGGER_MAX_RTTS`] RTTs of the
+//! late original, as a fast retransmission answering it would.
+//!
+//! Degree, measured per late segment as the kernel does (`tcp_check_sack_reordering`):
+//! in segments, how many segments sent after it arrived before it (the highest sequence
+//! seen, or SACKed, minus its end, over the MSS); in time, how long after the first of
+//! them it came (at a sender-side capture: how long the SACK hole stayed open). Compared
+//! with the duplicate-ACK threshold ([`LINUX_TCP_REORDERING`]): a degree at or above it
+//! can trigger a fast retransmission.
+//!
+//! Cost: only the retransmissions reordering triggered cost time. Each recovery episode
+//! (retransmissions less than one RTT apart are one episode) cuts the congestion window
+//! to β = 0.7 (CUBIC, RFC 9438; Reno's 0.5 would cost more) and PRR sends at that rate for
+//! about one round trip until the D-SACK makes Linux undo the cut: we charge
+//! (1 − β) × RTT per episode. If the undo does not happen (no D-SACK, an old stack) the
+//! window regrows over many RTTs and the true cost is larger: the estimate is a floor. A
+//! reordering that triggered no retransmission costs nothing and is not reported
+//! ([`MIN_RECOVERIES`]).
+//!
+//! Fix: on the host where the reordering happens, keep one flow on one CPU/queue: RPS
+//! (`/sys/class/net/DEV/queues/rx-N/rps_cpus`) on the veth/container interface the flow
+//! enters by (seed 03: 695 retransmissions → 0), RSS/flow hashing on NICs, per-flow (not
+//! per-packet) ECMP and bonding hashes; on the sender, `net.ipv4.tcp_reordering` at the
+//! observed degree so that the first events do not trigger retransmissions (seed 03:
+//! 9 cut 695 to 149).
+//!
+//! Known false positives: stacks whose IP IDs are random or zero (then TSval or timing
+//! decides; equal TSvals within one clock tick and no IP ID fall back to timing); a
+//! retransmission the capture missed looks like a hole filled by nothing — at a
+//! sender-side capture such holes are counted as reordering only when filled sooner than
+//! a retransmission could have been.
+
+use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
+use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
+use tcpwhy_capture::Timestamp;
+use tcpwhy_track::{ConnSummary, SegmentKinds, Vantage};
+
+/// Linux's default `net.ipv4.tcp_reordering` (and RFC 5681's duplicate-ACK threshold).
+pub const LINUX_TCP_REORDERING: u64 = 3;
+/// Linux's default `net.ipv4.tcp_max_reordering`: the most `tp->reordering` can grow to.
+pub const LINUX_TCP_MAX_REORDERING: u64 = 300;
+/// CUBIC's multiplicative decrease (RFC 9438 §4.6; Linux `beta` 717/1024 ≈ 0.7).
+pub const CUBIC_BETA: f64 = 0.7;
+/// Report only a reordering that triggered at least this many recovery episodes: one
+/// that triggered none cost nothing (the receiver reassembles late segments for free).
+pub const MIN_RECOVERIES: u64 = 1;
+/// Without IP IDs or timestamps, a segment filling a hole sooner than this fraction of
+/// the handshake RTT after it opened is the late original: a retransmission needs the
+/// duplicate ACKs to reach the sender and come back, at least one RTT.
+pub const LATE_ORIGINAL_MAX_RTT_FRACTION: f64 = 0.5;
+/// At the receiver, a retransmission of data a late original had already delivered is
+/// counted as triggered by the reordering only if it arrives within this many handshake
+/// RTTs of the original (dup ACKs out, fast retransmission back: about one RTT); later
+/// ones have another cause (seen in suricata-verify-tls-subjectaltname.pcap stream 14:
+/// already-ACKed data resent six RTTs later).
+pub const TRIGGER_MAX_RTTS: u64 = 2;
+/// IP IDs decide only when at least this share of a direction's in-order data segments
+/// had an ID newer than the one before (Linux's per-connection counter); random or zero
+/// IDs (some BSDs, IPv6) fail it.
+pub const IP_ID_MIN_MONOTONIC: f64 = 0.9;
+/// In-order data segments needed before judging whether IP IDs increase.
+pub const IP_ID_MIN_SAMPLES: u32 = 8;
+/// Open sequence holes remembered per direction (a capture with more is losing packets
+/// wholesale; further holes are not followed).
+const MAX_HOLES: usize = 256;
+/// Ranges remembered per direction: filled by a late original, or seen out of order at
+/// the capture point.
+const MAX_RANGES: usize = 256;
+/// Late segments whose lateness is kept for the median.
+const MAX_LATE_SAMPLES: usize = 4096;
+/// Late segments remembered whole (evidence, causes of retransmissions).
+const MAX_LATE_RECORDS: usize = 256;
+/// Retransmissions reordering triggered, remembered per direction.
+const MAX_TRIGGERED: usize = 256;
+/// Rises of the highest SACKed sequence remembered per SACK episode (past it, holes
+/// behind the first are dated later than they opened: lateness is underestimated).
+const MAX_HISTORY: usize = 1024;
+/// Late segments cited as evidence (two lines each).
+const CITED_LATE: usize = 2;
+/// Triggered retransmissions cited (up to three lines each).
+const CITED_TRIGGERED: usize = 2;
+
+/// How a segment below the highest sequence number was recognised.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Proof {
+    IpId { id: u16, max: u16 },
+    TsVal { tsval: u32, max: u32 },
+    Timing,
+}
+
+impl Proof {
+    fn late_note(self) -> String {
+        match self {
+            Proof::IpId { id, max } => {
+                format!("IP ID {id:#06x} older than {max:#06x} already seen: the original")
+            }
+            Proof::TsVal { tsval, max } => {
+                format!("TSval {tsval} older than {max} already seen: the original")
+            }
+            Proof::Timing => "too soon for a retransmission: the original".into(),
+        }
+    }
+}
+
+/// A range of sequence numbers (relative, 64-bit) not yet seen at the capture point.
+#[derive(Copy, Clone, Debug)]
+struct Hole {
+    start: u64,
+    end: u64,
+    opened: Timestamp,
+    opened_frame: u64,
+}
+
+/// One segment that arrived late (or one SACK hole filled by a late original).
+#[derive(Copy, Clone, Debug)]
+struct Late {
+    /// Where the hole showed first: the segment above it, or the first SACK above it.
+    opened_frame: u64,
+    opened_ts: Timestamp,
+    /// The late original's frame, or the ACK that covered the hole.
+    frame: u64,
+    ts: Timestamp,
+    seq: u64,
+    degree_bytes: u64,
+    late_ns: u64,
+    /// `None` when seen through SACKs (the original was not captured late).
+    proof: Option<Proof>,
+}
+
+/// A retransmission of data that reordering had delayed, not lost.
+#[derive(Copy, Clone, Debug)]
+struct Triggered {
+    frame: u64,
+    ts: Timestamp,
+    seq: u64,
+    /// Where the original arrived (receiver side) or the hole first showed (sender side).
+    cause_frame: u64,
+    cause_ts: Timestamp,
+    /// The receiver's D-SACK reporting the duplicate.
+    dsack: Option<(u64, Timestamp)>,
+    /// Recognised only by timing (no D-SACK seen): the hole was covered sooner than the
+    /// retransmission could have been acknowledged.
+    by_timing: bool,
+    /// Known to be needless: D-SACKed, covered too soon, or (receiver side) sent after
+    /// the receiver had acknowledged the data.
+    confirmed: bool,
+}
+
+/// A hole in the peer's SACK scoreboard: data above the cumulative ACK was SACKed.
+#[derive(Copy, Clone, Debug)]
+struct SackHole {
+    start: u64,
+    end: u64,
+    max_right: u64,
+    opened: Timestamp,
+    opened_frame: u64,
+    retrans: Option<(u64, Timestamp)>,
+}
+
+/// A retransmission sent into a SACK hole whose fate is not known yet (a D-SACK may come).
+#[derive(Copy, Clone, Debug)]
+struct Pending {
+    frame: u64,
+    ts: Timestamp,
+    seq: u64,
+    hole_frame: u64,
+    hole_ts: Timestamp,
+    /// The ACK that covered the hole.
+    closed_frame: u64,
+    closed_ts: Timestamp,
+    degree_bytes: u64,
+}
+
+/// State of one direction of data (`[client → server, server → client]`).
+#[derive(Default)]
+struct Dir {
+    /// End of the highest data seen (relative sequence number).
+    highest: Option<u64>,
+    max_payload: u64,
+    last_ip_id: Option<u16>,
+    max_ip_id: Option<u16>,
+    ip_id_forward: u32,
+    ip_id_samples: u32,
+    max_tsval: Option<u32>,
+    holes: Vec<Hole>,
+    /// Ranges the capture saw filled by a late original: start, end, frame, time, and
+    /// whether its degree reached the duplicate-ACK threshold.
+    filled_late: Vec<(u64, u64, u64, Timestamp, bool)>,
+    /// Ranges the capture saw out of order (so the SACK view does not count them again).
+    seen_ooo: Vec<(u64, u64)>,
+    /// The first late segments (or holes), for evidence and to find what triggered a
+    /// retransmission.
+    late: Vec<Late>,
+    /// The one overtaken by the most segments.
+    deepest: Option<Late>,
+    max_late_ns: u64,
+    late_count: u64,
+    late_over_dupthresh: u64,
+    late_samples_ns: Vec<u64>,
+    triggered: Vec<Triggered>,
+    /// Holes filled by a retransmission: network loss.
+    loss_holes: u64,
+    loss_example: Option<(u64, Timestamp, u64)>,
+    /// Segments acknowledged but never captured: capture loss.
+    capture_lost_bytes: u64,
+    capture_lost_example: Option<(u64, Timestamp, u64)>,
+    // The peer's SACK view of this direction's data.
+    sack_hole: Option<SackHole>,
+    /// While SACK blocks are above the cumulative ACK: each rise of the highest SACKed
+    /// sequence (time, frame, right edge), to date when a hole behind the first became
+    /// visible (the moment data above it was SACKed).
+    sack_history: Vec<(Timestamp, u64, u64)>,
+    /// Recent retransmissions of this direction: frame, time, start, end.
+    recent_retrans: std::collections::VecDeque<(u64, Timestamp, u64, u64)>,
+    pending: Vec<Pending>,
+    /// Smallest data → ACK time of this direction's data at the capture point.
+    min_ack_rtt: Option<u64>,
+    /// SACK holes covered without a captured retransmission but too late to be sure.
+    unexplained_holes: u64,
+}
+
+fn id_newer(a: u16, b: u16) -> bool {
+    (a.wrapping_sub(b) as i16) > 0
+}
+
+fn ts_newer(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) > 0
+}
+
+fn push_bounded<T>(v: &mut Vec<T>, x: T, cap: usize) {
+    if v.len() < cap {
+        v.push(x);
+    }
+}
+
+impl Dir {
+    fn ip_id_usable(&self) -> bool {
+        self.ip_id_samples >= IP_ID_MIN_SAMPLES
+            && f64::from(self.ip_id_forward) >= IP_ID_MIN_MONOTONIC * f64::from(self.ip_id_samples)
+    }
+
+    /// Was the segment below the highest sequence an original sent before the newest
+    /// one seen (`Some(true)`), a retransmission (`Some(false)`), or undecided?
+    fn origin(&self, ip_id: Option<u16>, tsval: Option<u32>) -> (Option<bool>, Option<Proof>) {
+        if let (Some(id), Some(max), true) = (ip_id, self.max_ip_id, self.ip_id_usable()) {
+            if id != max {
+                let older = id_newer(max, id);
+                return (Some(older), Some(Proof::IpId { id, max }));
+            }
+        }
+        if let (Some(t), Some(max)) = (tsval, self.max_tsval) {
+            if t != max {
+                let older = ts_newer(max, t);
+                return (Some(older), Some(Proof::TsVal { tsval: t, max }));
+            }
+        }
+        (None, None)
+    }
+
+    /// One data segment of this direction, as captured.
+    #[allow(clippy::too_many_arguments)]
+    fn data(
+        &mut self,
+        frame: u64,
+        ts: Timestamp,
+        start: u64,
+        len: u64,
+        ip_id: Option<u16>,
+        tsval: Option<u32>,
+        handshake_rtt: Option<u64>,
+        acked_before: bool,
+    ) {
+        let end = start.saturating_add(len);
+        self.max_payload = self.max_payload.max(len.min(65_535));
+        let Some(highest) = self.highest else {
+            self.highest = Some(end);
+            self.note_in_order(ip_id, tsval);
+            return;
+        };
+        if start >= highest {
+            if start > highest {
+                push_bounded(
+                    &mut self.holes,
+                    Hole {
+                        start: highest,
+                        end: start,
+                        opened: ts,
+                        opened_frame: frame,
+                    },
+                    MAX_HOLES,
+                );
+                push_bounded(&mut self.seen_ooo, (highest, start), MAX_RANGES);
+            }
+            self.highest = Some(end);
+            self.note_in_order(ip_id, tsval);
+            return;
+        }
+        // Below the highest sequence: a late original or a retransmission.
+        let (older, proof) = self.origin(ip_id, tsval);
+        let mut filled_any = false;
+        let mut i = 0;
+        while i < self.holes.len() {
+            let h = self.holes[i];
+            if start >= h.end || end <= h.start {
+                i += 1;
+                continue;
+            }
+            let late_ns = ts.since(h.opened).max(0) as u64;
+            let by_timing = older.is_none()
+                && handshake_rtt
+                    .is_some_and(|r| (late_ns as f64) < LATE_ORIGINAL_MAX_RTT_FRACTION * r as f64);
+            let (is_late, proof) = match older {
+                Some(o) => (o, proof),
+                None => (by_timing, by_timing.then_some(Proof::Timing)),
+            };
+            if !filled_any {
+                if is_late {
+                    let degree_bytes = highest.saturating_sub(end);
+                    let l = Late {
+                        opened_frame: h.opened_frame,
+                        opened_ts: h.opened,
+                        frame,
+                        ts,
+                        seq: start,
+                        degree_bytes,
+                        late_ns,
+                        proof,
+                    };
+                    let over = self.record_late(l);
+                    push_bounded(
+                        &mut self.filled_late,
+                        (start, end, frame, ts, over),
+                        MAX_RANGES,
+                    );
+                } else if older == Some(false) {
+                    self.loss_holes += 1;
+                    self.loss_example.get_or_insert((frame, ts, start));
+                }
+            }
+            filled_any = true;
+            // Cut [start, end) out of the hole.
+            let left = (h.start < start).then_some((h.start, start));
+            let right = (end < h.end).then_some((end, h.end));
+            match (left, right) {
+                (Some((_, b)), Some((c, d))) => {
+                    self.holes[i].end = b;
+                    let mut rest = h;
+                    rest.start = c;
+                    rest.end = d;
+                    if self.holes.len() < MAX_HOLES {
+                        self.holes.push(rest);
+                    }
+                    i += 1;
+                }
+                (Some((_, b)), None) => {
+                    self.holes[i].end = b;
+                    i += 1;
+                }
+                (None, Some((c, _))) => {
+                    self.holes[i].start = c;
+                    i += 1;
+                }
+                (None, None) => {
+                    self.holes.swap_remove(i);
+                }
+            }
+        }
+        if !filled_any && older != Some(true) {
+            // A repeat of data already captured: if a late original had delivered it,
+            // reordering triggered this retransmission.
+            // A fast retransmission answering the SACKs of that hole arrives about one
+            // RTT after the late original; much later, something else sent it.
+            let soon = |ots: Timestamp| {
+                handshake_rtt.is_some_and(|r| {
+                    (ts.since(ots).max(0) as u64) <= TRIGGER_MAX_RTTS.saturating_mul(r)
+                })
+            };
+            if let Some(&(_, _, of, ots, _)) = self
+                .filled_late
+                .iter()
+                .find(|&&(s, e, _, ots, over)| over && start < e && end > s && soon(ots))
+            {
+                if self.triggered.iter().all(|t| t.seq != start) {
+                    push_bounded(
+                        &mut self.triggered,
+                        Triggered {
+                            frame,
+                            ts,
+                            seq: start,
+                            cause_frame: of,
+                            cause_ts: ots,
+                            dsack: None,
+                            by_timing: false,
+                            confirmed: acked_before,
+                        },
+                        MAX_TRIGGERED,
+                    );
+                }
+            }
+        }
+        if end > highest {
+            self.highest = Some(end);
+        }
+    }
+
+    /// Records a late segment; true when its degree reached the duplicate-ACK threshold
+    /// (only such reordering can trigger a fast retransmission).
+    fn record_late(&mut self, l: Late) -> bool {
+        self.late_count += 1;
+        push_bounded(&mut self.late_samples_ns, l.late_ns, MAX_LATE_SAMPLES);
+        self.max_late_ns = self.max_late_ns.max(l.late_ns);
+        if self.deepest.is_none_or(|d| l.degree_bytes > d.degree_bytes) {
+            self.deepest = Some(l);
+        }
+        let over = self.over_dupthresh(l.degree_bytes);
+        if over {
+            self.late_over_dupthresh += 1;
+        }
+        push_bounded(&mut self.late, l, MAX_LATE_RECORDS);
+        over
+    }
+
+    fn over_dupthresh(&self, degree_bytes: u64) -> bool {
+        degree_bytes >= LINUX_TCP_REORDERING.saturating_mul(self.max_payload.max(1))
+    }
+
+    fn note_in_order(&mut self, ip_id: Option<u16>, tsval: Option<u32>) {
+        if let Some(id) = ip_id {
+            if let Some(last) = self.last_ip_id {
+                self.ip_id_samples = self.ip_id_samples.saturating_add(1);
+                if id_newer(id, last) {
+                    self.ip_id_forward = self.ip_id_forward.saturating_add(1);
+                }
+            }
+            self.last_ip_id = Some(id);
+            if self.max_ip_id.is_none_or(|m| id_newer(id, m)) {
+                self.max_ip_id = Some(id);
+            }
+        }
+        if let Some(t) = tsval {
+            if self.max_tsval.is_none_or(|m| ts_newer(t, m)) {
+                self.max_tsval = Some(t);
+            }
+        }
+    }
+
+    /// A retransmission of this direction seen at the capture point (for the SACK view).
+    fn retransmitted(&mut self, frame: u64, ts: Timestamp, start: u64, end: u64) {
+        if let Some(h) = self.sack_hole.as_mut() {
+            if h.retrans.is_none() && start <= h.start && end > h.start {
+                h.retrans = Some((frame, ts));
+            }
+        }
+        if self.recent_retrans.len() >= MAX_RANGES {
+            self.recent_retrans.pop_front();
+        }
+        self.recent_retrans.push_back((frame, ts, start, end));
+    }
+
+    /// The peer's ACK of this direction's data: cumulative ACK `ack`, SACK blocks above it.
+    fn peer_ack(&mut self, frame: u64, ts: Timestamp, ack: u64, blocks: &[(u64, u64)]) {
+        // Capture loss: holes the receiver acknowledged but the capture never filled.
+        let mut i = 0;
+        while i < self.holes.len() {
+            let h = self.holes[i];
+            if h.start >= ack {
+                i += 1;
+                continue;
+            }
+            let lost = ack.min(h.end) - h.start;
+            self.capture_lost_bytes = self.capture_lost_bytes.saturating_add(lost);
+            self.capture_lost_example
+                .get_or_insert((frame, ts, h.start));
+            if ack >= h.end {
+                self.holes.swap_remove(i);
+            } else {
+                self.holes[i].start = ack;
+                i += 1;
+            }
+        }
+        // The SACK scoreboard's first hole.
+        let above = || blocks.iter().filter(|b| b.1 > ack);
+        let lowest_left = above().map(|b| b.0.max(ack)).min();
+        let max_right = above().map(|b| b.1).max();
+        if let Some(mut h) = self.sack_hole {
+            if ack > h.start {
+                self.close_sack_hole(&h, frame, ts);
+                self.sack_hole = None;
+            } else if let Some(r) = max_right {
+                h.max_right = h.max_right.max(r);
+                if let Some(l) = lowest_left.filter(|&l| l > ack) {
+                    h.end = h.end.min(l);
+                }
+                self.sack_hole = Some(h);
+            }
+        }
+        match max_right {
+            None => self.sack_history.clear(),
+            Some(r) => {
+                if self
+                    .sack_history
+                    .last()
+                    .is_none_or(|&(_, _, last)| r > last)
+                {
+                    push_bounded(&mut self.sack_history, (ts, frame, r), MAX_HISTORY);
+                }
+            }
+        }
+        if self.sack_hole.is_none() {
+            if let (Some(l), Some(r)) = (lowest_left.filter(|&l| l > ack), max_right) {
+                // The hole showed when data above it was first SACKed in this episode.
+                let (opened, opened_frame) = self
+                    .sack_history
+                    .iter()
+                    .find(|&&(_, _, right)| right > l)
+                    .map_or((ts, frame), |&(t, f, _)| (t, f));
+                // A retransmission sent into it since then.
+                let retrans = self
+                    .recent_retrans
+                    .iter()
+                    .find(|&&(_, rts, s, e)| rts >= opened && s <= ack && e > ack)
+                    .map(|&(f, t, _, _)| (f, t));
+                self.sack_hole = Some(SackHole {
+                    start: ack,
+                    end: l,
+                    max_right: r,
+                    opened,
+                    opened_frame,
+                    retrans,
+                });
+            }
+        }
+    }
+
+    fn close_sack_hole(&mut self, h: &SackHole, frame: u64, ts: Timestamp) {
+        // The capture saw this range out of order: counted from the arrivals already.
+        if self
+            .seen_ooo
+            .iter()
+            .any(|&(s, e)| h.start >= s && h.start < e)
+        {
+            return;
+        }
+        let open_ns = ts.since(h.opened).max(0) as u64;
+        // Sooner than this, no retransmission can have been acknowledged.
+        let too_soon = self
+            .min_ack_rtt
+            .map(|r| (LATE_ORIGINAL_MAX_RTT_FRACTION * r as f64) as u64);
+        let degree_bytes = h.max_right.saturating_sub(h.end);
+        match h.retrans {
+            None => {
+                if too_soon.is_some_and(|r| open_ns < r) {
+                    self.record_late(Late {
+                        opened_frame: h.opened_frame,
+                        opened_ts: h.opened,
+                        frame,
+                        ts,
+                        seq: h.start,
+                        degree_bytes,
+                        late_ns: open_ns,
+                        proof: None,
+                    });
+                } else {
+                    self.unexplained_holes += 1;
+                }
+            }
+            Some((rf, rts)) => {
+                let soon = too_soon.is_some_and(|r| (ts.since(rts).max(0) as u64) < r);
+                if !self.over_dupthresh(degree_bytes) {
+                    // Too few segments above it to trigger a fast retransmission: the
+                    // retransmission had another cause (a timeout); not ours to price.
+                } else if soon {
+                    // Covered sooner than the retransmission could be acknowledged.
+                    self.record_late(Late {
+                        opened_frame: h.opened_frame,
+                        opened_ts: h.opened,
+                        frame,
+                        ts,
+                        seq: h.start,
+                        degree_bytes,
+                        late_ns: open_ns,
+                        proof: None,
+                    });
+                    push_bounded(
+                        &mut self.triggered,
+                        Triggered {
+                            frame: rf,
+                            ts: rts,
+                            seq: h.start,
+                            cause_frame: h.opened_frame,
+                            cause_ts: h.opened,
+                            dsack: None,
+                            by_timing: true,
+                            confirmed: true,
+                        },
+                        MAX_TRIGGERED,
+                    );
+                } else {
+                    push_bounded(
+                        &mut self.pending,
+                        Pending {
+                            frame: rf,
+                            ts: rts,
+                            seq: h.start,
+                            hole_frame: h.opened_frame,
+                            hole_ts: h.opened,
+                            closed_frame: frame,
+                            closed_ts: ts,
+                            degree_bytes,
+                        },
+                        MAX_RANGES,
+                    );
+                }
+            }
+        }
+    }
+
+    /// The peer's D-SACK reported a duplicate: of retransmission `of` (the tracker's
+    /// link), or of the range `dup` (its first block).
+    fn dsack(&mut self, of: Option<u64>, dup: Option<(u64, u64)>, frame: u64, ts: Timestamp) {
+        let hit = |f: u64, seq: u64| Some(f) == of || dup.is_some_and(|(l, r)| seq >= l && seq < r);
+        if let Some(t) = self
+            .triggered
+            .iter_mut()
+            .find(|t| t.dsack.is_none() && hit(t.frame, t.seq))
+        {
+            t.dsack = Some((frame, ts));
+            t.by_timing = false;
+            t.confirmed = true;
+            return;
+        }
+        if let Some(i) = self.pending.iter().position(|p| hit(p.frame, p.seq)) {
+            let p = self.pending.swap_remove(i);
+            let late_ns = p.closed_ts.since(p.hole_ts).max(0) as u64;
+            self.record_late(Late {
+                opened_frame: p.hole_frame,
+                opened_ts: p.hole_ts,
+                frame: p.closed_frame,
+                ts: p.closed_ts,
+                seq: p.seq,
+                degree_bytes: p.degree_bytes,
+                late_ns,
+                proof: None,
+            });
+            push_bounded(
+                &mut self.triggered,
+                Triggered {
+                    frame: p.frame,
+                    ts: p.ts,
+                    seq: p.seq,
+                    cause_frame: p.hole_frame,
+                    cause_ts: p.hole_ts,
+                    dsack: Some((frame, ts)),
+                    by_timing: false,
+                    confirmed: true,
+                },
+                MAX_TRIGGERED,
+            );
+        }
+    }
+}
+
+#[derive(Default)]
+struct Conn {
+    dirs: [Dir; 2],
+    syn: Option<Timestamp>,
+    handshake_rtt: Option<u64>,
+}
+
+#[derive(Default)]
+pub struct Reordering {
+    conns: StreamMap<Conn>,
+}
+
+impl Detector for Reordering {
+    fn on_segment(&mut self, seg: &Segment<'_>) {
+        let ev = seg.ev;
+        if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
+            return;
+        }
+        let c = self.conns.entry(ev.stream).or_default();
+        let flags = seg.pkt.flags;
+        if flags.syn() && !flags.ack() {
+            c.syn.get_or_insert(seg.ts);
+        } else if ev.from_client && flags.ack() && !flags.syn() && c.handshake_rtt.is_none() {
+            c.handshake_rtt = c.syn.map(|s| seg.ts.since(s).max(0) as u64);
+        }
+        let (me, peer) = if ev.from_client { (0, 1) } else { (1, 0) };
+        let tsval = seg.pkt.options.timestamps.map(|t| t.0);
+        // This segment as data of its own direction.
+        if ev.payload_len > 0 && !flags.syn() {
+            let d = &mut c.dirs[me];
+            let start = ev.rel_seq;
+            let len = u64::from(ev.payload_len);
+            let below = d.highest.is_some_and(|h| start < h);
+            d.data(
+                seg.frame,
+                seg.ts,
+                start,
+                len,
+                seg.pkt.ip_id,
+                tsval,
+                c.handshake_rtt,
+                ev.kinds.has(SegmentKinds::SPURIOUS_RETRANSMISSION),
+            );
+            if below {
+                let repeat = SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER;
+                let d = &mut c.dirs[me];
+                let (older, _) = d.origin(seg.pkt.ip_id, tsval);
+                if older != Some(true) && ev.kinds.0 & repeat != 0 {
+                    d.retransmitted(seg.frame, seg.ts, start, start.saturating_add(len));
+                }
+            }
+        }
+        // This segment as the ACK of the other direction's data.
+        if let Some(ack) = ev.rel_ack {
+            let d = &mut c.dirs[peer];
+            if let Some((_, ns)) = ev.ack_rtt {
+                d.min_ack_rtt = Some(d.min_ack_rtt.map_or(ns, |m| m.min(ns)));
+            }
+            let raw_ack = seg.pkt.ack;
+            let rel =
+                |edge: u32| ack.checked_add_signed(i64::from(edge.wrapping_sub(raw_ack) as i32));
+            if ev.kinds.has(SegmentKinds::DSACK) {
+                let dup = seg
+                    .pkt
+                    .options
+                    .sack_blocks()
+                    .first()
+                    .and_then(|&(l, r)| Some((rel(l)?, rel(r)?)));
+                d.dsack(ev.dsack_of, dup, seg.frame, seg.ts);
+            }
+            let mut blocks = [(0u64, 0u64); 4];
+            let mut n = 0;
+            let all = seg.pkt.options.sack_blocks();
+            // A D-SACK's first block reports a duplicate, not a hole's edge.
+            let skip = usize::from(ev.kinds.has(SegmentKinds::DSACK));
+            for &(l, r) in all.iter().skip(skip) {
+                if let (Some(l), Some(r)) = (rel(l), rel(r)) {
+                    if r > l && n < blocks.len() {
+                        blocks[n] = (l, r);
+                        n += 1;
+                    }
+                }
+            }
+            if flags.ack() && !flags.syn() {
+                d.peer_ack(seg.frame, seg.ts, ack, &blocks[..n]);
+            }
+        }
+    }
+
+    fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
+        let Some(mut st) = self.conns.remove(&conn.key) else {
+            return;
+        };
+        let rtt = conn.rtt_ns.or(st.handshake_rtt).filter(|&r| r > 0).or(st
+            .dirs
+            .iter()
+            .filter_map(|d| d.min_ack_rtt)
+            .max());
+        for (i, d) in st.dirs.iter_mut().enumerate() {
+            if let Some(f) = finding(conn, i, d, rtt) {
+                out.push(f);
+            }
+        }
+    }
+
+    /// Nothing is kept across connections: each one's state is dropped in `on_connection`.
+    fn absorb(&mut self, _other: Box<dyn Detector>) {}
+}
+
+/// The segment size of `dir`'s data: the receiver's MSS option less 12 bytes of
+/// timestamps when both sides use them; else the largest payload seen.
+fn mss(s: &ConnSummary, dir: usize, seen: u64) -> u64 {
+    let peer = s.dirs[1 - dir].syn;
+    let mine = s.dirs[dir].syn;
+    match (peer.and_then(|o| o.mss), mine) {
+        (Some(m), Some(o)) => {
+            let ts = peer.is_some_and(|p| p.timestamps) && o.timestamps;
+            u64::from(m).saturating_sub(if ts { 12 } else { 0 }).max(1)
+        }
+        _ => seen.max(1),
+    }
+}
+
+fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
+}
+
+fn median(v: &mut [u64]) -> u64 {
+    if v.is_empty() {
+        return 0;
+    }
+    v.sort_unstable();
+    v[v.len() / 2]
+}
+
+/// The finding for one direction's data, if reordering triggered retransmissions.
+fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> Option<Finding> {
+    let rtt = rtt?;
+    let mss = mss(conn.summary, dir, d.max_payload);
+    // Recovery episodes: triggered retransmissions less than one RTT apart are one.
+    let mut trig: Vec<Triggered> = d
+        .triggered
+        .iter()
+        .copied()
+        .filter(|t| t.confirmed)
+        .collect();
+    trig.sort_by_key(|t| t.frame);
+    let mut recoveries = 0u64;
+    let mut last_start: Option<Timestamp> = None;
+    for t in &trig {
+        if last_start.is_none_or(|s| t.ts.since(s).max(0) as u64 >= rtt) {
+            recoveries += 1;
+            last_start = Some(t.ts);
+        }
+    }
+    if d.late_count == 0 || recoveries < MIN_RECOVERIES {
+        return None;
+    }
+    let (sender, receiver) = if dir == 0 { (0, 1) } else { (1, 0) };
+    let ends = conn.summary.endpoints;
+    let segs = |b: u64| b.div_ceil(mss);
+    let max_degree = d.deepest.map_or(0, |l| l.degree_bytes);
+    let max_late = d.max_late_ns;
+    let median_late = median(&mut d.late_samples_ns);
+    // The late segment (or hole) behind each triggered retransmission.
+    let cause = |t: &Triggered| {
+        d.late
+            .iter()
+            .find(|l| {
+                l.frame == t.cause_frame || (l.proof.is_none() && l.opened_frame == t.cause_frame)
+            })
+            .copied()
+    };
+    let trigger_degree = trig
+        .iter()
+        .filter_map(|t| cause(t).map(|l| l.degree_bytes))
+        .max()
+        .unwrap_or(max_degree);
+    let beta_cost = ((1.0 - CUBIC_BETA) * rtt as f64) as u64;
+    let mut f = conn.finding(FindingId::Reordering);
+    f.cost_ns = recoveries.saturating_mul(beta_cost);
+    f.share = Some(f.cost_ns as f64 / conn.active_ns().max(1) as f64);
+
+    // Evidence: the triggered retransmissions first (what cost time), then the late
+    // segment with the largest degree and the first one.
+    for t in trig.iter().take(CITED_TRIGGERED) {
+        let c = cause(t);
+        match c {
+            Some(l) if l.proof.is_some() => {
+                f.cite(
+                    l.opened_frame,
+                    l.opened_ts,
+                    format!("data above seq {}: a hole opens", l.seq),
+                );
+                f.cite(
+                    l.frame,
+                    l.ts,
+                    format!(
+                        "seq {} arrives {} late, after {} later segments: the original",
+                        l.seq,
+                        ms(l.late_ns),
+                        segs(l.degree_bytes)
+                    ),
+                );
+            }
+            _ => f.cite(
+                t.cause_frame,
+                t.cause_ts,
+                format!("SACK above ACK {}: the receiver reports a hole", t.seq),
+            ),
+        }
+        f.cite(
+            t.frame,
+            t.ts,
+            format!(
+                "fast retransmission of seq {} ({} after the hole showed): data that was \
+                 only late",
+                t.seq,
+                ms(t.ts.since(t.cause_ts).max(0) as u64)
+            ),
+        );
+        if let Some(l) = c.filter(|l| l.proof.is_none() && l.frame > t.frame) {
+            f.cite(
+                l.frame,
+                l.ts,
+                format!(
+                    "ACK covers seq {} {} after the retransmission, sooner than a round trip: \
+                     the original had arrived",
+                    l.seq,
+                    ms(l.ts.since(t.ts).max(0) as u64)
+                ),
+            );
+        }
+        if let Some((df, dts)) = t.dsack {
+            f.cite(
+                df,
+                dts,
+                format!("D-SACK: the receiver got seq {} twice", t.seq),
+            );
+        }
+    }
+    let cited: Vec<Late> = d
+        .deepest
+        .into_iter()
+        .chain(d.late.first().copied())
+        .collect();
+    for l in cited.iter().take(CITED_LATE) {
+        if f.evidence
+            .iter()
+            .any(|e| e.frame == l.frame || e.frame == l.opened_frame)
+        {
+            continue;
+        }
+        match l.proof {
+            Some(p) => {
+                f.cite(
+                    l.opened_frame,
+                    l.opened_ts,
+                    format!("data above seq {}: a hole opens", l.seq),
+                );
+                f.cite(
+                    l.frame,
+                    l.ts,
+                    format!(
+                        "seq {} arrives {} late, after {} later segments; {}",
+                        l.seq,
+                        ms(l.late_ns),
+                        segs(l.degree_bytes),
+                        p.late_note()
+                    ),
+                );
+            }
+            None => {
+                f.cite(
+                    l.opened_frame,
+                    l.opened_ts,
+                    format!("SACK above ACK {}: the receiver reports a hole", l.seq),
+                );
+                f.cite(
+                    l.frame,
+                    l.ts,
+                    format!(
+                        "ACK covers seq {} {} later, {} segments SACKed above it, no \
+                         retransmission: the original arrived late",
+                        l.seq,
+                        ms(l.late_ns),
+                        segs(l.degree_bytes)
+                    ),
+                );
+            }
+        }
+    }
+
+    let seen_here = d.late.iter().any(|l| l.proof.is_some());
+    let what = if seen_here {
+        let how = match d.late.iter().find_map(|l| l.proof) {
+            Some(Proof::IpId { .. }) => "their IP IDs are older than IDs already seen",
+            Some(Proof::TsVal { .. }) => "their TSvals are older than TSvals already seen",
+            _ => "they filled their holes sooner than a retransmission could have",
+        };
+        format!(
+            "{} segments from {} to {} arrived out of order at the capture point; {how}, so \
+             they were originals sent earlier, not retransmissions.",
+            d.late_count, ends[sender], ends[receiver]
+        )
+    } else {
+        format!(
+            "Data from {} to {} was reordered beyond the capture point: {} times the \
+             receiver's SACKs showed a hole that its ACK then covered with no retransmission \
+             in between (or only a needless one), sooner than a retransmission could have \
+             been acknowledged.",
+            ends[sender], ends[receiver], d.late_count
+        )
+    };
+    let dsacked = trig.iter().filter(|t| t.dsack.is_some()).count();
+    let first = trig.first().map_or(0, |t| t.frame);
+    let proof_text = if dsacked == trig.len() {
+        "confirmed by the receiver's D-SACK".to_string()
+    } else if dsacked > 0 {
+        format!(
+            "{dsacked} confirmed by the receiver's D-SACK, the others covered too soon to \
+             have been needed"
+        )
+    } else {
+        "the ACKs covered them too soon for the retransmissions to have been needed".into()
+    };
+    let rack_wnd = rtt / 4;
+    let absorbed = if max_late < rack_wnd {
+        format!(
+            "longer than the {} lateness seen here, so the later events were absorbed",
+            ms(max_late)
+        )
+    } else {
+        format!(
+            "shorter than the {} lateness seen here, so reordering can keep triggering \
+             retransmissions",
+            ms(max_late)
+        )
+    };
+    let mut other = Vec::new();
+    if d.loss_holes > 0 {
+        other.push(format!(
+            "{} hole(s) were filled only by a retransmission (network loss, not reordering)",
+            d.loss_holes
+        ));
+    }
+    if d.capture_lost_bytes > 0 {
+        other.push(format!(
+            "the capture missed {} segment(s) the receiver acknowledged (capture loss, \
+             neither reordering nor network loss)",
+            segs(d.capture_lost_bytes)
+        ));
+    }
+    let other = if other.is_empty() {
+        String::new()
+    } else {
+        format!(" Besides, {}.", other.join("; "))
+    };
+    f.explanation = format!(
+        "Reordering, not loss. {what} Degree: up to {} later segments overtook one ({} of \
+         the {} reached Linux's duplicate-ACK threshold, net.ipv4.tcp_reordering = {}), up to \
+         {} late (median {}). It made the sender fast-retransmit {} {} that {} only \
+         late, first at frame {first} ({proof_text}), in {} recovery {}. Each episode \
+         cut the congestion window to {:.0} % for about one round trip until Linux undid the \
+         cut on the D-SACK: {:.0} % of one {} RTT each, {} in all (a floor: without the undo \
+         the window regrows over many RTTs). After the first D-SACK Linux raises its \
+         threshold to the degree it measured and RACK waits up to min RTT/4 (≈ {}), \
+         {absorbed}.{other}",
+        segs(max_degree),
+        d.late_over_dupthresh,
+        d.late_count,
+        LINUX_TCP_REORDERING,
+        ms(max_late),
+        ms(median_late),
+        trig.len(),
+        plural(trig.len() as u64, "segment", "segments"),
+        plural(trig.len() as u64, "was", "were"),
+        recoveries,
+        plural(recoveries, "episode", "episodes"),
+        CUBIC_BETA * 100.0,
+        (1.0 - CUBIC_BETA) * 100.0,
+        ms(rtt),
+        ms(f.cost_ns),
+        ms(rack_wnd),
+    );
+    let receiver_host = if receiver == 0 {
+        Host::Client
+    } else {
+        Host::Server
+    };
+    let sender_host = if sender == 0 {
+        Host::Client
+    } else {
+        Host::Server
+    };
+    let needed = segs(trigger_degree).saturating_add(1);
+    let reordering_value = if needed > LINUX_TCP_MAX_REORDERING {
+        format!(
+            "{needed} (the degree that triggered the retransmission + 1; above \
+             net.ipv4.tcp_max_reordering = {LINUX_TCP_MAX_REORDERING}, so raise that too, or \
+             better remove the cause)"
+        )
+    } else {
+        format!(
+            "{needed} (the degree that triggered the retransmission, {} segments, + 1; the \
+             largest degree seen was {})",
+            segs(trigger_degree),
+            segs(max_degree)
+        )
+    };
+    f.fix = vec![
+        Fix {
+            host: receiver_host,
+            action: "if the flow enters this host through a veth/container interface, enable \
+                     RPS on it so one flow stays on one CPU: echo <cpu mask> > \
+                     /sys/class/net/DEV/queues/rx-N/rps_cpus (seed 03: 695 retransmissions → 0)"
+                .into(),
+        },
+        Fix {
+            host: sender_host,
+            action: format!(
+                "sysctl -w net.ipv4.tcp_reordering={reordering_value}, so that reordering of \
+                 that degree does not trigger fast retransmissions (seed 03: 9 cut them from \
+                 695 to 149)"
+            ),
+        },
+        Fix {
+            host: Host::Both,
+            action: "find what reorders on the path: veth/container CPU migration (RPS), \
+                     per-packet ECMP or multipath routing (hash per flow), link bonding in \
+                     balance-rr mode (use a layer3+4 hash), multi-queue NICs without flow \
+                     hashing (RSS); captures at each hop show where the order changes"
+                .into(),
+        },
+    ];
+    let timing_only = d
+        .late
+        .iter()
+        .all(|l| matches!(l.proof, Some(Proof::Timing)));
+    f.confidence = if dsacked > 0 && !timing_only {
+        Confidence::High
+    } else if dsacked > 0 || !timing_only {
+        Confidence::Medium
+    } else {
+        Confidence::Low
+    };
+    if conn.vantage == Vantage::Unknown && f.confidence == Confidence::High {
+        f.confidence = Confidence::Medium;
+    }
+    Some(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// IPv4 IDs and TSvals compare modulo their width.
+    #[test]
+    fn ids_and_tsvals_wrap() {
+        assert!(id_newer(0x0001, 0xfff0));
+        assert!(!id_newer(0x7328, 0x7346));
+        assert!(ts_newer(5, u32::MAX - 3));
+    }
+
+    /// A hole filled by an older IP ID is reordering; by a newer one, loss; never
+    /// filled but acknowledged, capture loss.
+    #[test]
+    fn holes_are_told_apart() {
+        let t = |ms: i64| Timestamp(ms * 1_000_000);
+        let mut d = Dir::default();
+        for i in 0..10u16 {
+            d.data(
+                u64::from(i) + 1,
+                t(0),
+                u64::from(i) * 100,
+                100,
+                Some(i),
+                None,
+                Some(25_000_000),
+                false,
+            );
+        }
+        // Segment 10 (ID 10) late: 11, 12 arrive first.
+        d.data(20, t(1), 1100, 100, Some(11), None, None, false);
+        d.data(21, t(1), 1200, 100, Some(12), None, None, false);
+        d.data(22, t(4), 1000, 100, Some(10), None, None, false);
+        assert_eq!(d.late_count, 1);
+        assert_eq!(d.late[0].degree_bytes, 200);
+        assert_eq!(d.late[0].late_ns, 3_000_000);
+        // Segment 13 lost and retransmitted with ID 20.
+        d.data(23, t(5), 1400, 100, Some(14), None, None, false);
+        d.data(24, t(30), 1300, 100, Some(20), None, None, false);
+        assert_eq!(d.loss_holes, 1);
+        // Segment 15 never captured, acknowledged.
+        d.data(25, t(31), 1600, 100, Some(21), None, None, false);
+        d.peer_ack(26, t(32), 1700, &[]);
+        assert_eq!(d.capture_lost_bytes, 100);
+        assert_eq!(d.late_count, 1);
+    }
+
+    /// At the sender: a SACK hole retransmitted and covered 2 ms later (25 ms RTT) was
+    /// filled by the late original; the D-SACK then confirms it. A hole covered 30 ms
+    /// after it opened, with no retransmission captured, is not called reordering.
+    #[test]
+    fn sack_holes_at_the_sender() {
+        let t = |us: i64| Timestamp(us * 1_000);
+        let mut d = Dir {
+            min_ack_rtt: Some(25_000_000),
+            ..Dir::default()
+        };
+        d.data(1, t(0), 0, 100, None, None, None, false);
+        d.data(2, t(0), 100, 900, None, None, None, false);
+        d.max_payload = 100;
+        d.peer_ack(10, t(0), 300, &[(400, 700)]);
+        d.peer_ack(11, t(1_000), 300, &[(400, 800)]);
+        d.retransmitted(12, t(1_000), 300, 400);
+        d.peer_ack(13, t(3_000), 800, &[]);
+        assert_eq!(d.late_count, 1);
+        assert_eq!(d.late[0].degree_bytes, 400);
+        assert_eq!(d.late[0].late_ns, 3_000_000);
+        assert_eq!(d.triggered.len(), 1);
+        assert!(d.triggered[0].by_timing);
+        d.dsack(None, Some((300, 400)), 14, t(26_000));
+        assert_eq!(d.triggered[0].dsack, Some((14, t(26_000))));
+        d.peer_ack(15, t(30_000), 800, &[(900, 1000)]);
+        d.peer_ack(16, t(60_000), 1000, &[]);
+        assert_eq!(d.late_count, 1);
+        assert_eq!(d.unexplained_holes, 1);
+    }
+}

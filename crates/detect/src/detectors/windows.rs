@@ -1,0 +1,682 @@
+//! The receiver's window as the limit of a transfer: `rwnd.limited`,
+//! `rwnd.no_window_scaling`, `rwnd.zero_window`, `rwnd.not_growing` (mechanisms.md,
+//! "rwnd.no_window_scaling" and "rwnd.limited, rwnd.zero_window, rwnd.not_growing"; seeds
+//! 02 and 04).
+//!
+//! Mechanism: a sender may have at most the receiver's advertised window unacknowledged
+//! (RFC 9293 §3.8.6.2.1): once its flight reaches the right edge (ACK + window) it waits
+//! for the next ACK, so throughput is at most window / RTT whatever the path carries.
+//! - `rwnd.no_window_scaling`: the window field has 16 bits; without the window-scale
+//!   option in BOTH the SYN and the SYN/ACK (RFC 7323 §2.2) the window cannot exceed
+//!   65,535 B, so at 150 ms the ceiling is 437 kB/s. One side lacking it (Linux
+//!   `net.ipv4.tcp_window_scaling=0`, or a load balancer / proxy that strips or does not
+//!   send it) disables scaling both ways.
+//! - `rwnd.zero_window`: the receiver advertised 0 because its application did not read
+//!   (its receive buffer is full); the sender probes on its persist timer (RFC 9293
+//!   §3.8.6.1; Linux `tcp_probe_timer`, backing off from the RTO) until a window update.
+//! - `rwnd.not_growing`: the receiver keeps up (never 0) but its window stays flat. Linux
+//!   grows the window with the data the application reads (`tcp_rcv_space_adjust`, DRS)
+//!   and `tcp_grow_window`, which is skipped while TCP is under memory pressure
+//!   (`tcp_under_memory_pressure`: sockstat "TCP: … mem" above the middle value of
+//!   `net.ipv4.tcp_mem`, seed 04) and which a fixed `SO_RCVBUF` (autotuning off) caps.
+//!   The two look the same on the wire; host evidence tells them apart.
+//! - `rwnd.limited`: the umbrella: for most of the transfer the flight was at the edge.
+//!
+//! Signature: the tracker's per-direction accounting (`tcpwhy_track::limits`, shown by
+//! `tcpwhy flows` as LIMIT) gives the share of the transfer time during which the sender's
+//! flight was within one MSS of the receiver's right edge, as the sender saw it (the ACKs
+//! are delayed by the capture-to-sender round trip, so this holds at the sender, the
+//! receiver or in the middle; at the sender it is exact, elsewhere an estimate — and
+//! Wireshark's "window full" flag, which compares with the last ACK at the capture
+//! point, almost never shows at a receiver). `rwnd.limited` needs that share to be the
+//! largest of the three (receiver, sender's own window, application) and at least
+//! [`MIN_SHARE`], over at least [`MIN_ROUNDS`] RTTs. `no_window_scaling` adds a handshake
+//! without the option on one side and a window that never exceeded 65,535 B;
+//! `not_growing` a window that never went to zero and never grew past
+//! [`FLAT_GROWTH`] × its value at the start of the transfer; `zero_window` a zero window
+//! with the transfer still going (probes during it, or data after it).
+//!
+//! Cost: the time the transfer took (first to last new data) minus the time it would
+//! have taken without the limit. The capture cannot show the path's capacity while the
+//! window holds the rate below it, so the alternative is a window growing as slow start
+//! does, doubling each RTT from the initial 10 segments (RFC 6928), until the data is
+//! sent: `(rounds − 1) × RTT` (the last round leaves one RTT after the one before). On
+//! the lab's clean path 2 MB took 7.5 RTTs from first to last byte (clean-bulk/client.pcap
+//! frames 4 → 2690: 190 ms at 25.3 ms), the model says 7. Bounded by the time spent
+//! window-limited. A bottleneck slower than that would make the real saving smaller.
+//! `zero_window`: the time from each zero window to the window update that reopened it.
+//! `no_window_scaling` and `not_growing` name the cause of `rwnd.limited`'s time, and
+//! carry the same cost (not to be added).
+//!
+//! Fix: on the receiver (no_window_scaling: on the side whose SYN lacked the option).
+//!
+//! Known false positives: a receiver whose application reads slowly on purpose (rate
+//! limiting by not reading) is reported as limited by its window, which is true. A
+//! capture without the handshake has no window scale: windows are then not edges, only
+//! zero windows count.
+
+use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
+use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
+use tcpwhy_capture::{TcpFlags, Timestamp};
+use tcpwhy_track::{ConnSummary, Limit, LimitTimes, SegmentKinds, Vantage, WindowScale};
+
+/// The window must have limited at least half the transfer time: the dominant limit
+/// (T-RAT's classification by the largest share).
+pub const MIN_SHARE: f64 = 0.5;
+/// Window-limited for at least this many RTTs: one or two full windows are the end of a
+/// short response, not a transfer held back.
+pub const MIN_ROUNDS: u64 = 4;
+/// The largest window of a window-scaling-less connection (a 16-bit field).
+pub const UNSCALED_MAX: u64 = 65_535;
+/// Without scaling, the missing option is the limit only when the window reached the top
+/// of the 16-bit range (Linux advertises 65,535 B, Windows 64,240 B); a smaller window is
+/// the receiver's buffer (tcptrace-discard-solaris.pcap: Solaris' 8,192 B), which
+/// scaling would not have changed.
+pub const UNSCALED_NEAR_MAX: u64 = 49_152;
+/// "Not growing": the receiver's window never exceeded this multiple of its value at the
+/// start of the transfer (Linux autotuning grew it 67 KB → 5.6 MB within 230 ms on the
+/// lab's clean path; a fixed 32 KB SO_RCVBUF kept it at 34.7 → 39.1 KB).
+pub const FLAT_GROWTH: f64 = 1.5;
+/// The initial window of the no-limit model: RFC 6928, Linux's default.
+pub const INITIAL_WINDOW_SEGMENTS: u64 = 10;
+/// Segment size for the model when the data did not show one.
+const DEFAULT_SEGMENT: u64 = 1448;
+/// Transitions into "window full" cited as evidence.
+const CITED_FULL: usize = 4;
+/// Zero-window periods remembered per direction; later ones are counted only.
+const MAX_ZERO_PERIODS: usize = 1024;
+/// Zero-window periods cited.
+const CITED_ZERO: usize = 3;
+
+/// One zero window and the update that ended it.
+#[derive(Copy, Clone, Debug)]
+struct ZeroPeriod {
+    frame: u64,
+    ts: Timestamp,
+    end: Option<(u64, Timestamp, u64)>,
+    probes: u32,
+}
+
+/// Per data direction (`[client → server, server → client]`).
+#[derive(Default)]
+struct Dir {
+    first_data: Option<(u64, Timestamp)>,
+    last_data: Option<(u64, Timestamp)>,
+    largest_segment: u64,
+    /// The data segment before was window-limited.
+    was_full: bool,
+    full: Vec<(u64, Timestamp, u64)>,
+    full_times: u64,
+    /// Sum of the receiver's windows at those times, for their mean.
+    full_window_sum: u64,
+    /// The receiver's window in force (its last ACK) and the window of its first ACK
+    /// after data began.
+    window: Option<u64>,
+    first_window: Option<(u64, Timestamp, u64)>,
+    max_window: Option<(u64, Timestamp, u64)>,
+    zeros: Vec<ZeroPeriod>,
+    zero_count: u64,
+    zero_ns: u64,
+    /// The sender sent new data after the last zero window ended.
+    data_after_zero: bool,
+}
+
+#[derive(Default)]
+struct Conn {
+    syn: Option<(u64, Timestamp)>,
+    synack: Option<(u64, Timestamp)>,
+    dirs: [Dir; 2],
+}
+
+#[derive(Default)]
+pub struct Windows {
+    conns: StreamMap<Conn>,
+}
+
+impl Detector for Windows {
+    fn on_segment(&mut self, seg: &Segment<'_>) {
+        let ev = seg.ev;
+        if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
+            return;
+        }
+        let c = self.conns.entry(ev.stream).or_default();
+        let flags = seg.pkt.flags;
+        if flags.syn() {
+            let slot = if flags.ack() {
+                &mut c.synack
+            } else {
+                &mut c.syn
+            };
+            slot.get_or_insert((seg.frame, seg.ts));
+            return;
+        }
+        let (me, peer) = if ev.from_client { (0, 1) } else { (1, 0) };
+        // This segment as the receiver's ACK of the other direction.
+        if flags.ack() && flags.0 & (TcpFlags::RST | TcpFlags::FIN) == 0 {
+            let d = &mut c.dirs[peer];
+            if d.first_data.is_some() {
+                let w = ev.window_bytes;
+                if d.first_window.is_none() {
+                    d.first_window = Some((seg.frame, seg.ts, w));
+                }
+                if d.max_window.is_none_or(|m| w > m.2) {
+                    d.max_window = Some((seg.frame, seg.ts, w));
+                }
+                if w == 0 && d.window != Some(0) {
+                    d.zero_count += 1;
+                    if d.zeros.len() < MAX_ZERO_PERIODS {
+                        d.zeros.push(ZeroPeriod {
+                            frame: seg.frame,
+                            ts: seg.ts,
+                            end: None,
+                            probes: 0,
+                        });
+                    }
+                    d.data_after_zero = false;
+                } else if w > 0 && d.window == Some(0) {
+                    if let Some(z) = d.zeros.last_mut().filter(|z| z.end.is_none()) {
+                        z.end = Some((seg.frame, seg.ts, w));
+                        d.zero_ns = d.zero_ns.saturating_add(seg.ts.since(z.ts).max(0) as u64);
+                    }
+                }
+                d.window = Some(w);
+            }
+        }
+        if ev.payload_len == 0 {
+            return;
+        }
+        let d = &mut c.dirs[me];
+        if ev.kinds.has(SegmentKinds::ZERO_WINDOW_PROBE) {
+            if let Some(z) = d.zeros.last_mut().filter(|z| z.end.is_none()) {
+                z.probes += 1;
+            }
+        }
+        if !ev.kinds.has(SegmentKinds::NEW_DATA) {
+            return;
+        }
+        d.first_data.get_or_insert((seg.frame, seg.ts));
+        d.last_data = Some((seg.frame, seg.ts));
+        d.largest_segment = d.largest_segment.max(u64::from(ev.payload_len));
+        if d.window != Some(0) && !d.zeros.is_empty() {
+            d.data_after_zero = true;
+        }
+        let full = matches!(ev.limit, Limit::Rwnd | Limit::ZeroWindow);
+        if full && !d.was_full {
+            d.full_times += 1;
+            d.full_window_sum = d.full_window_sum.saturating_add(d.window.unwrap_or(0));
+            if d.full.len() < CITED_FULL {
+                d.full.push((seg.frame, seg.ts, d.window.unwrap_or(0)));
+            }
+        }
+        d.was_full = full;
+    }
+
+    fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
+        let Some(c) = self.conns.remove(&conn.key) else {
+            return;
+        };
+        for (i, d) in c.dirs.iter().enumerate() {
+            report_direction(conn, &c, d, i == 1, out);
+        }
+    }
+
+    /// Nothing is kept across connections.
+    fn absorb(&mut self, _other: Box<dyn Detector>) {}
+}
+
+/// Names for the two ends of one data direction.
+pub(crate) struct Roles {
+    pub sender: &'static str,
+    pub receiver: &'static str,
+    pub sender_host: Host,
+    pub receiver_host: Host,
+}
+
+pub(crate) fn roles(sender_is_server: bool) -> Roles {
+    if sender_is_server {
+        Roles {
+            sender: "server",
+            receiver: "client",
+            sender_host: Host::Server,
+            receiver_host: Host::Client,
+        }
+    } else {
+        Roles {
+            sender: "client",
+            receiver: "server",
+            sender_host: Host::Client,
+            receiver_host: Host::Server,
+        }
+    }
+}
+
+/// A rate for explanations: "437 kB/s" (decimal kilobytes, as the bytes are counted).
+pub(crate) fn rate(bytes_per_s: f64) -> String {
+    if bytes_per_s >= 10e6 {
+        format!("{:.1} MB/s", bytes_per_s / 1e6)
+    } else {
+        format!("{:.0} kB/s", bytes_per_s / 1e3)
+    }
+}
+
+/// "12,345": bytes for explanations.
+pub(crate) fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// First to last new data of a direction, as seen at the capture point.
+pub(crate) fn span_ns(first: Option<(u64, Timestamp)>, last: Option<(u64, Timestamp)>) -> u64 {
+    match (first, last) {
+        (Some(a), Some(b)) => b.1.since(a.1).max(0) as u64,
+        _ => 0,
+    }
+}
+
+/// The time `bytes` take from first to last byte with a window doubling each RTT from
+/// the initial window (slow start without a limit): `(rounds − 1) × rtt`.
+pub fn unlimited_ns(bytes: u64, segment: u64, rtt_ns: u64) -> u64 {
+    let iw = INITIAL_WINDOW_SEGMENTS.saturating_mul(segment.max(1));
+    let (mut sent, mut window, mut rounds) = (0u64, iw, 0u64);
+    while sent < bytes && rounds < 64 {
+        sent = sent.saturating_add(window);
+        window = window.saturating_mul(2);
+        rounds += 1;
+    }
+    rounds.saturating_sub(1).saturating_mul(rtt_ns)
+}
+
+/// The shares of a direction's limits, for explanations: "rwnd 90 %, own window 10 %,
+/// application 0 %".
+pub(crate) fn shares_text(l: &LimitTimes) -> String {
+    let total = l.total_ns().max(1) as f64;
+    let p = |v: u64| v as f64 * 100.0 / total;
+    format!(
+        "receiver's window {:.0} %, sender's own window (congestion window or send buffer) \
+         {:.0} %, application {:.0} %",
+        p(l.rwnd_ns),
+        p(l.sender_ns),
+        p(l.app_ns)
+    )
+}
+
+/// The side whose SYN lacked the window-scale option: 0 = client, 1 = server.
+fn side_without_wscale(s: &ConnSummary) -> Option<usize> {
+    let lacks = |i: usize| s.dirs[i].syn.is_some_and(|o| o.wscale.is_none());
+    if lacks(0) {
+        Some(0)
+    } else if lacks(1) {
+        Some(1)
+    } else {
+        None
+    }
+}
+
+fn report_direction(
+    conn: &Connection<'_>,
+    c: &Conn,
+    d: &Dir,
+    sender_is_server: bool,
+    out: &mut Vec<Finding>,
+) {
+    let s = conn.summary;
+    let i = usize::from(sender_is_server);
+    let dir = &s.dirs[i];
+    let r = roles(sender_is_server);
+    let span = span_ns(d.first_data, d.last_data);
+    let bytes = dir.unique_bytes;
+    if span == 0 || bytes == 0 {
+        return;
+    }
+    let at_sender = matches!(
+        (conn.vantage, sender_is_server),
+        (Vantage::Server, true) | (Vantage::Client, false)
+    );
+    let confidence = if at_sender {
+        Confidence::High
+    } else {
+        Confidence::Medium
+    };
+    let avg = bytes as f64 / (span as f64 / 1e9);
+
+    // rwnd.zero_window: its own cost, whatever the shares.
+    let zero_ended = d.zeros.iter().filter(|z| z.end.is_some()).count();
+    let probes: u32 = d.zeros.iter().map(|z| z.probes).sum();
+    if d.zero_count > 0 && d.zero_ns > 0 && (probes > 0 || d.data_after_zero) {
+        let mut f = conn.finding(FindingId::RwndZeroWindow);
+        f.cost_ns = d.zero_ns;
+        f.share = Some(f.cost_ns as f64 / conn.active_ns().max(1) as f64);
+        let longest = d
+            .zeros
+            .iter()
+            .filter_map(|z| z.end.map(|e| e.1.since(z.ts).max(0) as u64))
+            .max()
+            .unwrap_or(0);
+        f.explanation = format!(
+            "The {rx} advertised a zero window {n} time(s) while the {tx} still had data to \
+             send: its receive buffer was full because its application did not read fast \
+             enough. The {tx} could send nothing{probe_text} for {t} in all, {longest} at most, from each zero window to the \
+             update that reopened it. The {tx}'s {b} B took {span} (≈ {avg}).",
+            rx = r.receiver,
+            tx = r.sender,
+            n = d.zero_count,
+            probe_text = if probes > 0 {
+                format!(" but {probes} zero-window probe(s) on its persist timer")
+            } else {
+                String::new()
+            },
+            t = ms(d.zero_ns),
+            longest = ms(longest),
+            b = thousands(bytes),
+            span = ms(span),
+            avg = rate(avg),
+        );
+        for z in d.zeros.iter().filter(|z| z.end.is_some()).take(CITED_ZERO) {
+            f.cite(z.frame, z.ts, format!("the {}'s zero window", r.receiver));
+            if let Some((fr, ts, w)) = z.end {
+                f.cite(
+                    fr,
+                    ts,
+                    format!(
+                        "window update to {} B, {} later ({} probe(s) in between)",
+                        thousands(w),
+                        ms(ts.since(z.ts).max(0) as u64),
+                        z.probes
+                    ),
+                );
+            }
+        }
+        if zero_ended == 0 {
+            if let Some(z) = d.zeros.first() {
+                f.cite(z.frame, z.ts, format!("the {}'s zero window", r.receiver));
+            }
+        }
+        f.fix = vec![Fix {
+            host: r.receiver_host,
+            action: "make the receiving application read faster or in larger reads (a \
+                     blocking step between reads, a slow consumer, a too small read buffer); \
+                     a larger receive buffer only delays the zero window"
+                .into(),
+        }];
+        f.confidence = Confidence::High;
+        out.push(f);
+    }
+
+    // rwnd.limited and its causes: priced with the RTT (a handshake with 10 ms clock
+    // ticks, as in tcptrace-zwnd.pcap, gives none).
+    let Some(rtt) = conn.rtt_ns.filter(|&r| r > 0) else {
+        return;
+    };
+    let l = &dir.limits;
+    let total = l.total_ns();
+    if total == 0 {
+        return;
+    }
+    let share = l.rwnd_ns as f64 / total as f64;
+    if share < MIN_SHARE || l.rwnd_ns < rtt.saturating_mul(MIN_ROUNDS) {
+        return;
+    }
+    let segment = if d.largest_segment > 0 {
+        d.largest_segment
+            .min(dir.syn.and_then(|o| o.mss).map_or(u64::MAX, u64::from))
+    } else {
+        DEFAULT_SEGMENT
+    };
+    let alt = unlimited_ns(bytes, segment, rtt);
+    let cost = span.saturating_sub(alt).min(l.rwnd_ns);
+    if cost < rtt {
+        return;
+    }
+    let max_window = d.max_window.map_or(0, |m| m.2);
+    let unscaled = dir_wscale_off(s) && (UNSCALED_NEAR_MAX..=UNSCALED_MAX).contains(&max_window);
+    // The ceiling: the receiver's mean window when the sender reached it, per the RTT
+    // the window cycled at (the median of the samples that span the path at this
+    // vantage point: they include the receiver's ACK delay, which the window waits for
+    // too), else the handshake's.
+    let window = d.full_window_sum / d.full_times.max(1);
+    let at_receiver = matches!(
+        (conn.vantage, sender_is_server),
+        (Vantage::Client, true) | (Vantage::Server, false)
+    );
+    let cycle = if at_sender {
+        dir.rtt_ack
+    } else if at_receiver {
+        s.dirs[1 - i].rtt_ts
+    } else {
+        None
+    }
+    .map_or(rtt, |r| r.median_ns.max(1));
+    let ceiling = window as f64 / (cycle as f64 / 1e9);
+    let ceiling_text = format!(
+        "{} B (the window when full, on average) per {} RTT = {}; the transfer averaged \
+         {} ({} B in {})",
+        thousands(window),
+        ms(cycle),
+        rate(ceiling),
+        rate(avg),
+        thousands(bytes),
+        ms(span)
+    );
+    let without = format!(
+        "Without the limit the {} B would have taken ≈ {} (a window doubling each RTT from \
+         {} segments, as slow start does: the path's capacity cannot be measured while the \
+         window holds the rate below it)",
+        thousands(bytes),
+        ms(alt),
+        INITIAL_WINDOW_SEGMENTS
+    );
+    let mut limited = conn.finding(FindingId::RwndLimited);
+    limited.cost_ns = cost;
+    limited.share = Some(cost as f64 / conn.active_ns().max(1) as f64);
+    let cause = if unscaled {
+        " The window could not grow because window scaling is off (rwnd.no_window_scaling: \
+         the same time, not in addition)."
+    } else if d.zero_count > 0 {
+        " The window closed because the receiving application read slowly (rwnd.zero_window: \
+         its time is part of this one)."
+    } else {
+        ""
+    };
+    let where_ = if at_sender {
+        "seen here at the sender"
+    } else {
+        "estimated from the ACKs seen here, delayed by the path to the sender"
+    };
+    limited.explanation = format!(
+        "For {lim} of the {tx}'s transfer the {tx}'s data in flight was at the right edge of \
+         the {rx}'s advertised window ({where_}; {n} time(s) it filled the window), so the \
+         {rx}'s window, not the network or the {tx}, set the pace: {shares}. Ceiling: \
+         {ceiling_text}. {without}, so the window cost ≈ {cost}.{cause}",
+        lim = ms(l.rwnd_ns),
+        tx = r.sender,
+        rx = r.receiver,
+        n = d.full_times,
+        shares = shares_text(l),
+        cost = ms(cost),
+    );
+    for &(fr, ts, w) in &d.full {
+        limited.cite(
+            fr,
+            ts,
+            format!(
+                "the {}'s data in flight reaches (within one segment) the right edge of the \
+                 {}'s window ({} B): window full",
+                r.sender,
+                r.receiver,
+                thousands(w)
+            ),
+        );
+    }
+    if let Some((fr, ts, w)) = d.max_window {
+        limited.cite(
+            fr,
+            ts,
+            format!("the {}'s largest window: {} B", r.receiver, thousands(w)),
+        );
+    }
+    limited.fix = vec![Fix {
+        host: r.receiver_host,
+        action: format!(
+            "give the {rx}'s socket a receive buffer of at least the bandwidth-delay \
+             product: remove a fixed SO_RCVBUF (it turns autotuning off), raise \
+             net.ipv4.tcp_rmem's max (and net.core.rmem_max), and check TCP memory \
+             pressure (/proc/net/sockstat 'TCP: … mem' vs net.ipv4.tcp_mem, nstat \
+             TCPMemoryPressures). A fixed SO_RCVBUF and memory pressure look the same on \
+             the wire; `tcpwhy host` on the {rx} tells them apart",
+            rx = r.receiver
+        ),
+    }];
+    limited.confidence = confidence;
+
+    if unscaled {
+        let side = side_without_wscale(s);
+        let (lacking, host) = match side {
+            Some(0) => ("client", Host::Client),
+            Some(_) => ("server", Host::Server),
+            None => ("one side", Host::Both),
+        };
+        let mut f = conn.finding(FindingId::RwndNoWindowScaling);
+        f.cost_ns = cost;
+        f.share = limited.share;
+        f.explanation = format!(
+            "The {lacking}'s {} had no window-scale option (RFC 7323), so neither direction \
+             scales its window and the {rx}'s window cannot exceed 65,535 B. Ceiling: \
+             {ceiling_text}; the {tx}'s data was window-limited {pct:.0} % of the \
+             transfer. {without}, so the missing option cost ≈ {cost}.",
+            if side == Some(1) { "SYN/ACK" } else { "SYN" },
+            rx = r.receiver,
+            tx = r.sender,
+            pct = share * 100.0,
+            cost = ms(cost),
+        );
+        let syn_note = |has: bool, what: &str, who: &str| {
+            if has {
+                format!("the {who}'s {what} offers window scaling")
+            } else {
+                format!("the {who}'s {what}: no window-scale option")
+            }
+        };
+        let has = |i: usize| s.dirs[i].syn.is_some_and(|o| o.wscale.is_some());
+        if let Some((fr, ts)) = c.syn {
+            f.cite(fr, ts, syn_note(has(0), "SYN", "client"));
+        }
+        if let Some((fr, ts)) = c.synack {
+            f.cite(fr, ts, syn_note(has(1), "SYN/ACK", "server"));
+        }
+        for e in limited.evidence.iter().take(CITED_FULL) {
+            f.cite(e.frame, e.ts, e.note.clone());
+        }
+        f.fix = vec![Fix {
+            host,
+            action: format!(
+                "enable window scaling on the {lacking}: sysctl -w \
+                 net.ipv4.tcp_window_scaling=1 (Linux), or the window-scaling / TCP-options \
+                 setting of the load balancer or proxy in front of it"
+            ),
+        }];
+        f.confidence = Confidence::High;
+        out.push(f);
+    } else if d.zero_count == 0 {
+        let flat = match (d.first_window, d.max_window) {
+            (Some(a), Some(m)) => (m.2 as f64) <= FLAT_GROWTH * a.2 as f64,
+            _ => false,
+        };
+        if flat {
+            let (a, m) = (
+                d.first_window.unwrap_or_default(),
+                d.max_window.unwrap_or_default(),
+            );
+            let mut f = conn.finding(FindingId::RwndNotGrowing);
+            f.cost_ns = cost;
+            f.share = limited.share;
+            f.explanation = format!(
+                "The {rx} kept up (its window never reached zero) but its advertised window \
+                 stayed flat: {} B at the start of the transfer, {} B at most, while the \
+                 {tx} waited on it {pct:.0} % of the transfer. Linux grows the window as \
+                 the application reads unless a fixed SO_RCVBUF turned autotuning off or \
+                 TCP is under memory pressure (sockstat mem above tcp_mem's middle value: \
+                 tcp_grow_window is skipped); both look the same on the wire, `tcpwhy host` \
+                 on the {rx} (sockstat, nstat TCPMemoryPressures, tcp_mem) tells them \
+                 apart. Ceiling: {ceiling_text}. {without}, so it cost ≈ {cost}.",
+                thousands(a.2),
+                thousands(m.2),
+                rx = r.receiver,
+                tx = r.sender,
+                pct = share * 100.0,
+                cost = ms(cost),
+            );
+            f.cite(
+                a.0,
+                a.1,
+                format!(
+                    "the {}'s window at the start: {} B",
+                    r.receiver,
+                    thousands(a.2)
+                ),
+            );
+            f.cite(
+                m.0,
+                m.1,
+                format!("its largest window: {} B", thousands(m.2)),
+            );
+            for e in limited.evidence.iter().take(CITED_FULL - 1) {
+                f.cite(e.frame, e.ts, e.note.clone());
+            }
+            f.fix = vec![
+                Fix {
+                    host: r.receiver_host,
+                    action: "if the application sets SO_RCVBUF, remove it (autotuning \
+                             grows the window up to net.ipv4.tcp_rmem's max)"
+                        .into(),
+                },
+                Fix {
+                    host: r.receiver_host,
+                    action: "if /proc/net/sockstat 'TCP: … mem' is above net.ipv4.tcp_mem's \
+                             middle value (nstat TCPMemoryPressures rising): raise tcp_mem if \
+                             memory is free, and look for socket or fd leaks (sockstat \
+                             'alloc', orphans)"
+                        .into(),
+                },
+            ];
+            f.confidence = confidence;
+            out.push(f);
+        }
+    }
+    out.push(limited);
+}
+
+/// Window scaling was not in use on this connection (the handshake was seen).
+fn dir_wscale_off(s: &ConnSummary) -> bool {
+    s.dirs
+        .iter()
+        .any(|d| d.wscale == Some(WindowScale::NotNegotiated))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 2 MB from 10 × 1448 B doubling: 14,480 × (2^8 − 1) ≥ 2,097,152 > 14,480 × 127, so
+    /// 8 rounds, the last leaving 7 RTTs after the first.
+    #[test]
+    fn unlimited_time_is_slow_start_rounds() {
+        assert_eq!(unlimited_ns(2_097_152, 1448, 150_000_000), 7 * 150_000_000);
+        assert_eq!(unlimited_ns(14_480, 1448, 10), 0);
+        assert_eq!(unlimited_ns(14_481, 1448, 10), 10);
+        assert_eq!(unlimited_ns(u64::MAX, 0, u64::MAX), u64::MAX);
+    }
+
+    #[test]
+    fn thousands_groups_digits() {
+        assert_eq!(thousands(65_535), "65,535");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000_000), "1,000,000");
+    }
+}

@@ -1,0 +1,390 @@
+//! `reordering` and `network.bufferbloat` on lab captures from both vantage points
+//! (numbers checked by hand in tshark and against the lab's record: path config, nstat
+//! deltas, manifest key numbers), on the controls, on a capture with packets removed
+//! (capture loss), and on the public captures (every finding of these ids checked by
+//! hand; the check is written next to it).
+
+mod common;
+
+use common::analyze::Finding;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const REORDERING: &str = "reordering";
+const BUFFERBLOAT: &str = "network.bufferbloat";
+const MINE: [&str; 2] = [REORDERING, BUFFERBLOAT];
+
+fn lab_path(scenario: &str, side: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/lab")
+        .join(scenario)
+        .join(format!("{side}.pcap"))
+}
+
+fn lab(scenario: &str, side: &str) -> Vec<Finding> {
+    common::analyze::findings(lab_path(scenario, side))
+}
+
+fn public_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/public")
+}
+
+fn one<'a>(f: &'a [Finding], id: &str) -> &'a Finding {
+    let v: Vec<&Finding> = f.iter().filter(|x| x.id == id).collect();
+    assert_eq!(v.len(), 1, "{id}: {f:?}");
+    v[0]
+}
+
+fn frames(f: &Finding) -> Vec<u64> {
+    f.evidence.iter().map(|e| e.frame).collect()
+}
+
+fn none_of(f: &[Finding], ids: &[&str], what: &str) {
+    for x in f {
+        assert!(!ids.contains(&x.id.as_str()), "{what}: unexpected {x:?}");
+    }
+}
+
+fn fix_text(f: &Finding) -> String {
+    f.fix
+        .iter()
+        .map(|x| x["action"].as_str().unwrap_or_default().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn within(measured: f64, truth: f64, tolerance: f64) -> bool {
+    (measured - truth).abs() <= tolerance * truth
+}
+
+fn text_report(path: &Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
+        .arg("analyze")
+        .arg(path)
+        .output()
+        .expect("run tcpwhy");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// reordering, client.pcap (the receiver). truth/path.json: the router releases every
+/// 40th server → client data packet 4 ms late, 20 times. In tshark
+/// (`ip.id`, `tcp.seq`, `frame.time_relative` of the server's data): the 20 configured
+/// ones are IP IDs 0x7328 + 40·k (k = 0…19: frames 131, 210, 212, 398, 414, 768, 770,
+/// 772, 816, 818, 1316, 1350, 1352, 1354, 1356, 1358, 1431, 1433, 1435, 1437), each
+/// arriving below the highest sequence with an IP ID older than one already seen, 3.36
+/// to 4.12 ms after the segment that overtook it; 5 more arrive out of order by < 0.1 ms
+/// (0x739b at 282, 0x73cd–0x73d0 at 378–390: the emulator's release order), so 25 in
+/// all (server nstat TCPSACKReorder 24). Frame 74 (seq 57921, IP ID 0x7329) opens the
+/// hole at 56473; frame 131 (0x7328) fills it 3.90 ms later, after 30 later segments;
+/// frame 163 is the server's fast retransmission of 56473 (IP ID 0x735b, the newest)
+/// and frame 164 the client's D-SACK for it (tshark: "D-SACK Sequence") — the one
+/// retransmission of the run (server nstat TCPFastRetrans 1, TCPDSACKRecv 1,
+/// TcpRetransSegs 1). Largest degree: frame 1316 (seq 633153) arrives when the highest
+/// byte seen is 307 segments above its start: 306 later segments overtook it. Cost: 1
+/// recovery × 30 % × the 25.6 ms handshake RTT (syn→synack 25.628 + 0.021 ms) ≈ 7.7 ms.
+#[test]
+fn reordering_seen_at_the_receiver() {
+    let f = lab("reordering", "client");
+    let r = one(&f, REORDERING);
+    assert_eq!(r.stream, 0);
+    assert_eq!(r.vantage, "client");
+    assert_eq!(&frames(r)[..4], [74, 131, 163, 164]);
+    assert!(frames(r).contains(&1316), "{:?}", frames(r));
+    assert!(r.explanation.contains("25 segments"), "{}", r.explanation);
+    assert!(
+        r.explanation.contains("IP IDs are older"),
+        "{}",
+        r.explanation
+    );
+    assert!(
+        r.explanation.contains("306 later segments"),
+        "{}",
+        r.explanation
+    );
+    assert!(
+        r.explanation.contains("fast-retransmit 1 segment "),
+        "{}",
+        r.explanation
+    );
+    assert!(r.explanation.contains("D-SACK"), "{}", r.explanation);
+    assert!(within(r.cost_ms, 0.3 * 25.649, 0.25), "{}", r.cost_ms);
+    let fix = fix_text(r);
+    assert!(fix.contains("rps_cpus"), "{fix}");
+    // The degree that triggered the retransmission was 30 segments.
+    assert!(fix.contains("tcp_reordering=31"), "{fix}");
+}
+
+/// reordering, server.pcap (the sender: the reordering happens beyond the capture
+/// point). In tshark, the client's ACKs (`tcp.ack`, `tcp.options.sack_le/re`): 21 times
+/// the cumulative ACK sits below a SACKed block and then jumps past it with no
+/// retransmission of the hole (holes at 56473, 113321, 169793, … 1154433), the first
+/// showing at frame 113 (ACK 56473, SACK 57921–59369). The server retransmits 56473 at
+/// frame 135 (IP ID 0x735b; tshark calls it "out-of-order"), the ACK covers 56473 at
+/// frame 172, 3.72 ms later — sooner than the 25 ms RTT, so the original did — and frame
+/// 219 carries the D-SACK 56473–57921. Frame 1247 → 1953: the hole at 633153 stays open
+/// 4.13 ms with up to 279 segments SACKed above it. Same cost as at the client.
+#[test]
+fn reordering_seen_at_the_sender_through_sacks() {
+    let f = lab("reordering", "server");
+    let r = one(&f, REORDERING);
+    assert_eq!(r.vantage, "server");
+    assert_eq!(&frames(r)[..4], [113, 135, 172, 219]);
+    assert!(r.explanation.contains("21 times"), "{}", r.explanation);
+    assert!(
+        r.explanation.contains("279 later segments"),
+        "{}",
+        r.explanation
+    );
+    assert!(within(r.cost_ms, 0.3 * 25.6, 0.25), "{}", r.cost_ms);
+    assert!(fix_text(r).contains("tcp_reordering=31"));
+}
+
+/// deep-queue (10 Mbit/s, a 400-packet FIFO, 25 ms path): server.pcap in tshark
+/// (`tcp.analysis.ack_rtt` of the client's 1,679 ACKs): min 25.136 ms (frame 100), p95
+/// 264.0 ms, median 185.2 ms, mean excess over the minimum 155.9 ms; frame 4490 has
+/// 264.03 ms (at p95); `tcp.analysis.bytes_in_flight` peaks at 325,800 B. The client ACKed
+/// 1,122,201 → 3,512,849 between 1.0 and 3.0 s: 1.195 MB/s. Manifest: server_min_rtt
+/// 25.146 ms, max srtt 242.6 ms (smoothed), throughput 1,182,879 B/s.
+#[test]
+fn deep_queue_seen_at_the_sender() {
+    let f = lab("deep-queue", "server");
+    let b = one(&f, BUFFERBLOAT);
+    assert_eq!(b.vantage, "server");
+    assert_eq!(frames(b)[0], 100);
+    assert_eq!(*frames(b).last().unwrap(), 4490);
+    assert!(
+        b.explanation.contains("from 25.1 ms to 264 ms at p95"),
+        "{}",
+        b.explanation
+    );
+    assert!(b.explanation.contains("median 185 ms"), "{}", b.explanation);
+    // 1.18 MB/s (manifest) within 25 %: the text says ≈ 1.20 MB/s.
+    let rate = b
+        .explanation
+        .split("stayed at ≈ ")
+        .nth(1)
+        .and_then(|s| s.split(" MB/s").next())
+        .and_then(|s| s.parse::<f64>().ok())
+        .expect("rate in the explanation");
+    assert!(within(rate, 1.182_879, 0.25), "{rate}");
+    // Queue at p95: 264 − 25.1 = 239 ms; ≈ 1.2 MB/s × 239 ms ≈ 286 KB.
+    assert!(
+        b.explanation.contains("(239 ms of delay)"),
+        "{}",
+        b.explanation
+    );
+    assert!(within(b.cost_ms, 155.9, 0.25), "{}", b.cost_ms);
+    let fix = fix_text(b);
+    assert!(fix.contains("fq_codel") && fix.contains("bbr"), "{fix}");
+}
+
+/// deep-queue, client.pcap (the receiver): data → ACK is the client's own ACK delay,
+/// so the RTT is the client's ACK → the first server segment echoing its TSval. By a
+/// script over tshark's `tcp.options.timestamp.tsval/tsecr` (first client pure ACK of
+/// each TSval → first server data echoing it, mid-transfer): 1,541 samples, min 25.19
+/// ms (frame 60), p95 262.8 ms, median 185.3 ms, mean excess 159.4 ms — the same queue
+/// as at the server. Confidence one step lower (flight is estimated).
+#[test]
+fn deep_queue_seen_at_the_receiver_through_timestamps() {
+    let f = lab("deep-queue", "client");
+    let b = one(&f, BUFFERBLOAT);
+    assert_eq!(b.vantage, "client");
+    assert_eq!(frames(b)[0], 60);
+    assert!(
+        b.explanation.contains("from 25.2 ms to 263 ms at p95"),
+        "{}",
+        b.explanation
+    );
+    assert!(b.explanation.contains("1541 samples"), "{}", b.explanation);
+    assert!(within(b.cost_ms, 159.4, 0.25), "{}", b.cost_ms);
+    assert!(
+        within(b.cost_ms, 155.9, 0.25),
+        "the server saw {}",
+        b.cost_ms
+    );
+}
+
+/// fast-retransmit: data packet 100 dropped. client.pcap in tshark: frame 191 (seq
+/// 143729, IP ID 0x1167) opens the hole at 142281; frame 322 fills it with IP ID 0x11d2,
+/// newer than every ID before: a retransmission, i.e. network loss. server.pcap: the
+/// retransmission is frame 302 (tshark: "out-of-order"); no D-SACK follows (nstat
+/// TCPDSACKRecv 0, TCPSACKReorder 0). Not reordering, and no queue.
+#[test]
+fn a_real_drop_is_not_reordering() {
+    for side in ["client", "server"] {
+        none_of(&lab("fast-retransmit", side), &MINE, side);
+    }
+}
+
+/// Every lab scenario: these ids only where the manifest's `must` lists them, never
+/// where `must_not` does. clean-bulk's client.pcap has 14 segments out of order (tshark)
+/// and 28 SACKed ACKs but no retransmission: reordering that triggered nothing costs
+/// nothing and is not reported (`MIN_RECOVERIES`). no-window-scaling is rwnd-limited:
+/// its RTT stays flat (no bufferbloat).
+#[test]
+fn lab_manifests_must_and_must_not() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/lab");
+    let mut scenarios: Vec<String> = std::fs::read_dir(&dir)
+        .expect("examples/lab")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("manifest.json").exists())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    scenarios.sort();
+    assert!(scenarios.len() >= 20, "{scenarios:?}");
+    for s in &scenarios {
+        let m: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(s).join("manifest.json")).expect("manifest"),
+        )
+        .expect("manifest JSON");
+        let list = |k: &str| -> Vec<String> {
+            m[k].as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let (must, must_not) = (list("must"), list("must_not"));
+        for side in ["client", "server"] {
+            if !lab_path(s, side).exists() {
+                continue;
+            }
+            let f = lab(s, side);
+            for id in MINE {
+                let has = f.iter().any(|x| x.id == id);
+                if must.iter().any(|m| m == id) {
+                    assert!(has, "{s}/{side}: missing {id}");
+                } else {
+                    assert!(!has, "{s}/{side}: unexpected {id} (must_not: {must_not:?})");
+                }
+            }
+        }
+    }
+}
+
+/// Copies a legacy pcap without the given (1-based) frames.
+fn drop_frames(src: &Path, dst: &Path, drop: &[u64]) {
+    let b = std::fs::read(src).expect("read pcap");
+    let le = match b[..4] {
+        [0xd4, 0xc3, 0xb2, 0xa1] | [0x4d, 0x3c, 0xb2, 0xa1] => true,
+        [0xa1, 0xb2, 0xc3, 0xd4] | [0xa1, 0xb2, 0x3c, 0x4d] => false,
+        _ => panic!("not a legacy pcap"),
+    };
+    let u32_at = |i: usize| {
+        let a = [b[i], b[i + 1], b[i + 2], b[i + 3]];
+        if le {
+            u32::from_le_bytes(a)
+        } else {
+            u32::from_be_bytes(a)
+        }
+    };
+    let mut out = b[..24].to_vec();
+    let (mut i, mut frame) = (24usize, 0u64);
+    while i + 16 <= b.len() {
+        let len = u32_at(i + 8) as usize;
+        let end = i + 16 + len;
+        frame += 1;
+        if !drop.contains(&frame) {
+            out.extend_from_slice(&b[i..end.min(b.len())]);
+        }
+        i = end;
+    }
+    std::fs::write(dst, out).expect("write pcap");
+}
+
+/// Capture loss: clean-bulk client.pcap without frames 204 (seq 152041) and 206 (seq
+/// 153489), two server data segments the client received and ACKed (frames 205, 207:
+/// ack 153489, 154937). The hole is never filled in the file and the client's ACKs pass
+/// it: the capture missed them. The report must say so, and call it neither
+/// reordering nor loss.
+#[test]
+fn capture_loss_is_neither_reordering_nor_loss() {
+    let tmp = std::env::temp_dir().join(format!("tcpwhy-capture-loss-{}.pcap", std::process::id()));
+    drop_frames(&lab_path("clean-bulk", "client"), &tmp, &[204, 206]);
+    let f = common::analyze::findings(&tmp);
+    let text = text_report(&tmp);
+    let _ = std::fs::remove_file(&tmp);
+    let lossy = [
+        REORDERING,
+        "loss.fast_retransmit",
+        "loss.tail_loss_probe",
+        "loss.rto",
+        "retransmit.spurious",
+    ];
+    none_of(&f, &lossy, "clean-bulk without frames 204, 206");
+    assert!(text.contains("the capture missed packets"), "{text}");
+}
+
+/// Public captures: every finding of these ids, each checked by hand.
+/// - pcapplusplus-sll stream 0 (a 415 KB HTTP download, client side): by the
+///   TSval/TSecr script (client ACK → first server data echoing it), RTT 15.0 ms at
+///   frame 56 with 14 KB arriving per round trip, 34 ms with 65 KB at frames 222–278,
+///   49.6 ms with 96 KB at frame 354: flight / RTT stays ≈ 1.9 MB/s while the RTT more
+///   than triples — a queue at a ≈ 15 Mbit/s access link. Agreed (medium confidence).
+/// - suricata-verify-http-body-hook-ipv6 stream 0 (1.7 MB download, client side): RTT
+///   14.8 ms at the start, then a standing 28–35 ms with 64–73 KB per round trip from
+///   0.3 s to the end (≈ 2.1 MB/s): 15–20 ms of standing queue. Agreed; correlation 0.75
+///   (the flight plateaus), so low confidence.
+/// - No reordering anywhere. Rejected on the way (now tested by these expectations):
+///   sharkfest20-trace2 stream 0 (three segments swapped by 3 µs at the sender's own
+///   capture, frames 2576–2578, then a network loss after the capture point: the
+///   retransmissions 2581–2586 answer the loss, none is D-SACKed); tcptrace-long-rtt
+///   and zeek-http-206-example-a (holes covered about one RTT after their
+///   retransmission: the retransmission's ACK, not a late original);
+///   suricata-verify-tls-subjectaltname stream 14 (a 4-byte segment overtakes 17, frame
+///   753; the D-SACKed resends at 1302–1330 come 115 ms later, six RTTs: not a fast
+///   retransmission answering that reordering).
+#[test]
+fn public_captures_only_hand_checked_findings() {
+    let dir = public_dir();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return; // not present in this checkout
+    };
+    let expected: &[(&str, &str, u64)] = &[
+        ("pcapplusplus-sll.pcap", BUFFERBLOAT, 0),
+        ("suricata-verify-http-body-hook-ipv6.pcap", BUFFERBLOAT, 0),
+    ];
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".pcap") || n.ends_with(".pcapng") || n.ends_with(".pcap.gz"))
+        .collect();
+    names.sort();
+    let mut seen = Vec::new();
+    for n in &names {
+        for f in common::analyze::findings(dir.join(n)) {
+            if MINE.contains(&f.id.as_str()) {
+                seen.push((n.clone(), f.id.clone(), f.stream));
+            }
+        }
+    }
+    let mut want: Vec<(String, String, u64)> = expected
+        .iter()
+        .filter(|e| names.iter().any(|n| n == e.0))
+        .map(|&(n, id, s)| (n.to_string(), id.to_string(), s))
+        .collect();
+    want.sort();
+    seen.sort();
+    assert_eq!(seen, want);
+}
+
+/// sharkfest20-trace2 (captured at the sender 10.0.1.3): tshark flags "ACKed segment
+/// that wasn't captured" (e.g. frame 2588: 2062771–2066896 never in the file, the
+/// receiver's ACKs pass it). The report says the capture missed packets; no
+/// reordering.
+#[test]
+fn public_capture_with_acked_unseen_says_capture_loss() {
+    let p = public_dir().join("sharkfest20-trace2.pcapng");
+    if !p.exists() {
+        return;
+    }
+    let text = text_report(&p);
+    assert!(text.contains("the capture missed packets"), "{text}");
+    none_of(
+        &common::analyze::findings(&p),
+        &[REORDERING],
+        "sharkfest20-trace2",
+    );
+}
