@@ -33,8 +33,10 @@ pub struct Connection<'a> {
     pub exchanges: &'a [Exchange],
     /// The vantage point to assume: the user's choice, else the tracker's inference.
     pub vantage: Vantage,
-    /// The best estimate of the full path RTT (handshake, else the samples of the
-    /// direction sent from the vantage point), if any.
+    /// The full path RTT of the handshake as seen at the capture point (the summary's
+    /// SYN → SYN/ACK → ACK time, else the SYN to the client's first pure ACK);
+    /// `None` when the handshake was not captured. Later RTT samples are not used here:
+    /// a detector that needs the RTT of a later moment measures it itself.
     pub rtt_ns: Option<u64>,
 }
 

@@ -11,6 +11,7 @@ pub mod detectors;
 pub mod exchange;
 pub mod finding;
 pub mod host;
+pub mod ipid;
 
 pub use detector::{Connection, Detector, Segment, StreamMap};
 pub use exchange::{Exchange, ExchangeBuilder, Span};

@@ -27,7 +27,7 @@ pub fn registry() -> Vec<Box<dyn Detector>> {
         Box::new(restart_after_idle::RestartAfterIdle::default()),
         Box::new(early_exit::EarlyExit::default()),
         Box::new(delayed_ack::DelayedAck::default()),
-        Box::new(server_think_time::ServerThinkTime),
+        Box::new(server_think_time::ServerThinkTime::default()),
         Box::new(app_limited::AppLimited::default()),
         Box::new(recovery::Recovery::default()),
         Box::new(reordering::Reordering::default()),

@@ -63,6 +63,7 @@
 
 use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
+use crate::ipid::IpIds;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ConnSummary, SegmentKinds, Vantage};
 
@@ -83,18 +84,9 @@ const PROBE_MARGIN_NS: u64 = 50_000_000;
 /// The longest first timer (Linux's initial RTO, `TCP_TIMEOUT_INIT`, which bounds the
 /// probe timeout and the RTO before RTT samples), plus 2 RTT in `timer_chain_fits`.
 const TIMER_MAX_FIRST_NS: u64 = 1_000_000_000;
-/// More missing IP IDs than this before a segment is a capture gap or another flow's
-/// doing, not lost transmissions of one segment (Linux gives up after 15 retries).
-const MAX_HIDDEN: u16 = 15;
-/// Steps of the sender's IP ID between consecutive packets: at least this many seen,
-/// and at most one in `ID_NOISE` irregular, before the IDs are trusted as a counter.
-const MIN_ID_STEPS: u32 = 4;
-const ID_NOISE: u32 = 8;
 /// Retransmissions remembered per direction, and holes in the received sequence space.
 const MAX_RETRANS: usize = 4096;
 const MAX_HOLES: usize = 256;
-/// Segment size assumed when the handshake was not captured (Ethernet with timestamps).
-const DEFAULT_SEGMENT: u32 = 1448;
 
 /// What made the sender retransmit.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -180,11 +172,6 @@ struct Dir {
     peer_data_since: bool,
     /// The ACK number of this side's last packet.
     last_ack_sent: Option<u64>,
-    /// The last nonzero IP ID from this side and that packet's payload length.
-    last_id: Option<(u16, u32)>,
-    max_id: Option<u16>,
-    id_regular: u32,
-    id_irregular: u32,
     /// The peer's highest cumulative ACK of this side's data, its frame and time.
     cum_ack: Option<(u64, u64, Timestamp)>,
     /// Recent advances of that ACK, oldest first, to date when given bytes were first
@@ -201,34 +188,21 @@ struct Dir {
     dropped: u64,
 }
 
-impl Dir {
-    fn ids_sequential(&self) -> bool {
-        self.id_regular >= MIN_ID_STEPS && self.id_irregular * ID_NOISE <= self.id_regular
-    }
-}
-
 #[derive(Default)]
 struct Conn {
     /// [client → server, server → client].
     dirs: [Dir; 2],
     syn: Option<Timestamp>,
     handshake_rtt: Option<u64>,
-    /// Segment size of each direction's data (the peer's MSS less timestamps).
-    mss: [Option<u32>; 2],
     /// SACK-permitted on each side's SYN, when seen.
     sack: [Option<bool>; 2],
-    syn_mss: [Option<u16>; 2],
-    timestamps: bool,
+    /// Each side's IP IDs as a packet counter (segment sizes from the SYNs).
+    ids: IpIds,
 }
 
 #[derive(Default)]
 pub struct Recovery {
     conns: StreamMap<Conn>,
-}
-
-/// Is `a` later than `b` on a 16-bit counter?
-fn id_after(a: u16, b: u16) -> bool {
-    (a.wrapping_sub(b) as i16) > 0
 }
 
 impl Detector for Recovery {
@@ -242,20 +216,11 @@ impl Detector for Recovery {
         let (x, y) = if ev.from_client { (0, 1) } else { (1, 0) };
         let flags = pkt.flags;
 
-        // Handshake: full RTT (SYN → the client's ACK of the SYN/ACK), segment sizes.
+        // Handshake: full RTT (SYN → the client's ACK of the SYN/ACK).
         if flags.syn() {
-            c.syn_mss[x] = pkt.options.mss;
             c.sack[x] = Some(pkt.options.sack_permitted);
             if !flags.ack() {
                 c.syn.get_or_insert(seg.ts);
-                c.timestamps = pkt.options.timestamps.is_some();
-            } else {
-                c.timestamps &= pkt.options.timestamps.is_some();
-            }
-            let ts_len = if c.timestamps { 12 } else { 0 };
-            for d in 0..2 {
-                // Data from `d` is cut to the MSS its peer announced.
-                c.mss[d] = c.syn_mss[1 - d].map(|m| u32::from(m).saturating_sub(ts_len).max(1));
             }
         } else if flags.ack() && ev.from_client && c.handshake_rtt.is_none() {
             if let Some(s) = c.syn {
@@ -263,7 +228,8 @@ impl Detector for Recovery {
             }
         }
         let hs_rtt = c.handshake_rtt;
-        let seg_size = c.mss[x].unwrap_or(DEFAULT_SEGMENT).max(1);
+        // The sender's IP ID as a packet counter, judged on the packets before this one.
+        let ids = c.ids.observe(seg);
 
         // This packet as an ACK of the peer's data.
         if let Some(a) = ev.rel_ack {
@@ -337,32 +303,6 @@ impl Detector for Recovery {
         let peer_last = c.dirs[y].last_pkt.map(|p| p.1);
         let sack_ok = c.sack.iter().all(|s| s.unwrap_or(true));
         let d = &mut c.dirs[x];
-        // The sender's IP ID as a packet counter. ID 0 is not a count: Linux sends its
-        // SYN/ACK with 0, and some stacks zero the ID of every DF packet.
-        let ip_id = pkt.ip_id.filter(|&id| id != 0);
-        let mut id_gap = None;
-        // Few steps seen and none irregular: too early to call the IDs a counter, but a
-        // small forward step is still read as one (a short exchange: request, ACK, a
-        // response after a chain of lost transmissions).
-        let ids_early = d.id_irregular == 0 && d.id_regular < MIN_ID_STEPS;
-        // Judged on the packets before this one: its own step may be the gap.
-        let sequential = d.ids_sequential();
-        if let (Some(id), Some((last, last_len))) = (ip_id, d.last_id) {
-            let expected = last_len.div_ceil(seg_size).max(1);
-            let step = id.wrapping_sub(last);
-            if u32::from(step) == expected {
-                d.id_regular += 1;
-            } else {
-                d.id_irregular += 1;
-            }
-            if id_after(id, last) {
-                id_gap = Some((u32::from(step).saturating_sub(expected), last));
-            }
-        }
-        let id_newer = match (ip_id, d.max_id) {
-            (Some(id), Some(m)) => Some(id_after(id, m)),
-            _ => None,
-        };
 
         let len = u64::from(ev.payload_len);
         let end = ev.rel_seq.saturating_add(len);
@@ -373,7 +313,7 @@ impl Detector for Recovery {
                 ev.kinds.0 & (SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER) != 0;
             let below = ev.rel_seq < d.highest_end;
             if below && flagged {
-                let (is_retrans, ambiguous) = match (sequential, id_newer) {
+                let (is_retrans, ambiguous) = match (ids.counter, ids.newest) {
                     (true, Some(newer)) => (newer, false),
                     _ => (true, !ev.kinds.has(SegmentKinds::RETRANSMISSION)),
                 };
@@ -402,7 +342,6 @@ impl Detector for Recovery {
                     );
                 }
             } else if ev.rel_seq == d.highest_end
-                && (sequential || ids_early)
                 && !d.peer_data_since
                 && ev.rel_ack == d.last_ack_sent
             {
@@ -410,13 +349,11 @@ impl Detector for Recovery {
                 // pure ACK of that data rather than lost transmissions of its own.)
                 // A segment continuing the stream after a pause, with IP IDs missing
                 // before it: its earlier transmissions were lost before the capture.
-                if let (Some((k, _)), Some((lf, lt, _))) = (id_gap, d.last_pkt) {
+                if let (Some(k), Some((lf, lt, _))) = (ids.hidden(), d.last_pkt) {
                     let since = |t: Timestamp| seg.ts.since(t).max(0) as u64;
                     let gap = since(lt);
                     let quiet = peer_last.map_or(gap, since).min(gap);
-                    if k >= 1
-                        && k <= u32::from(MAX_HIDDEN)
-                        && timer_chain_fits(k, gap, hs_rtt, sack_ok)
+                    if timer_chain_fits(k, gap, hs_rtt, sack_ok)
                         && timer_chain_fits(k, quiet, hs_rtt, sack_ok)
                     {
                         record(d, seg, hs_rtt, None, Some((lf, lt)), k as u16, false, None);
@@ -438,12 +375,6 @@ impl Detector for Recovery {
         d.last_pkt = Some((seg.frame, seg.ts, ev.payload_len));
         d.peer_data_since = false;
         d.last_ack_sent = ev.rel_ack;
-        if let Some(id) = ip_id {
-            d.last_id = Some((id, ev.payload_len));
-            if d.max_id.is_none_or(|m| id_after(id, m)) {
-                d.max_id = Some(id);
-            }
-        }
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
@@ -1399,11 +1330,5 @@ mod tests {
         assert!(!timer_chain_fits(1, 20_000_000, rtt, true));
         // Without SACK the first is an RTO: at least 200 ms.
         assert!(!timer_chain_fits(1, 150_000_000, rtt, false));
-    }
-
-    #[test]
-    fn ip_ids_wrap() {
-        assert!(id_after(0x0001, 0xffff));
-        assert!(!id_after(0x7328, 0x7329));
     }
 }

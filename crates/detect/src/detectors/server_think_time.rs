@@ -3,29 +3,162 @@
 //! "app.server_think_time"; seed 01's trace-span decomposition).
 //!
 //! Signature: the request is complete (and ACKed), the server sends nothing, then the
-//! response starts. At the server the gap is the processing time itself; at the client it
-//! also holds one RTT (the request's way there and the response's way back), which is
-//! subtracted; in the middle, the part of the RTT beyond the tap is subtracted when the
-//! handshake gives it, else the whole RTT (an underestimate of the thinking).
+//! response starts. At the server the gap is the processing time itself. At the client
+//! it also holds one round trip (the request's way there and the response's way back),
+//! which is subtracted; in the middle, the part of the round trip beyond the tap. The
+//! round trip subtracted is the one that applied to that request: the RTT sample of the
+//! server's pure ACK of the client's data that arrived after the request's last byte and
+//! before the response (tap → server → tap, whatever the vantage point); else the most
+//! recent such sample before the request; else the handshake's (in the middle, its
+//! SYN → SYN/ACK part). The handshake alone is not enough: a path whose RTT grew after
+//! it (a queue, a route change, `rtt-step` in the lab) would turn the growth into
+//! "thinking". An ACK carried by the response itself is no sample: it waited for the
+//! thinking. A sample under half the handshake's RTT is not used either: the ACK came
+//! from nearer than the server (a proxy or security software acknowledging for it, seed
+//! 02; `suricata-verify-mime-stream-depth.pcap`: ACKs after 0.13 ms on a 111 ms path,
+//! responses 102 ms after the requests), and the handshake's RTT is kept.
+//!
+//! Not the server's: a gap whose first response segment was not the response's first
+//! transmission. When that segment shows the server's earlier transmissions lost before
+//! the capture point (its IPv4 ID skipped numbers while the server's IDs count its
+//! packets, `crate::ipid`, the signature `loss.rto` / `loss.tail_loss_probe` read at the
+//! receiver) or is itself flagged a retransmission, the gap holds a loss recovery that
+//! those findings price, and the thinking inside it cannot be separated: the exchange
+//! is left out (and said so).
 //!
 //! Cost: the sum of the processing times. Reported so that the user reads "TCP cost you
 //! 4 ms of this 300 ms request; the server took 290 ms". Fix: on the server: profile the
 //! handler, its downstream calls and queues.
+//!
+//! Known false positives / negatives: a server that delays its ACK of the request (Linux
+//! delayed ACK, 40 ms or more) and then thinks longer makes the ACK's sample hold that
+//! delay: the thinking is underestimated by it. A lost pure ACK of the server does not
+//! hide the response (the response acknowledges more than the server's previous packet,
+//! and the skip is not read as a lost response).
 
-use crate::detector::{ms, Connection, Detector};
+use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
+use crate::exchange::MAX_EXCHANGES;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
-use tcpwhy_track::Vantage;
+use crate::ipid::IpIds;
+use tcpwhy_capture::Timestamp;
+use tcpwhy_track::{SegmentKinds, Vantage};
 
 /// Processing times below this are indistinguishable from scheduling, ACK delays and
 /// the capture's timestamps; they are not reported.
 pub const MIN_THINK_NS: u64 = 5_000_000;
+/// Turns (server data after client data) remembered per connection: one per exchange,
+/// as many as the exchanges kept (`exchange::MAX_EXCHANGES`).
+const MAX_TURNS: usize = MAX_EXCHANGES;
+/// An ACK sample shorter than the handshake's RTT divided by this came from nearer than
+/// the server (a proxy or security software acknowledging for it): a path's RTT does
+/// not halve within a connection, while such ACKs come back in well under a millisecond
+/// (`suricata-verify-mime-stream-depth.pcap`: 0.13 ms on a 111 ms path).
+const NEARER_THAN_SERVER: u64 = 2;
+/// Left-out responses named in the explanation (the rest are counted).
+const MAX_LISTED: usize = 3;
 
-pub struct ServerThinkTime;
+/// An RTT sample of the client's data: the server's pure ACK that completed it.
+#[derive(Copy, Clone, Debug)]
+struct Sample {
+    frame: u64,
+    ts: Timestamp,
+    ns: u64,
+}
+
+/// The first server data after client data: where a response starts.
+#[derive(Copy, Clone, Debug)]
+struct Turn {
+    /// Its first segment (an exchange's `response.first_frame`).
+    frame: u64,
+    /// The latest RTT sample of the client's data before it.
+    sample: Option<Sample>,
+    /// Earlier transmissions of that segment lost before the capture point (IP IDs), or
+    /// a retransmission came first.
+    lost: Option<Lost>,
+}
+
+#[derive(Copy, Clone, Debug)]
+enum Lost {
+    /// IP IDs skipped before the first response segment.
+    Hidden(u32),
+    /// A retransmission of the server's data came before the first new segment.
+    Retransmission(u64),
+}
+
+#[derive(Default)]
+struct Conn {
+    ids: IpIds,
+    /// The ACK number of the server's last packet.
+    server_ack: Option<u64>,
+    /// The client sent data since the server last did (a response may start).
+    awaiting: bool,
+    /// A server retransmission seen while awaiting.
+    retrans: Option<u64>,
+    latest: Option<Sample>,
+    turns: Vec<Turn>,
+}
+
+#[derive(Default)]
+pub struct ServerThinkTime {
+    conns: StreamMap<Conn>,
+}
 
 impl Detector for ServerThinkTime {
+    fn on_segment(&mut self, seg: &Segment<'_>) {
+        let ev = seg.ev;
+        if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
+            return;
+        }
+        let c = self.conns.entry(ev.stream).or_default();
+        let ids = c.ids.observe(seg);
+        // The exchanges are built from data that is neither a retransmission nor out of
+        // order (lib.rs): turns are counted the same way.
+        let repeat = ev.kinds.0 & (SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER);
+        if ev.from_client {
+            if ev.payload_len > 0 && repeat == 0 {
+                c.awaiting = true;
+            }
+            return;
+        }
+        if ev.payload_len == 0 && !seg.pkt.flags.syn() {
+            if let Some((_, ns)) = ev.ack_rtt.or(ev.ts_rtt) {
+                c.latest = Some(Sample {
+                    frame: seg.frame,
+                    ts: seg.ts,
+                    ns,
+                });
+            }
+        } else if ev.payload_len > 0 && c.awaiting {
+            if repeat != 0 {
+                c.retrans.get_or_insert(seg.frame);
+            } else {
+                // A skip in a packet acknowledging more than the server's previous one
+                // can be a lost pure ACK of the request, not a lost response.
+                let hidden = ids.hidden().filter(|_| ev.rel_ack == c.server_ack);
+                let lost = match (hidden, c.retrans) {
+                    (Some(k), _) => Some(Lost::Hidden(k)),
+                    (None, Some(f)) => Some(Lost::Retransmission(f)),
+                    (None, None) => None,
+                };
+                if c.turns.len() < MAX_TURNS {
+                    c.turns.push(Turn {
+                        frame: seg.frame,
+                        sample: c.latest,
+                        lost,
+                    });
+                }
+                c.awaiting = false;
+                c.retrans = None;
+            }
+        }
+        c.server_ack = ev.rel_ack;
+    }
+
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        // The part of the RTT inside the measured gap, by vantage point.
-        let rtt_inside = match conn.vantage {
+        let st = self.conns.remove(&conn.key).unwrap_or_default();
+        // The part of the RTT inside the measured gap when no sample of the request's
+        // own is known, by vantage point.
+        let fallback = match conn.vantage {
             Vantage::Server => 0,
             Vantage::Client | Vantage::Unknown => conn.rtt_ns.unwrap_or(0),
             Vantage::Middle => conn.summary.syn_to_synack_ns.or(conn.rtt_ns).unwrap_or(0),
@@ -33,15 +166,75 @@ impl Detector for ServerThinkTime {
         let mut f = conn.finding(FindingId::AppServerThinkTime);
         let mut n = 0u32;
         let mut max = 0u64;
+        // Exchanges measured with the request's own ACK, an earlier one, the handshake.
+        let mut by = [0u32; 3];
+        let mut lost_left_out = 0u32;
+        let mut lost_listed: Vec<String> = Vec::new();
         for x in conn.exchanges {
             let (Some(gap), Some(resp)) = (x.server_time_ns(), x.response.as_ref()) else {
                 continue;
             };
-            let think = gap.saturating_sub(rtt_inside);
+            let turn = st
+                .turns
+                .binary_search_by_key(&resp.first_frame, |t| t.frame)
+                .ok()
+                .map(|i| st.turns[i]);
+            if let (Some(lost), false) =
+                (turn.and_then(|t| t.lost), conn.vantage == Vantage::Server)
+            {
+                // At the server its own first transmission is captured whatever happens
+                // to it later; elsewhere the gap holds the loss.
+                lost_left_out += 1;
+                if lost_listed.len() >= MAX_LISTED {
+                    continue;
+                }
+                lost_listed.push(match lost {
+                    Lost::Hidden(k) => format!(
+                        "response {} (frame {}: {k} earlier transmission(s) lost, IP IDs skipped)",
+                        x.index + 1,
+                        resp.first_frame
+                    ),
+                    Lost::Retransmission(fr) => format!(
+                        "response {} (retransmission in frame {fr} before its first new segment)",
+                        x.index + 1
+                    ),
+                });
+                continue;
+            }
+            let (rtt, kind, source) = if conn.vantage == Vantage::Server {
+                (0, None, String::new())
+            } else {
+                // A sample far shorter than the handshake's is not used: see the module doc.
+                let near = fallback / NEARER_THAN_SERVER;
+                match turn.and_then(|t| t.sample).filter(|s| s.ns >= near) {
+                    Some(s) if s.ts >= x.request.end => (
+                        s.ns,
+                        Some(0),
+                        format!("the request's ACK (frame {}) measured", s.frame),
+                    ),
+                    Some(s) => (
+                        s.ns,
+                        Some(1),
+                        format!("the latest ACK before it (frame {}) measured", s.frame),
+                    ),
+                    None => {
+                        let what = if conn.vantage == Vantage::Middle {
+                            "the handshake measured beyond the tap"
+                        } else {
+                            "the handshake measured"
+                        };
+                        (fallback, (fallback > 0).then_some(2), what.to_string())
+                    }
+                }
+            };
+            let think = gap.saturating_sub(rtt);
             if think < MIN_THINK_NS {
                 continue;
             }
             n += 1;
+            if let Some(k) = kind {
+                by[k] += 1;
+            }
             max = max.max(think);
             f.cost_ns += think;
             f.cite(
@@ -49,20 +242,51 @@ impl Detector for ServerThinkTime {
                 x.request.end,
                 format!("request {} complete", x.index + 1),
             );
-            f.cite(
-                resp.first_frame,
-                resp.start,
-                format!("first byte of its response, {} later", ms(gap)),
-            );
+            let note = if rtt > 0 {
+                format!(
+                    "first byte of its response, {} later: {} thinking after the {} round \
+                     trip {source}",
+                    ms(gap),
+                    ms(think),
+                    ms(rtt)
+                )
+            } else {
+                format!("first byte of its response, {} later", ms(gap))
+            };
+            f.cite(resp.first_frame, resp.start, note);
         }
         if n == 0 {
             return;
         }
         f.share = Some(f.cost_ns as f64 / conn.active_ns().max(1) as f64);
-        let rtt_note = if rtt_inside > 0 {
+        let rtt_note = if by.iter().any(|&k| k > 0) {
+            let parts: Vec<String> = [
+                "the RTT sample of the request's own ACK",
+                "the latest RTT sample before the request",
+                "the handshake's RTT",
+            ]
+            .iter()
+            .zip(by)
+            .filter(|(_, k)| *k > 0)
+            .map(|(what, k)| format!("{what} for {k}"))
+            .collect();
             format!(
-                " (the gap seen here minus the {} round trip it contains)",
-                ms(rtt_inside)
+                " (the gap seen here minus the round trip it contains: {})",
+                parts.join(", ")
+            )
+        } else {
+            String::new()
+        };
+        let lost_note = if lost_left_out > 0 {
+            format!(
+                " Left out, their gap being a loss recovery's (see the loss.* findings): \
+                 {lost_left_out} response(s), {}{}.",
+                lost_listed.join(", "),
+                if lost_left_out as usize > lost_listed.len() {
+                    " …"
+                } else {
+                    ""
+                }
             )
         } else {
             String::new()
@@ -70,7 +294,7 @@ impl Detector for ServerThinkTime {
         f.explanation = format!(
             "The server took {} in all to start answering {n} of {} request(s){rtt_note}, {} at \
              most. This is the application's time, not TCP's: the request had arrived and \
-             nothing was waiting on the network.",
+             nothing was waiting on the network.{lost_note}",
             ms(f.cost_ns),
             conn.exchanges.len(),
             ms(max)
