@@ -5,12 +5,22 @@
 //! with a per-socket counter, one ID per segment of a TSO/GSO packet), so at the
 //! receiver a packet whose ID skips k numbers after the sender's previous packet had k
 //! transmissions lost before the capture point, and an ID newer than every earlier one
-//! was sent later. Used by `recovery` (hidden losses, retransmission or reordering) and
-//! `server_think_time` (a response whose first transmissions were lost).
+//! was sent later. Used by `recovery` (hidden losses, retransmission or reordering),
+//! `server_think_time` (a response whose first transmissions were lost), both through
+//! [`IpIds`] on every packet, and `reordering` (a late original is older than an ID
+//! already seen), through one [`SenderIds`] per direction fed its in-order data segments.
+//!
+//! Two tests of whether a sender's IDs can be read, for two questions:
+//! - [`SenderIds::counter`]: the IDs count packets exactly (each step is the number of
+//!   IDs the previous packet stood for), so a bigger step counts lost transmissions.
+//! - [`SenderIds::increasing`]: the IDs mostly go up ([`MIN_INCREASING_SHARE`] of the
+//!   steps), enough to order two packets by sending time even when the packets fed in
+//!   are not all the sender's (other packets take numbers in between).
 //!
 //! ID 0 is not a count: Linux sends its SYN/ACK with 0, and some stacks zero the ID of
-//! every DF packet. A packet of `n` bytes stands for `n / segment size` (rounded up)
-//! IDs: a GRO-merged packet at the receiver, or a TSO one at the sender.
+//! every DF packet ([`IpIds`] leaves it out). A packet of `n` bytes stands for
+//! `n / segment size` (rounded up) IDs: a GRO-merged packet at the receiver, or a TSO one
+//! at the sender.
 
 use crate::detector::Segment;
 
@@ -24,20 +34,89 @@ const MIN_ID_STEPS: u32 = 4;
 const ID_NOISE: u32 = 8;
 /// Segment size assumed when the handshake was not captured (Ethernet with timestamps).
 const DEFAULT_SEGMENT: u32 = 1448;
+/// [`SenderIds::increasing`]: at least this share of the steps seen go to a later ID
+/// (Linux's per-connection counter); random or zero IDs (some BSDs) fail it, IPv6 has none.
+pub const MIN_INCREASING_SHARE: f64 = 0.9;
+/// Steps needed before [`SenderIds::increasing`] judges whether the IDs go up.
+pub const MIN_INCREASING_STEPS: u32 = 8;
 
 /// Is `a` later than `b` on a 16-bit counter?
 pub fn id_after(a: u16, b: u16) -> bool {
     (a.wrapping_sub(b) as i16) > 0
 }
 
-/// One side's IDs so far.
+/// One sender's IP IDs so far (one direction of a connection), over the packets its
+/// owner records: every packet with a nonzero ID for [`IpIds`], the in-order data
+/// segments for `reordering`.
 #[derive(Default, Debug)]
-struct Counter {
-    /// The last nonzero IP ID from this side and that packet's payload length.
+pub struct SenderIds {
+    /// The last ID recorded and that packet's payload length.
     last: Option<(u16, u32)>,
+    /// The latest ID recorded (16-bit modular order).
     max: Option<u16>,
+    /// Steps of exactly the IDs the previous packet stood for, and other steps.
     regular: u32,
     irregular: u32,
+    /// Steps to a later ID (of `regular + irregular`).
+    forward: u32,
+}
+
+impl SenderIds {
+    /// Records one packet's ID, `len` its payload bytes, `seg_size` the sender's segment
+    /// size; when the ID is later than the previous one, says how many numbers it
+    /// skipped beyond the ones that packet stood for.
+    pub fn record(&mut self, id: u16, len: u32, seg_size: u32) -> Option<u32> {
+        let mut skipped = None;
+        if let Some((last, last_len)) = self.last {
+            let expected = last_len.div_ceil(seg_size.max(1)).max(1);
+            let delta = id.wrapping_sub(last);
+            if u32::from(delta) == expected {
+                self.regular = self.regular.saturating_add(1);
+            } else {
+                self.irregular = self.irregular.saturating_add(1);
+            }
+            if id_after(id, last) {
+                self.forward = self.forward.saturating_add(1);
+                skipped = Some(u32::from(delta).saturating_sub(expected));
+            }
+        }
+        self.last = Some((id, len));
+        if self.max.is_none_or(|m| id_after(id, m)) {
+            self.max = Some(id);
+        }
+        skipped
+    }
+
+    /// The IDs count packets: at least `MIN_ID_STEPS` steps of exactly the IDs the
+    /// previous packet stood for, and at most one in `ID_NOISE` steps otherwise.
+    pub fn counter(&self) -> bool {
+        self.regular >= MIN_ID_STEPS && self.irregular.saturating_mul(ID_NOISE) <= self.regular
+    }
+
+    /// Too few steps seen to call the IDs a counter, and none irregular.
+    pub fn early(&self) -> bool {
+        self.irregular == 0 && self.regular < MIN_ID_STEPS
+    }
+
+    /// The IDs go up: at least [`MIN_INCREASING_STEPS`] steps, and at least
+    /// [`MIN_INCREASING_SHARE`] of them to a later ID. Weaker than [`Self::counter`]
+    /// (steps of any size), for ordering packets rather than counting the missing ones.
+    pub fn increasing(&self) -> bool {
+        let steps = self.regular.saturating_add(self.irregular);
+        steps >= MIN_INCREASING_STEPS
+            && f64::from(self.forward) >= MIN_INCREASING_SHARE * f64::from(steps)
+    }
+
+    /// The latest ID recorded.
+    pub fn newest(&self) -> Option<u16> {
+        self.max
+    }
+
+    /// Was `id` sent before the latest ID recorded (`Some(true)`) or after it
+    /// (`Some(false)`)? None before any ID, and for the latest ID itself.
+    pub fn older_than_newest(&self, id: u16) -> Option<bool> {
+        self.max.filter(|&m| m != id).map(|m| id_after(m, id))
+    }
 }
 
 /// What one packet's IP ID says, judged on the sender's packets before it (its own
@@ -70,7 +149,7 @@ impl IdStep {
 /// Both directions of one connection: [client → server, server → client].
 #[derive(Default, Debug)]
 pub struct IpIds {
-    dirs: [Counter; 2],
+    dirs: [SenderIds; 2],
     /// The MSS each side announced on its SYN, and whether both used timestamps.
     syn_mss: [Option<u16>; 2],
     timestamps: bool,
@@ -98,33 +177,17 @@ impl IpIds {
             .max(1);
 
         let d = &mut self.dirs[x];
-        let ip_id = pkt.ip_id.filter(|&id| id != 0);
         let mut step = IdStep {
-            counter: d.regular >= MIN_ID_STEPS && d.irregular * ID_NOISE <= d.regular,
-            early: d.irregular == 0 && d.regular < MIN_ID_STEPS,
+            counter: d.counter(),
+            early: d.early(),
             skipped: None,
             newest: None,
         };
-        let Some(id) = ip_id else {
+        let Some(id) = pkt.ip_id.filter(|&id| id != 0) else {
             return step;
         };
-        if let Some((last, last_len)) = d.last {
-            let expected = last_len.div_ceil(seg_size).max(1);
-            let delta = id.wrapping_sub(last);
-            if u32::from(delta) == expected {
-                d.regular += 1;
-            } else {
-                d.irregular += 1;
-            }
-            if id_after(id, last) {
-                step.skipped = Some(u32::from(delta).saturating_sub(expected));
-            }
-        }
-        step.newest = d.max.map(|m| id_after(id, m));
-        d.last = Some((id, seg.ev.payload_len));
-        if d.max.is_none_or(|m| id_after(id, m)) {
-            d.max = Some(id);
-        }
+        step.newest = d.newest().map(|m| id_after(id, m));
+        step.skipped = d.record(id, seg.ev.payload_len, seg_size);
         step
     }
 }
@@ -153,5 +216,30 @@ mod tests {
         assert_eq!(s(true, false, Some(0)).hidden(), None);
         assert_eq!(s(true, false, Some(16)).hidden(), None);
         assert_eq!(s(true, false, None).hidden(), None);
+    }
+
+    #[test]
+    fn increasing_needs_eight_steps_mostly_forward() {
+        let mut ids = SenderIds::default();
+        // 9 IDs = 8 steps, all forward but of irregular size (not a counter).
+        for id in (0xfff0u16..=0xffff).step_by(2).chain([0x0002]) {
+            ids.record(id, 1448, 1448);
+        }
+        assert!(ids.increasing());
+        assert!(!ids.counter());
+        assert_eq!(ids.newest(), Some(0x0002));
+        assert_eq!(ids.older_than_newest(0xfffe), Some(true));
+        assert_eq!(ids.older_than_newest(0x0003), Some(false));
+        assert_eq!(ids.older_than_newest(0x0002), None);
+        // One step back out of 9: 8/9 < 0.9.
+        ids.record(0x0001, 1448, 1448);
+        assert!(!ids.increasing());
+
+        let mut few = SenderIds::default();
+        for id in 1..=8 {
+            few.record(id, 0, 1448);
+        }
+        assert!(!few.increasing(), "7 steps");
+        assert!(few.counter(), "7 steps of 1 for empty packets");
     }
 }

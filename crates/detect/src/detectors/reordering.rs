@@ -23,7 +23,8 @@
 //!   capture sees it (at the receiver, or a tap after the reordering element): a segment
 //!   below the highest sequence seen whose IPv4 ID is older than an ID already seen
 //!   (Linux numbers a connection's packets in sending order; a retransmission gets a new,
-//!   newer ID; used only when the direction's IDs do increase, [`IP_ID_MIN_MONOTONIC`]),
+//!   newer ID; used only when the direction's IDs do increase, `crate::ipid`'s
+//!   [`SenderIds::increasing`] over its in-order data segments),
 //!   else whose TSval is lower than one already seen (RFC 7323: TSvals never go back, a
 //!   retransmission carries a current one), else — no ID, no timestamps — one that
 //!   arrives within [`LATE_ORIGINAL_MAX_RTT_FRACTION`] of a handshake RTT after the hole
@@ -80,6 +81,7 @@
 
 use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
+use crate::ipid::SenderIds;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ConnSummary, SegmentKinds, Vantage};
 
@@ -102,12 +104,6 @@ pub const LATE_ORIGINAL_MAX_RTT_FRACTION: f64 = 0.5;
 /// ones have another cause (seen in suricata-verify-tls-subjectaltname.pcap stream 14:
 /// already-ACKed data resent six RTTs later).
 pub const TRIGGER_MAX_RTTS: u64 = 2;
-/// IP IDs decide only when at least this share of a direction's in-order data segments
-/// had an ID newer than the one before (Linux's per-connection counter); random or zero
-/// IDs (some BSDs, IPv6) fail it.
-pub const IP_ID_MIN_MONOTONIC: f64 = 0.9;
-/// In-order data segments needed before judging whether IP IDs increase.
-pub const IP_ID_MIN_SAMPLES: u32 = 8;
 /// Open sequence holes remembered per direction (a capture with more is losing packets
 /// wholesale; further holes are not followed).
 const MAX_HOLES: usize = 256;
@@ -225,10 +221,8 @@ struct Dir {
     /// End of the highest data seen (relative sequence number).
     highest: Option<u64>,
     max_payload: u64,
-    last_ip_id: Option<u16>,
-    max_ip_id: Option<u16>,
-    ip_id_forward: u32,
-    ip_id_samples: u32,
+    /// The IPv4 IDs of this direction's in-order data segments (ID 0 included).
+    ids: SenderIds,
     max_tsval: Option<u32>,
     holes: Vec<Hole>,
     /// Ranges the capture saw filled by a late original: start, end, frame, time, and
@@ -267,10 +261,6 @@ struct Dir {
     unexplained_holes: u64,
 }
 
-fn id_newer(a: u16, b: u16) -> bool {
-    (a.wrapping_sub(b) as i16) > 0
-}
-
 fn ts_newer(a: u32, b: u32) -> bool {
     (a.wrapping_sub(b) as i32) > 0
 }
@@ -282,17 +272,11 @@ fn push_bounded<T>(v: &mut Vec<T>, x: T, cap: usize) {
 }
 
 impl Dir {
-    fn ip_id_usable(&self) -> bool {
-        self.ip_id_samples >= IP_ID_MIN_SAMPLES
-            && f64::from(self.ip_id_forward) >= IP_ID_MIN_MONOTONIC * f64::from(self.ip_id_samples)
-    }
-
     /// Was the segment below the highest sequence an original sent before the newest
     /// one seen (`Some(true)`), a retransmission (`Some(false)`), or undecided?
     fn origin(&self, ip_id: Option<u16>, tsval: Option<u32>) -> (Option<bool>, Option<Proof>) {
-        if let (Some(id), Some(max), true) = (ip_id, self.max_ip_id, self.ip_id_usable()) {
-            if id != max {
-                let older = id_newer(max, id);
+        if let (Some(id), Some(max), true) = (ip_id, self.ids.newest(), self.ids.increasing()) {
+            if let Some(older) = self.ids.older_than_newest(id) {
                 return (Some(older), Some(Proof::IpId { id, max }));
             }
         }
@@ -322,7 +306,7 @@ impl Dir {
         self.max_payload = self.max_payload.max(len.min(65_535));
         let Some(highest) = self.highest else {
             self.highest = Some(end);
-            self.note_in_order(ip_id, tsval);
+            self.note_in_order(ip_id, len, tsval);
             return;
         };
         if start >= highest {
@@ -340,7 +324,7 @@ impl Dir {
                 push_bounded(&mut self.seen_ooo, (highest, start), MAX_RANGES);
             }
             self.highest = Some(end);
-            self.note_in_order(ip_id, tsval);
+            self.note_in_order(ip_id, len, tsval);
             return;
         }
         // Below the highest sequence: a late original or a retransmission.
@@ -472,18 +456,13 @@ impl Dir {
         degree_bytes >= LINUX_TCP_REORDERING.saturating_mul(self.max_payload.max(1))
     }
 
-    fn note_in_order(&mut self, ip_id: Option<u16>, tsval: Option<u32>) {
+    fn note_in_order(&mut self, ip_id: Option<u16>, len: u64, tsval: Option<u32>) {
         if let Some(id) = ip_id {
-            if let Some(last) = self.last_ip_id {
-                self.ip_id_samples = self.ip_id_samples.saturating_add(1);
-                if id_newer(id, last) {
-                    self.ip_id_forward = self.ip_id_forward.saturating_add(1);
-                }
-            }
-            self.last_ip_id = Some(id);
-            if self.max_ip_id.is_none_or(|m| id_newer(id, m)) {
-                self.max_ip_id = Some(id);
-            }
+            // Only the order of the IDs is used here; the largest payload stands in for
+            // the segment size the counter test would need.
+            let seg_size = u32::try_from(self.max_payload).unwrap_or(u32::MAX);
+            let len = u32::try_from(len).unwrap_or(u32::MAX);
+            self.ids.record(id, len, seg_size);
         }
         if let Some(t) = tsval {
             if self.max_tsval.is_none_or(|m| ts_newer(t, m)) {
@@ -1167,6 +1146,7 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ipid::id_after as id_newer;
 
     /// IPv4 IDs and TSvals compare modulo their width.
     #[test]
