@@ -35,7 +35,8 @@ const ID_NOISE: u32 = 8;
 /// Segment size assumed when the handshake was not captured (Ethernet with timestamps).
 const DEFAULT_SEGMENT: u32 = 1448;
 /// [`SenderIds::increasing`]: at least this share of the steps seen go to a later ID
-/// (Linux's per-connection counter); random or zero IDs (some BSDs) fail it, IPv6 has none.
+/// (Linux's per-connection counter); random or zero IDs (some BSDs) fail it (IPv6 has
+/// no ID).
 pub const MIN_INCREASING_SHARE: f64 = 0.9;
 /// Steps needed before [`SenderIds::increasing`] judges whether the IDs go up.
 pub const MIN_INCREASING_STEPS: u32 = 8;
