@@ -109,7 +109,12 @@ impl IpIds {
             return step;
         };
         if let Some((last, last_len)) = d.last {
-            let expected = last_len.div_ceil(seg_size).max(1);
+            // No division for the usual packet of at most one segment.
+            let expected = if last_len <= seg_size {
+                1
+            } else {
+                last_len.div_ceil(seg_size)
+            };
             let delta = id.wrapping_sub(last);
             if u32::from(delta) == expected {
                 d.regular += 1;
