@@ -95,7 +95,11 @@ impl Analyzer {
                     st.builder.established(ts);
                 }
             }
-            for (_, ns) in [ev.ack_rtt, ev.ts_rtt].into_iter().flatten() {
+            // Two `if let`s, not an iterator over both: this runs on every segment.
+            if let Some((_, ns)) = ev.ack_rtt {
+                st.min_partial_rtt_ns = Some(st.min_partial_rtt_ns.map_or(ns, |m| m.min(ns)));
+            }
+            if let Some((_, ns)) = ev.ts_rtt {
                 st.min_partial_rtt_ns = Some(st.min_partial_rtt_ns.map_or(ns, |m| m.min(ns)));
             }
             let repeat = SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER;
