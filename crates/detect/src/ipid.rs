@@ -69,7 +69,13 @@ impl SenderIds {
     pub fn record(&mut self, id: u16, len: u32, seg_size: u32) -> Option<u32> {
         let mut skipped = None;
         if let Some((last, last_len)) = self.last {
-            let expected = last_len.div_ceil(seg_size.max(1)).max(1);
+            // No division for the usual packet of at most one segment.
+            let seg_size = seg_size.max(1);
+            let expected = if last_len <= seg_size {
+                1
+            } else {
+                last_len.div_ceil(seg_size)
+            };
             let delta = id.wrapping_sub(last);
             if u32::from(delta) == expected {
                 self.regular = self.regular.saturating_add(1);

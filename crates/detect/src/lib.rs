@@ -13,7 +13,7 @@ pub mod finding;
 pub mod host;
 pub mod ipid;
 
-pub use detector::{Connection, Detector, Segment, StreamMap};
+pub use detector::{Connection, Detector, Segment, Slots, StreamMap};
 pub use exchange::{Exchange, ExchangeBuilder, Span};
 pub use finding::{Confidence, Evidence, Finding, FindingId, Fix, Host};
 
@@ -32,6 +32,8 @@ pub struct Config {
 /// Per-connection state the analyzer itself keeps (the detectors keep their own).
 #[derive(Default)]
 struct ConnState {
+    /// Its index in the detectors' [`Slots`].
+    slot: usize,
     builder: ExchangeBuilder,
     syn: Option<Timestamp>,
     handshake_rtt_ns: Option<u64>,
@@ -52,6 +54,9 @@ pub struct Analyzer {
     config: Config,
     detectors: Vec<Box<dyn Detector>>,
     conns: StreamMap<ConnState>,
+    /// Slots of finalised connections, to be reused; `slots` were ever given out.
+    free_slots: Vec<usize>,
+    slots: usize,
     out: Analysis,
 }
 
@@ -61,14 +66,26 @@ impl Analyzer {
             config,
             detectors: detectors::registry(),
             conns: StreamMap::default(),
+            free_slots: Vec::new(),
+            slots: 0,
             out: Analysis::default(),
         }
     }
 
     /// One TCP segment with its tracker event.
     pub fn on_segment(&mut self, frame: u64, ts: Timestamp, pkt: &Packet<'_>, ev: &SegmentEvent) {
+        let st = self.conns.entry(ev.stream).or_insert_with(|| {
+            let slot = self.free_slots.pop().unwrap_or_else(|| {
+                self.slots += 1;
+                self.slots - 1
+            });
+            ConnState {
+                slot,
+                ..ConnState::default()
+            }
+        });
+        let slot = st.slot;
         if !ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
-            let st = self.conns.entry(ev.stream).or_default();
             let flags = pkt.flags;
             if flags.syn() && !flags.ack() {
                 st.syn.get_or_insert(ts);
@@ -78,7 +95,11 @@ impl Analyzer {
                     st.builder.established(ts);
                 }
             }
-            for (_, ns) in [ev.ack_rtt, ev.ts_rtt].into_iter().flatten() {
+            // Two `if let`s, not an iterator over both: this runs on every segment.
+            if let Some((_, ns)) = ev.ack_rtt {
+                st.min_partial_rtt_ns = Some(st.min_partial_rtt_ns.map_or(ns, |m| m.min(ns)));
+            }
+            if let Some((_, ns)) = ev.ts_rtt {
                 st.min_partial_rtt_ns = Some(st.min_partial_rtt_ns.map_or(ns, |m| m.min(ns)));
             }
             let repeat = SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER;
@@ -88,7 +109,13 @@ impl Analyzer {
                     .data(frame, ts, ev.payload_len, ev.from_client, rtt / 2);
             }
         }
-        let seg = Segment { frame, ts, pkt, ev };
+        let seg = Segment {
+            frame,
+            ts,
+            pkt,
+            ev,
+            slot,
+        };
         for d in &mut self.detectors {
             d.on_segment(&seg);
         }
@@ -102,7 +129,9 @@ impl Analyzer {
     /// A connection finalised by a tracker of a parallel pass, whose segments carried the
     /// provisional stream id `key` (see [`Connection::key`]).
     pub fn on_connection_keyed(&mut self, summary: &ConnSummary, key: u64) {
-        let st = self.conns.remove(&key).unwrap_or_default();
+        let st = self.conns.remove(&key);
+        let slot = st.as_ref().map_or(usize::MAX, |st| st.slot);
+        let st = st.unwrap_or_default();
         let exchanges = st.builder.finish();
         let vantage = self.config.vantage.unwrap_or(summary.vantage);
         let rtt_ns = summary
@@ -112,12 +141,16 @@ impl Analyzer {
         let conn = Connection {
             summary,
             key,
+            slot,
             exchanges: &exchanges,
             vantage,
             rtt_ns,
         };
         for d in &mut self.detectors {
             d.on_connection(&conn, &mut self.out.findings);
+        }
+        if slot != usize::MAX {
+            self.free_slots.push(slot);
         }
         if self.config.keep_exchanges {
             self.out.exchanges.push((summary.stream, exchanges));

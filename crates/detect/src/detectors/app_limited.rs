@@ -30,7 +30,7 @@
 //! reason. Request pipelining without new
 //! client data (server push, streaming) is counted, which is right for streaming.
 
-use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
+use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::detectors::server_think_time::MIN_THINK_NS;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
@@ -89,7 +89,7 @@ struct Dir {
 
 #[derive(Default)]
 pub struct AppLimited {
-    conns: StreamMap<[Dir; 2]>,
+    conns: Slots<[Dir; 2]>,
 }
 
 impl Detector for AppLimited {
@@ -98,7 +98,7 @@ impl Detector for AppLimited {
         if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
             return;
         }
-        let dirs = self.conns.entry(ev.stream).or_default();
+        let dirs = self.conns.get_or_default(seg);
         let (me, peer) = if ev.from_client { (0, 1) } else { (1, 0) };
         // This segment as the peer's ACK of the other direction's data.
         if let (Some(ack), Some(high)) = (ev.rel_ack, dirs[peer].highest) {
@@ -145,7 +145,7 @@ impl Detector for AppLimited {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let Some(dirs) = self.conns.remove(&conn.key) else {
+        let Some(dirs) = self.conns.take(conn) else {
             return;
         };
         for (i, d) in dirs.iter().enumerate() {

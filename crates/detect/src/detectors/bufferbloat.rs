@@ -47,7 +47,7 @@
 //! ACK timer to a few samples, which moves p95 little and the correlation not at all; a
 //! receiver-limited sender (rwnd) keeps flight flat, so the RTT stays flat too.
 
-use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
+use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use std::collections::VecDeque;
 use tcpwhy_capture::Timestamp;
@@ -145,7 +145,7 @@ struct Conn {
 
 #[derive(Default)]
 pub struct Bufferbloat {
-    conns: StreamMap<Conn>,
+    conns: Slots<Conn>,
 }
 
 impl Detector for Bufferbloat {
@@ -154,7 +154,7 @@ impl Detector for Bufferbloat {
         if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
             return;
         }
-        let c = self.conns.entry(ev.stream).or_default();
+        let c = self.conns.get_or_default(seg);
         let (me, peer) = if ev.from_client { (0, 1) } else { (1, 0) };
         // As the ACK of the peer's data: a sample at the peer-sender's vantage.
         if let Some(ack) = ev.rel_ack {
@@ -221,7 +221,7 @@ impl Detector for Bufferbloat {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let Some(st) = self.conns.remove(&conn.key) else {
+        let Some(st) = self.conns.take(conn) else {
             return;
         };
         for (i, d) in st.dirs.iter().enumerate() {

@@ -81,7 +81,7 @@
 //! Past `MAX_STALLS` stalls per direction the rest is not counted (the cost is then a
 //! lower bound).
 
-use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
+use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{SegmentKinds, Vantage};
@@ -228,7 +228,7 @@ impl Conn {
 
 #[derive(Default)]
 pub struct DelayedAck {
-    conns: StreamMap<Conn>,
+    conns: Slots<Conn>,
 }
 
 impl Detector for DelayedAck {
@@ -237,7 +237,7 @@ impl Detector for DelayedAck {
         if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
             return;
         }
-        let c = self.conns.entry(ev.stream).or_insert_with(|| Conn {
+        let c = self.conns.get_or_insert_with(seg, || Conn {
             tick_ns: COARSEST_TICK_NS,
             ..Conn::default()
         });
@@ -332,7 +332,7 @@ impl Detector for DelayedAck {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let Some(c) = self.conns.remove(&conn.key) else {
+        let Some(c) = self.conns.take(conn) else {
             return;
         };
         let Some(to) = round_trips(conn) else {

@@ -30,7 +30,7 @@
 //! a real bottleneck (then the flat window is the path's capacity, not small). Responses
 //! that fit in a few rounds cannot show the pattern and are not judged.
 
-use crate::detector::{downcast, ms, Connection, Detector, Segment, StreamMap};
+use crate::detector::{downcast, ms, Connection, Detector, Segment, Slots};
 use crate::exchange::Span;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use std::collections::HashMap;
@@ -84,7 +84,7 @@ struct PeerConn {
 
 #[derive(Default)]
 pub struct EarlyExit {
-    conns: StreamMap<Conn>,
+    conns: Slots<Conn>,
     pending: Vec<Pending>,
     peers: HashMap<(IpAddr, IpAddr), Vec<PeerConn>>,
 }
@@ -98,31 +98,32 @@ impl Detector for EarlyExit {
         if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
             return;
         }
-        let c = self.conns.entry(ev.stream).or_default();
         // A loss seen from the sender (a retransmission) or from the receiver (a hole in
         // the server's data, duplicate ACKs), a D-SACK or an ECN echo.
         let server_loss = SegmentKinds::RETRANSMISSION
             | SegmentKinds::OUT_OF_ORDER
             | SegmentKinds::PREVIOUS_SEGMENT_NOT_CAPTURED;
-        let signal = if !ev.from_client && ev.kinds.0 & server_loss != 0 {
-            c.loss_signals += 1;
-            Some("loss")
+        let (signal, loss) = if !ev.from_client && ev.kinds.0 & server_loss != 0 {
+            ("loss", true)
         } else if ev.from_client && ev.kinds.0 & (SegmentKinds::DUP_ACK | SegmentKinds::DSACK) != 0
         {
-            c.loss_signals += 1;
-            Some("duplicate ACK or D-SACK")
+            ("duplicate ACK or D-SACK", true)
         } else if ev.from_client && seg.pkt.flags.has(TcpFlags::ECE) && !seg.pkt.flags.syn() {
-            Some("ECN echo")
+            ("ECN echo", false)
         } else {
-            None
+            // Most segments: no state to touch (a connection never signalled is the
+            // default state `on_connection` assumes), so no map lookup.
+            return;
         };
-        if let Some(s) = signal {
-            c.first_signal.get_or_insert((seg.frame, s));
+        let c = self.conns.get_or_default(seg);
+        if loss {
+            c.loss_signals += 1;
         }
+        c.first_signal.get_or_insert((seg.frame, signal));
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, _out: &mut Vec<Finding>) {
-        let st = self.conns.remove(&conn.key).unwrap_or_default();
+        let st = self.conns.take(conn).unwrap_or_default();
         let [client, server] = conn.summary.endpoints;
         let peer = (server.addr, client.addr);
         let early = conn.rtt_ns.filter(|&r| r > 0).and_then(|rtt| {

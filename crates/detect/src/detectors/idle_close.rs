@@ -32,7 +32,7 @@
 //! shutting down. Not detected: closes by RST, and closes with no later connection in the
 //! capture (nobody paid yet).
 
-use crate::detector::{downcast, ms, Connection, Detector, Segment, StreamMap};
+use crate::detector::{downcast, ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::IpAddr;
@@ -93,7 +93,7 @@ struct Opened {
 
 #[derive(Default)]
 pub struct IdleClose {
-    live: StreamMap<Live>,
+    live: Slots<Live>,
     closes: BTreeMap<(IpAddr, Endpoint), Vec<Close>>,
     opened: HashMap<(IpAddr, Endpoint), Vec<Opened>>,
     tracked: usize,
@@ -108,7 +108,12 @@ impl Detector for IdleClose {
         if ev.kinds.0 & skip != 0 {
             return;
         }
-        let live = self.live.entry(ev.stream).or_default();
+        // Only data and FINs change the state: pure ACKs need no lookup (a connection
+        // without either is the default state `on_connection` assumes).
+        if ev.payload_len == 0 && !seg.pkt.flags.fin() {
+            return;
+        }
+        let live = self.live.get_or_default(seg);
         if live.fin.is_some() {
             return;
         }
@@ -124,7 +129,7 @@ impl Detector for IdleClose {
 
     fn on_connection(&mut self, conn: &Connection<'_>, _out: &mut Vec<Finding>) {
         let s = conn.summary;
-        let live = self.live.remove(&conn.key).unwrap_or_default();
+        let live = self.live.take(conn).unwrap_or_default();
         let (Some(first), Some(last)) = (conn.exchanges.first(), conn.exchanges.last()) else {
             return;
         };

@@ -50,7 +50,7 @@
 //! connection that is reused afterwards is reported too (it did pay slow start), with
 //! the note that later exchanges did not.
 
-use crate::detector::{downcast, ms, Connection, Detector, Segment, StreamMap};
+use crate::detector::{downcast, ms, Connection, Detector, Segment, Slots};
 use crate::exchange::{Exchange, Span};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use std::collections::HashMap;
@@ -126,7 +126,7 @@ struct Live {
 
 #[derive(Default)]
 pub struct NewConnection {
-    live: StreamMap<Live>,
+    live: Slots<Live>,
     warm: HashMap<(IpAddr, Endpoint), Warm>,
     pending: Vec<Candidate>,
 }
@@ -184,7 +184,11 @@ fn looks_like_slow_start(x: &Exchange, rtt_ns: u64, mss: u64) -> bool {
 impl Detector for NewConnection {
     fn on_segment(&mut self, seg: &Segment<'_>) {
         let ev = seg.ev;
-        let live = self.live.entry(ev.stream).or_default();
+        // The server's pure ACKs change nothing: no lookup for them.
+        if !ev.from_client && ev.payload_len == 0 {
+            return;
+        }
+        let live = self.live.get_or_default(seg);
         if live.done {
             return;
         }
@@ -213,7 +217,7 @@ impl Detector for NewConnection {
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
         let s = conn.summary;
-        let live = self.live.remove(&conn.key).unwrap_or_default();
+        let live = self.live.take(conn).unwrap_or_default();
         let key = (s.endpoints[0].addr, s.endpoints[1]);
         let Some((mss, mss_note)) = sender_mss(s) else {
             return;

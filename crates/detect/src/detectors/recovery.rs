@@ -61,7 +61,7 @@
 //! acknowledge no more than the sender's previous packet did). Handshake segments are
 //! `handshake.syn_retransmit`'s and are left out here.
 
-use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
+use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use crate::ipid::IpIds;
 use tcpwhy_capture::Timestamp;
@@ -202,7 +202,7 @@ struct Conn {
 
 #[derive(Default)]
 pub struct Recovery {
-    conns: StreamMap<Conn>,
+    conns: Slots<Conn>,
 }
 
 impl Detector for Recovery {
@@ -211,7 +211,7 @@ impl Detector for Recovery {
         if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
             return;
         }
-        let c = self.conns.entry(ev.stream).or_default();
+        let c = self.conns.get_or_default(seg);
         let pkt = seg.pkt;
         let (x, y) = if ev.from_client { (0, 1) } else { (1, 0) };
         let flags = pkt.flags;
@@ -378,7 +378,7 @@ impl Detector for Recovery {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let Some(st) = self.conns.remove(&conn.key) else {
+        let Some(st) = self.conns.take(conn) else {
             return;
         };
         let sack = {

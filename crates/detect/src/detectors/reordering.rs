@@ -79,7 +79,7 @@
 //! sender-side capture such holes are counted as reordering only when filled sooner than
 //! a retransmission could have been.
 
-use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
+use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use crate::ipid::SenderIds;
 use tcpwhy_capture::Timestamp;
@@ -696,7 +696,7 @@ struct Conn {
 
 #[derive(Default)]
 pub struct Reordering {
-    conns: StreamMap<Conn>,
+    conns: Slots<Conn>,
 }
 
 impl Detector for Reordering {
@@ -705,7 +705,7 @@ impl Detector for Reordering {
         if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
             return;
         }
-        let c = self.conns.entry(ev.stream).or_default();
+        let c = self.conns.get_or_default(seg);
         let flags = seg.pkt.flags;
         if flags.syn() && !flags.ack() {
             c.syn.get_or_insert(seg.ts);
@@ -777,7 +777,7 @@ impl Detector for Reordering {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let Some(mut st) = self.conns.remove(&conn.key) else {
+        let Some(mut st) = self.conns.take(conn) else {
             return;
         };
         let rtt = conn.rtt_ns.or(st.handshake_rtt).filter(|&r| r > 0).or(st

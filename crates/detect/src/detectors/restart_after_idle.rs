@@ -33,7 +33,7 @@
 //! response also shrinks cwnd: responses with retransmissions since the earlier large
 //! round are not reported.
 
-use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
+use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::exchange::Exchange;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
@@ -119,7 +119,7 @@ struct Conn {
 
 #[derive(Default)]
 pub struct RestartAfterIdle {
-    conns: StreamMap<Conn>,
+    conns: Slots<Conn>,
 }
 
 impl Detector for RestartAfterIdle {
@@ -128,10 +128,16 @@ impl Detector for RestartAfterIdle {
         if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
             return;
         }
-        let c = self.conns.entry(ev.stream).or_default();
+        // Segments that change nothing need no lookup: the server's pure ACKs, and the
+        // client's pure ACKs without an RTT sample.
+        let client_sample = ev.from_client.then(|| ev.ack_rtt.or(ev.ts_rtt)).flatten();
+        if ev.payload_len == 0 && client_sample.is_none() {
+            return;
+        }
+        let c = self.conns.get_or_default(seg);
         if ev.from_client {
             // The server's data → this ACK: a full RTT when the capture is at the server.
-            if let Some((_, ns)) = ev.ack_rtt.or(ev.ts_rtt) {
+            if let Some((_, ns)) = client_sample {
                 c.est_server_view.sample(ns);
             }
             if ev.payload_len > 0 {
@@ -170,7 +176,7 @@ impl Detector for RestartAfterIdle {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let st = self.conns.remove(&conn.key).unwrap_or_default();
+        let st = self.conns.take(conn).unwrap_or_default();
         let Some(rtt) = conn.rtt_ns.filter(|&r| r > 0) else {
             return; // rounds and their cost need the path RTT
         };

@@ -36,7 +36,7 @@
 //! hide the response (the response acknowledges more than the server's previous packet,
 //! and the skip is not read as a lost response).
 
-use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
+use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::exchange::MAX_EXCHANGES;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use crate::ipid::IpIds;
@@ -100,7 +100,7 @@ struct Conn {
 
 #[derive(Default)]
 pub struct ServerThinkTime {
-    conns: StreamMap<Conn>,
+    conns: Slots<Conn>,
 }
 
 impl Detector for ServerThinkTime {
@@ -109,7 +109,7 @@ impl Detector for ServerThinkTime {
         if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
             return;
         }
-        let c = self.conns.entry(ev.stream).or_default();
+        let c = self.conns.get_or_default(seg);
         let ids = c.ids.observe(seg);
         // The exchanges are built from data that is neither a retransmission nor out of
         // order (lib.rs): turns are counted the same way.
@@ -155,7 +155,7 @@ impl Detector for ServerThinkTime {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let st = self.conns.remove(&conn.key).unwrap_or_default();
+        let st = self.conns.take(conn).unwrap_or_default();
         // The part of the RTT inside the measured gap when no sample of the request's
         // own is known, by vantage point.
         let fallback = match conn.vantage {

@@ -32,7 +32,7 @@
 //! purpose (the cost is then real but harmless). Connections whose handshake was not
 //! captured are ignored, so a capture started mid-way under-counts.
 
-use crate::detector::{downcast, ms, Connection, Detector, Segment, StreamMap};
+use crate::detector::{downcast, ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
@@ -80,21 +80,20 @@ pub struct ShortLived {
     pairs: BTreeMap<(IpAddr, Endpoint), Vec<Conn>>,
     tracked: usize,
     /// Streams whose first FIN came from the server (until the connection is finalised).
-    server_first_fin: StreamMap<bool>,
+    server_first_fin: Slots<bool>,
 }
 
 impl Detector for ShortLived {
     fn on_segment(&mut self, seg: &Segment<'_>) {
         if seg.pkt.flags.fin() {
             self.server_first_fin
-                .entry(seg.ev.stream)
-                .or_insert(!seg.ev.from_client);
+                .get_or_insert_with(seg, || !seg.ev.from_client);
         }
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, _out: &mut Vec<Finding>) {
         let s = conn.summary;
-        let server_closed = self.server_first_fin.remove(&conn.key).unwrap_or(false);
+        let server_closed = self.server_first_fin.take(conn).unwrap_or(false);
         let Some(handshake_ns) = s.handshake_rtt_ns() else {
             return;
         };

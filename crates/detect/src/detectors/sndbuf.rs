@@ -37,7 +37,7 @@
 //! controller holding a constant window on a clean path (BBR's cwnd gain on a path it has
 //! probed) look the same; a bottleneck link would show as RTT growth or loss.
 
-use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
+use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::detectors::windows::{rate, roles, shares_text, span_ns, thousands, unlimited_ns};
 use crate::finding::{Confidence, Finding, FindingId, Fix};
 use tcpwhy_capture::{TcpFlags, Timestamp};
@@ -133,7 +133,7 @@ struct Conn {
 
 #[derive(Default)]
 pub struct SndbufLimited {
-    conns: StreamMap<Conn>,
+    conns: Slots<Conn>,
 }
 
 impl Detector for SndbufLimited {
@@ -142,7 +142,7 @@ impl Detector for SndbufLimited {
         if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
             return;
         }
-        let c = self.conns.entry(ev.stream).or_default();
+        let c = self.conns.get_or_default(seg);
         let flags = seg.pkt.flags;
         if flags.syn() {
             if flags.ack() {
@@ -202,7 +202,7 @@ impl Detector for SndbufLimited {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let Some(mut c) = self.conns.remove(&conn.key) else {
+        let Some(mut c) = self.conns.take(conn) else {
             return;
         };
         let Some(rtt) = c.rtt_ns else {

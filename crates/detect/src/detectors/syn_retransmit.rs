@@ -18,7 +18,7 @@
 //! conntrack table, loss on the path; clients that cannot wait 1 s retry the connect
 //! sooner at the application level.
 
-use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
+use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::SegmentKinds;
@@ -35,7 +35,7 @@ const MAX_SYNS: usize = 16;
 
 #[derive(Default)]
 pub struct SynRetransmit {
-    conns: StreamMap<Handshake>,
+    conns: Slots<Handshake>,
 }
 
 impl Detector for SynRetransmit {
@@ -44,7 +44,7 @@ impl Detector for SynRetransmit {
         if !f.syn() || seg.ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
             return;
         }
-        let h = self.conns.entry(seg.ev.stream).or_default();
+        let h = self.conns.get_or_default(seg);
         let list = if f.ack() { &mut h.synacks } else { &mut h.syns };
         if list.len() < MAX_SYNS {
             list.push((seg.frame, seg.ts));
@@ -52,7 +52,7 @@ impl Detector for SynRetransmit {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let Some(h) = self.conns.remove(&conn.key) else {
+        let Some(h) = self.conns.take(conn) else {
             return;
         };
         if h.syns.len() < 2 && h.synacks.len() < 2 {

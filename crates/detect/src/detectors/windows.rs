@@ -55,7 +55,7 @@
 //! capture without the handshake has no window scale: windows are then not edges, only
 //! zero windows count.
 
-use crate::detector::{ms, Connection, Detector, Segment, StreamMap};
+use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::{TcpFlags, Timestamp};
 use tcpwhy_track::{ConnSummary, Limit, LimitTimes, SegmentKinds, Vantage, WindowScale};
@@ -130,7 +130,7 @@ struct Conn {
 
 #[derive(Default)]
 pub struct Windows {
-    conns: StreamMap<Conn>,
+    conns: Slots<Conn>,
 }
 
 impl Detector for Windows {
@@ -139,7 +139,7 @@ impl Detector for Windows {
         if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
             return;
         }
-        let c = self.conns.entry(ev.stream).or_default();
+        let c = self.conns.get_or_default(seg);
         let flags = seg.pkt.flags;
         if flags.syn() {
             let slot = if flags.ack() {
@@ -212,7 +212,7 @@ impl Detector for Windows {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let Some(c) = self.conns.remove(&conn.key) else {
+        let Some(c) = self.conns.take(conn) else {
             return;
         };
         for (i, d) in c.dirs.iter().enumerate() {
