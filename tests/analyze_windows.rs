@@ -149,6 +149,14 @@ fn no_window_scaling_is_named_from_both_ends_with_its_ceiling_and_cost() {
             .contains("net.ipv4.tcp_window_scaling=1"));
         // 90 % of the transfer window-limited at both ends (flows: rwnd 90 % / 91 %).
         assert!(one(f, LIMITED).explanation.contains("receiver's window 9"));
+        // The limited window's fix is the missing option, not a bigger buffer: no
+        // SO_RCVBUF lifts a 16-bit window.
+        let fix = one(f, LIMITED).fix[0]["action"].as_str().unwrap();
+        assert!(
+            fix.starts_with("enable window scaling on the client"),
+            "{fix}"
+        );
+        assert!(!fix.contains("SO_RCVBUF"), "{fix}");
     }
 }
 

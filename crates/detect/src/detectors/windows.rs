@@ -521,7 +521,7 @@ fn report_direction(
             format!("the {}'s largest window: {} B", r.receiver, thousands(w)),
         );
     }
-    limited.fix = vec![Fix {
+    let buffer_fix = Fix {
         host: r.receiver_host,
         action: format!(
             "give the {rx}'s socket a receive buffer of at least the bandwidth-delay \
@@ -532,7 +532,26 @@ fn report_direction(
              the wire; `tcpwhy host` on the {rx} tells them apart",
             rx = r.receiver
         ),
-    }];
+    };
+    // Without window scaling no buffer can lift the window above 65,535 B: the option is
+    // the fix, on the side whose SYN lacked it (which may be the sender).
+    limited.fix = match (unscaled, side_without_wscale(s)) {
+        (true, side) => {
+            let (lacking, host) = match side {
+                Some(0) => ("client", Host::Client),
+                Some(_) => ("server", Host::Server),
+                None => ("side lacking it", Host::Both),
+            };
+            vec![Fix {
+                host,
+                action: format!(
+                    "enable window scaling on the {lacking} (see rwnd.no_window_scaling): \
+                     without it no receive buffer can raise the window above 65,535 B"
+                ),
+            }]
+        }
+        (false, _) => vec![buffer_fix],
+    };
     limited.confidence = confidence;
 
     if unscaled {
