@@ -462,3 +462,36 @@ fn public_captures_checked_by_hand() {
 fn small_messages_under_a_large_mss_are_not_window_limited() {
     none_of(&public("zeek-echo-connections.pcap.gz"), &FAMILY);
 }
+
+/// The verdict adds nothing up, but a reader does: on fixed-rcvbuf the window that did
+/// not grow is the same 1.2 s the window limited (rwnd.not_growing and rwnd.limited on
+/// stream 0), on tcptrace-zwnd the zero window stands alone (no rwnd.limited there).
+#[test]
+fn verdict_says_when_a_window_finding_is_part_of_rwnd_limited() {
+    let text = |path: PathBuf| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
+            .arg("analyze")
+            .arg(path)
+            .output()
+            .expect("run tcpwhy");
+        String::from_utf8(out.stdout).expect("UTF-8")
+    };
+    let v = text(lab_path("fixed-rcvbuf", "server"));
+    let line = v
+        .lines()
+        .find(|l| l.trim_start().starts_with("rwnd.not_growing:"))
+        .expect("verdict line");
+    assert!(
+        line.ends_with("(part of rwnd.limited's time, not in addition)"),
+        "{line}"
+    );
+    let z = text(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/captures/public/tcptrace-zwnd.pcap"),
+    );
+    let line = z
+        .lines()
+        .find(|l| l.trim_start().starts_with("rwnd.zero_window:"))
+        .expect("verdict line");
+    assert!(!line.contains("part of"), "{line}");
+}

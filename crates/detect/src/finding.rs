@@ -82,6 +82,18 @@ impl FindingId {
         }
     }
 
+    /// The finding whose time this one's cost is part of, when both are reported on a
+    /// connection: a window capped by the missing scale option, not growing, or closed
+    /// by a slow reader is the time `rwnd.limited` measures, not time in addition to it.
+    pub const fn part_of(self) -> Option<FindingId> {
+        match self {
+            FindingId::RwndNoWindowScaling
+            | FindingId::RwndNotGrowing
+            | FindingId::RwndZeroWindow => Some(FindingId::RwndLimited),
+            _ => None,
+        }
+    }
+
     pub fn parse(s: &str) -> Option<FindingId> {
         FindingId::ALL.iter().copied().find(|id| id.as_str() == s)
     }

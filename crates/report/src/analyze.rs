@@ -79,8 +79,26 @@ pub fn render_text(reports: &[AnalyzeReport]) -> String {
             by_id.sort_by_key(|e| std::cmp::Reverse(e.1));
             out.push_str("Verdict:\n");
             for (id, cost, n) in by_id.iter().take(VERDICT_TOP) {
+                // Say when the time is the same as another listed finding's, so that
+                // the lines are not read as adding up.
+                let on_same_streams = |child: &str, parent: FindingId| {
+                    r.findings
+                        .iter()
+                        .filter(|f| f.id.as_str() == child)
+                        .all(|f| {
+                            r.findings
+                                .iter()
+                                .any(|g| g.id == parent && g.stream == f.stream)
+                        })
+                };
+                let within = FindingId::parse(id)
+                    .and_then(FindingId::part_of)
+                    .filter(|&p| on_same_streams(id, p))
+                    .map_or(String::new(), |p| {
+                        format!(" (part of {}'s time, not in addition)", p.as_str())
+                    });
                 out.push_str(&format!(
-                    "  {id}: {} ms lost on {n} connection(s)\n",
+                    "  {id}: {} ms lost on {n} connection(s){within}\n",
                     ms(*cost)
                 ));
             }
