@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::analyze::Finding;
+use common::analyze::{frames, lab, Finding};
 use std::path::PathBuf;
 
 const NAGLE: &str = "delayed_ack.nagle";
@@ -14,15 +14,6 @@ const MINE: [&str; 2] = [NAGLE, CWND];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn lab(scenario: &str, side: &str) -> Vec<Finding> {
-    common::analyze::findings(
-        root()
-            .join("examples/lab")
-            .join(scenario)
-            .join(format!("{side}.pcap")),
-    )
 }
 
 fn manifest(scenario: &str) -> serde_json::Value {
@@ -54,10 +45,6 @@ fn one<'a>(f: &'a [Finding], id: &str) -> &'a Finding {
     assert_eq!(v.len(), 1, "{id}: {v:?}");
     assert_eq!(v[0].id, id, "{v:?}");
     v[0]
-}
-
-fn frames(f: &Finding) -> Vec<u64> {
-    f.evidence.iter().map(|e| e.frame).collect()
 }
 
 fn fix_hosts(f: &Finding) -> Vec<String> {

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::analyze::Finding;
+use common::analyze::{frames, lab, lab_path, one, Finding};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -14,29 +14,8 @@ const REORDERING: &str = "reordering";
 const BUFFERBLOAT: &str = "network.bufferbloat";
 const MINE: [&str; 2] = [REORDERING, BUFFERBLOAT];
 
-fn lab_path(scenario: &str, side: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/lab")
-        .join(scenario)
-        .join(format!("{side}.pcap"))
-}
-
-fn lab(scenario: &str, side: &str) -> Vec<Finding> {
-    common::analyze::findings(lab_path(scenario, side))
-}
-
 fn public_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/public")
-}
-
-fn one<'a>(f: &'a [Finding], id: &str) -> &'a Finding {
-    let v: Vec<&Finding> = f.iter().filter(|x| x.id == id).collect();
-    assert_eq!(v.len(), 1, "{id}: {f:?}");
-    v[0]
-}
-
-fn frames(f: &Finding) -> Vec<u64> {
-    f.evidence.iter().map(|e| e.frame).collect()
 }
 
 fn none_of(f: &[Finding], ids: &[&str], what: &str) {

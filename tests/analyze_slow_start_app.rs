@@ -5,50 +5,13 @@
 
 mod common;
 
-use common::analyze::Finding;
+use common::analyze::{frames, lab, none_of, one, public};
 use std::path::PathBuf;
 
 const RESTART: &str = "slow_start.restart_after_idle";
 const EARLY_EXIT: &str = "slow_start.early_exit";
 const APP_LIMITED: &str = "app.limited";
 const MINE: [&str; 3] = [RESTART, EARLY_EXIT, APP_LIMITED];
-
-fn findings(path: &PathBuf) -> Vec<Finding> {
-    common::analyze::findings(path)
-}
-
-fn lab(scenario: &str, side: &str) -> Vec<Finding> {
-    findings(
-        &PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("examples/lab")
-            .join(scenario)
-            .join(format!("{side}.pcap")),
-    )
-}
-
-fn public(name: &str) -> Vec<Finding> {
-    findings(
-        &PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/captures/public")
-            .join(name),
-    )
-}
-
-fn one<'a>(f: &'a [Finding], id: &str) -> &'a Finding {
-    let v: Vec<&Finding> = f.iter().filter(|x| x.id == id).collect();
-    assert_eq!(v.len(), 1, "{id}: {f:?}");
-    v[0]
-}
-
-fn frames(f: &Finding) -> Vec<u64> {
-    f.evidence.iter().map(|e| e.frame).collect()
-}
-
-fn none_of(f: &[Finding], ids: &[&str]) {
-    for x in f {
-        assert!(!ids.contains(&x.id.as_str()), "unexpected {x:?}");
-    }
-}
 
 /// idle-restart-cubic, server.pcap in tshark: response 1 (frames 6–753) goes out in
 /// rounds of 10, 20, 40, 80, 160 and 202 segments of 1448 B; the 202-segment round

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::analyze::Finding;
+use common::analyze::{frames, lab, lab_path, none_of, one, public, Finding};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -21,41 +21,6 @@ const ZERO: &str = "rwnd.zero_window";
 const NOT_GROWING: &str = "rwnd.not_growing";
 const SNDBUF: &str = "sndbuf.limited";
 const FAMILY: [&str; 5] = [NO_WSCALE, LIMITED, ZERO, NOT_GROWING, SNDBUF];
-
-fn lab_path(scenario: &str, side: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/lab")
-        .join(scenario)
-        .join(format!("{side}.pcap"))
-}
-
-fn lab(scenario: &str, side: &str) -> Vec<Finding> {
-    common::analyze::findings(lab_path(scenario, side))
-}
-
-fn public(name: &str) -> Vec<Finding> {
-    common::analyze::findings(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/captures/public")
-            .join(name),
-    )
-}
-
-fn one<'a>(f: &'a [Finding], id: &str) -> &'a Finding {
-    let v: Vec<&Finding> = f.iter().filter(|x| x.id == id).collect();
-    assert_eq!(v.len(), 1, "{id}: {f:?}");
-    v[0]
-}
-
-fn frames(f: &Finding) -> Vec<u64> {
-    f.evidence.iter().map(|e| e.frame).collect()
-}
-
-fn none_of(f: &[Finding], ids: &[&str]) {
-    for x in f {
-        assert!(!ids.contains(&x.id.as_str()), "unexpected {x:?}");
-    }
-}
 
 fn family(f: &[Finding]) -> Vec<(String, u64)> {
     let mut v: Vec<(String, u64)> = f

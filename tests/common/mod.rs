@@ -62,6 +62,50 @@ pub mod analyze {
         pub frame: u64,
     }
 
+    /// A lab example's capture: `examples/lab/SCENARIO/SIDE.pcap`.
+    pub fn lab_path(scenario: &str, side: &str) -> std::path::PathBuf {
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/lab")
+            .join(scenario)
+            .join(format!("{side}.pcap"))
+    }
+
+    /// One of the public captures next to the project (`../shared/captures/public/NAME`).
+    pub fn public_path(name: &str) -> std::path::PathBuf {
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/captures/public")
+            .join(name)
+    }
+
+    /// The findings of a lab example's capture.
+    pub fn lab(scenario: &str, side: &str) -> Vec<Finding> {
+        findings(lab_path(scenario, side))
+    }
+
+    /// The findings of a public capture.
+    pub fn public(name: &str) -> Vec<Finding> {
+        findings(public_path(name))
+    }
+
+    /// The one finding of `id`; fails when there are none or several.
+    pub fn one<'a>(f: &'a [Finding], id: &str) -> &'a Finding {
+        let v: Vec<&Finding> = f.iter().filter(|x| x.id == id).collect();
+        assert_eq!(v.len(), 1, "{id}: {f:?}");
+        v[0]
+    }
+
+    /// The evidence's frame numbers, in order.
+    pub fn frames(f: &Finding) -> Vec<u64> {
+        f.evidence.iter().map(|e| e.frame).collect()
+    }
+
+    /// Fails on any finding of these ids.
+    pub fn none_of(f: &[Finding], ids: &[&str]) {
+        for x in f {
+            assert!(!ids.contains(&x.id.as_str()), "unexpected {x:?}");
+        }
+    }
+
     /// The findings of one capture.
     pub fn findings(path: impl AsRef<OsStr>) -> Vec<Finding> {
         let out = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
