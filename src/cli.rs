@@ -15,14 +15,17 @@ use tcpwhy_track::{SegmentEvent, SegmentKinds};
     version,
     about = "Why is this TCP traffic slow? Reads a packet capture, names the mechanism, proves it, prices it.",
     long_about = "tcpwhy reads pcap and pcapng captures (tcpdump -w, Wireshark, gzip-compressed \
-too) and explains TCP performance: per-connection statistics today, named causes with their \
-cost in milliseconds and the fix as the analysis commands land.\n\n\
+too) and explains TCP performance: `analyze` names the mechanism that cost time (slow start \
+on new or idle connections, Nagle and delayed ACKs, receive windows and send buffers, losses, \
+spurious retransmissions, reordering, queues), proves it with frame numbers, prices it in \
+milliseconds and gives the fix; `flows` shows each connection's statistics and what limited it.\n\n\
 Stream numbers are Wireshark's tcp.stream indexes and frame numbers are Wireshark's, \
 so anything tcpwhy reports can be checked with `tcp.stream eq N` in Wireshark.\n\n\
 `tcpwhy host` audits a machine's TCP settings, socket memory, counters and live sockets; \
 `tcpwhy collect` saves them to a directory, and `tcpwhy analyze --host DIR` checks a \
 capture's findings against the host they name.",
-    after_help = "Examples:\n  tcpwhy flows capture.pcap\n  sudo tcpwhy host --interval 10s\n  tcpdump -i eth0 -w - port 443 | tcpwhy flows -\n  tcpwhy flows --format json capture.pcapng | jq '.files[0].connections[0]'\n\nExit status: 0 success, 2 error (unreadable file, not a capture)."
+    after_help = "Examples:\n  tcpwhy analyze capture.pcap\n  tcpwhy analyze --host server-bundle/ capture.pcap\n  tcpwhy flows capture.pcap\n  sudo tcpwhy host --interval 10s\n  tcpdump -i eth0 -w - port 443 | tcpwhy flows -\n  tcpwhy flows --format json capture.pcapng | jq '.files[0].connections[0]'\n\nExit status: 0 success, 2 error (unreadable file, not a capture); analyze and host: \
+1 when they found something."
 )]
 pub struct Cli {
     #[command(subcommand)]
