@@ -106,12 +106,8 @@ impl Manifest {
 pub fn parse_manifest(text: &str, source: &str) -> Parsed<Manifest> {
     let mut diags = crate::diag::Diags::new(source);
     let mut m = Manifest::default();
-    let json: serde_json::Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        Err(e) => {
-            diags.whole(format!("not JSON: {e}"));
-            return diags.wrap(m);
-        }
+    let Some(json) = diags.json(text) else {
+        return diags.wrap(m);
     };
     let st = |v: &serde_json::Value, k: &str| {
         v.get(k)

@@ -111,12 +111,8 @@ pub fn parse_nstat(text: &str, source: &str) -> Parsed<Counters> {
 pub fn parse_nstat_json(text: &str, source: &str) -> Parsed<Counters> {
     let mut diags = Diags::new(source);
     let mut out = Counters::default();
-    let json: serde_json::Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        Err(e) => {
-            diags.whole(format!("not JSON: {e}"));
-            return diags.wrap(out);
-        }
+    let Some(json) = diags.json(text) else {
+        return diags.wrap(out);
     };
     let obj = match json.get("kernel").and_then(|k| k.as_object()) {
         Some(o) => o,

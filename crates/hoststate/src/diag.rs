@@ -122,6 +122,28 @@ impl Diags {
         }
     }
 
+    /// The whole text as JSON, or a diagnostic saying why not.
+    pub(crate) fn json(&mut self, text: &str) -> Option<serde_json::Value> {
+        match serde_json::from_str(text) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.whole(format!("not JSON: {e}"));
+                None
+            }
+        }
+    }
+
+    /// The whole text as a JSON array (what `ip -j` prints), or a diagnostic.
+    pub(crate) fn json_array(&mut self, text: &str) -> Option<Vec<serde_json::Value>> {
+        match self.json(text)? {
+            serde_json::Value::Array(a) => Some(a),
+            _ => {
+                self.whole("not a JSON array");
+                None
+            }
+        }
+    }
+
     pub(crate) fn finish(mut self) -> Vec<Diagnostic> {
         if self.dropped > 0 {
             self.list.push(Diagnostic::whole(

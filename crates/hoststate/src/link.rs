@@ -195,15 +195,7 @@ fn detail(l: &mut Link, line: &str) {
 pub fn parse_ip_link_json(text: &str, source: &str) -> Parsed<Links> {
     let mut diags = Diags::new(source);
     let mut out = Links::default();
-    let json: serde_json::Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        Err(e) => {
-            diags.whole(format!("not JSON: {e}"));
-            return diags.wrap(out);
-        }
-    };
-    let Some(arr) = json.as_array() else {
-        diags.whole("not a JSON array");
+    let Some(arr) = diags.json_array(text) else {
         return diags.wrap(out);
     };
     if arr.len() > MAX_LINKS {

@@ -185,15 +185,7 @@ fn unknown(m: &mut TcpMetric, k: &str, v: &str) {
 pub fn parse_tcp_metrics_json(text: &str, source: &str) -> Parsed<TcpMetrics> {
     let mut diags = Diags::new(source);
     let mut out = TcpMetrics::default();
-    let json: serde_json::Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        Err(e) => {
-            diags.whole(format!("not JSON: {e}"));
-            return diags.wrap(out);
-        }
-    };
-    let Some(arr) = json.as_array() else {
-        diags.whole("not a JSON array");
+    let Some(arr) = diags.json_array(text) else {
         return diags.wrap(out);
     };
     for (i, e) in arr.iter().enumerate().take(MAX_TCP_METRICS) {
