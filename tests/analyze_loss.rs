@@ -6,9 +6,10 @@
 //! Runs `tcpwhy analyze --format json --min-cost 0`: spurious retransmissions cost no
 //! waiting (their findings carry 0 ms) and must still be found.
 
+mod common;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 #[derive(Debug)]
 struct Finding {
@@ -42,15 +43,7 @@ fn dir(scenario: &str) -> PathBuf {
 }
 
 fn findings(path: &Path) -> Vec<Finding> {
-    let out = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
-        .args(["analyze", "--format", "json", "--min-cost", "0"])
-        .arg(path)
-        .output()
-        .expect("run tcpwhy");
-    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    doc["files"][0]["findings"]
-        .as_array()
-        .expect("findings")
+    common::analyze::findings_json(path, &["--min-cost", "0"])
         .iter()
         .map(|f| Finding {
             id: f["id"].as_str().unwrap().to_string(),

@@ -4,29 +4,16 @@
 //! (truth/server-timings.json, nstat). The server-think-time example itself (400 ms from
 //! both ends) is asserted in tests/analyze.rs.
 
+mod common;
+
 use serde_json::Value;
-use std::path::PathBuf;
-use std::process::Command;
 
 const THINK: &str = "app.server_think_time";
 
 /// Every finding of a lab capture, none hidden by cost (`--min-cost 0`).
 fn lab(scenario: &str, side: &str, extra: &[&str]) -> Vec<Value> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/lab")
-        .join(scenario)
-        .join(format!("{side}.pcap"));
-    let out = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
-        .args(["analyze", "--format", "json", "--min-cost", "0"])
-        .args(extra)
-        .arg(path)
-        .output()
-        .expect("run tcpwhy");
-    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    doc["files"][0]["findings"]
-        .as_array()
-        .expect("findings")
-        .clone()
+    let args: Vec<&str> = ["--min-cost", "0"].iter().chain(extra).copied().collect();
+    common::analyze::findings_json(common::analyze::lab_path(scenario, side), &args)
 }
 
 fn ids(f: &[Value]) -> Vec<&str> {
@@ -117,15 +104,10 @@ fn the_round_trip_subtracted_is_named() {
 /// 70.4 + 128.7 = 199.1 ms. (Subtracting the 0.1 ms ACK samples would claim 1748 ms.)
 #[test]
 fn acks_from_nearer_than_the_server_are_not_the_round_trip() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/captures/public/suricata-verify-mime-stream-depth.pcap");
-    let out = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
-        .args(["analyze", "--format", "json", "--min-cost", "0"])
-        .arg(path)
-        .output()
-        .expect("run tcpwhy");
-    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    let f = doc["files"][0]["findings"].as_array().expect("findings");
+    let f = common::analyze::findings_json(
+        common::analyze::public_path("suricata-verify-mime-stream-depth.pcap"),
+        &["--min-cost", "0"],
+    );
     let t: Vec<&Value> = f.iter().filter(|x| x["id"] == THINK).collect();
     assert_eq!(t.len(), 1, "{t:?}");
     let cost = t[0]["cost_ms"].as_f64().expect("cost");

@@ -34,16 +34,6 @@ pub mod analyze {
     use std::ffi::OsStr;
     use std::process::Command;
 
-    #[derive(Deserialize)]
-    struct Doc {
-        files: Vec<File>,
-    }
-
-    #[derive(Deserialize)]
-    struct File {
-        findings: Vec<Finding>,
-    }
-
     #[derive(Deserialize, Debug)]
     pub struct Finding {
         pub id: String,
@@ -108,12 +98,25 @@ pub mod analyze {
 
     /// The findings of one capture.
     pub fn findings(path: impl AsRef<OsStr>) -> Vec<Finding> {
+        findings_json(path, &[])
+            .into_iter()
+            .map(|f| serde_json::from_value(f).expect("a Finding"))
+            .collect()
+    }
+
+    /// The findings of one capture as raw JSON, with `extra` options for `analyze`
+    /// (e.g. `--min-cost 0`), for tests that read fields `Finding` does not type.
+    pub fn findings_json(path: impl AsRef<OsStr>, extra: &[&str]) -> Vec<serde_json::Value> {
         let out = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
             .args(["analyze", "--format", "json"])
+            .args(extra)
             .arg(path)
             .output()
             .expect("run tcpwhy");
-        let doc: Doc = serde_json::from_slice(&out.stdout).expect("JSON");
-        doc.files.into_iter().next().expect("one file").findings
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        doc["files"][0]["findings"]
+            .as_array()
+            .expect("findings")
+            .clone()
     }
 }

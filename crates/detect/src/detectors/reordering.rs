@@ -574,19 +574,21 @@ impl Dir {
             .min_ack_rtt
             .map(|r| (LATE_ORIGINAL_MAX_RTT_FRACTION * r as f64) as u64);
         let degree_bytes = h.max_right.saturating_sub(h.end);
+        // The hole filled by a late original (the two ways of telling are below).
+        let late = Late {
+            opened_frame: h.opened_frame,
+            opened_ts: h.opened,
+            frame,
+            ts,
+            seq: h.start,
+            degree_bytes,
+            late_ns: open_ns,
+            proof: None,
+        };
         match h.retrans {
             None => {
                 if too_soon.is_some_and(|r| open_ns < r) {
-                    self.record_late(Late {
-                        opened_frame: h.opened_frame,
-                        opened_ts: h.opened,
-                        frame,
-                        ts,
-                        seq: h.start,
-                        degree_bytes,
-                        late_ns: open_ns,
-                        proof: None,
-                    });
+                    self.record_late(late);
                 } else {
                     self.unexplained_holes += 1;
                 }
@@ -598,16 +600,7 @@ impl Dir {
                     // retransmission had another cause (a timeout); not ours to price.
                 } else if soon {
                     // Covered sooner than the retransmission could be acknowledged.
-                    self.record_late(Late {
-                        opened_frame: h.opened_frame,
-                        opened_ts: h.opened,
-                        frame,
-                        ts,
-                        seq: h.start,
-                        degree_bytes,
-                        late_ns: open_ns,
-                        proof: None,
-                    });
+                    self.record_late(late);
                     push_bounded(
                         &mut self.triggered,
                         Triggered {
