@@ -6,8 +6,8 @@
 //! receiver a packet whose ID skips k numbers after the sender's previous packet had k
 //! transmissions lost before the capture point, and an ID newer than every earlier one
 //! was sent later. Used by `recovery` (hidden losses, retransmission or reordering),
-//! `server_think_time` (a response whose first transmissions were lost), both through
-//! [`IpIds`] on every packet, and `reordering` (a late original is older than an ID
+//! `server_think_time` (a response whose first transmissions were lost), both through the
+//! one [`IpIds`] the Analyzer feeds every packet (its [`IdStep`] is `Segment::ip_id`), and `reordering` (a late original is older than an ID
 //! already seen), through one [`SenderIds`] per direction fed its in-order data segments.
 //!
 //! Two tests of whether a sender's IDs can be read, for two questions:
@@ -22,7 +22,8 @@
 //! `n / segment size` (rounded up) IDs: a GRO-merged packet at the receiver, or a TSO one
 //! at the sender.
 
-use crate::detector::Segment;
+use tcpwhy_capture::Packet;
+use tcpwhy_track::SegmentEvent;
 
 /// More missing IP IDs than this before a segment is a capture gap or another flow's
 /// doing, not lost transmissions of one segment (Linux gives up after 15 retries,
@@ -165,9 +166,8 @@ pub struct IpIds {
 impl IpIds {
     /// Takes in one packet (capture duplicates left out by the caller) and says what its
     /// ID showed.
-    pub fn observe(&mut self, seg: &Segment<'_>) -> IdStep {
-        let pkt = seg.pkt;
-        let x = if seg.ev.from_client { 0 } else { 1 };
+    pub fn observe(&mut self, pkt: &Packet<'_>, ev: &SegmentEvent) -> IdStep {
+        let x = if ev.from_client { 0 } else { 1 };
         if pkt.flags.syn() {
             self.syn_mss[x] = pkt.options.mss;
             if pkt.flags.ack() {
@@ -194,7 +194,7 @@ impl IpIds {
             return step;
         };
         step.newest = d.newest().map(|m| id_after(id, m));
-        step.skipped = d.record(id, seg.ev.payload_len, seg_size);
+        step.skipped = d.record(id, ev.payload_len, seg_size);
         step
     }
 }

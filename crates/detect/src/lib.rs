@@ -38,6 +38,8 @@ struct ConnState {
     syn: Option<Timestamp>,
     handshake_rtt_ns: Option<u64>,
     min_partial_rtt_ns: Option<u64>,
+    /// The senders' IP ID counters, read once here for every detector that asks.
+    ids: ipid::IpIds,
 }
 
 /// The result of a pass.
@@ -85,6 +87,7 @@ impl Analyzer {
             }
         });
         let slot = st.slot;
+        let mut ip_id = ipid::IdStep::default();
         if !ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
             let flags = pkt.flags;
             if flags.syn() && !flags.ack() {
@@ -102,6 +105,7 @@ impl Analyzer {
             if let Some((_, ns)) = ev.ts_rtt {
                 st.min_partial_rtt_ns = Some(st.min_partial_rtt_ns.map_or(ns, |m| m.min(ns)));
             }
+            ip_id = st.ids.observe(pkt, ev);
             let repeat = SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER;
             if ev.payload_len > 0 && ev.kinds.0 & repeat == 0 {
                 let rtt = st.handshake_rtt_ns.or(st.min_partial_rtt_ns).unwrap_or(0);
@@ -115,6 +119,7 @@ impl Analyzer {
             pkt,
             ev,
             slot,
+            ip_id,
         };
         for d in &mut self.detectors {
             d.on_segment(&seg);

@@ -63,7 +63,6 @@
 
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
-use crate::ipid::IpIds;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ConnSummary, SegmentKinds, Vantage};
 
@@ -196,8 +195,6 @@ struct Conn {
     handshake_rtt: Option<u64>,
     /// SACK-permitted on each side's SYN, when seen.
     sack: [Option<bool>; 2],
-    /// Each side's IP IDs as a packet counter (segment sizes from the SYNs).
-    ids: IpIds,
 }
 
 #[derive(Default)]
@@ -229,7 +226,7 @@ impl Detector for Recovery {
         }
         let hs_rtt = c.handshake_rtt;
         // The sender's IP ID as a packet counter, judged on the packets before this one.
-        let ids = c.ids.observe(seg);
+        let ids = seg.ip_id;
 
         // This packet as an ACK of the peer's data.
         if let Some(a) = ev.rel_ack {

@@ -39,7 +39,6 @@
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::exchange::MAX_EXCHANGES;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
-use crate::ipid::IpIds;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{SegmentKinds, Vantage};
 
@@ -87,7 +86,6 @@ enum Lost {
 
 #[derive(Default)]
 struct Conn {
-    ids: IpIds,
     /// The ACK number of the server's last packet.
     server_ack: Option<u64>,
     /// The client sent data since the server last did (a response may start).
@@ -110,7 +108,7 @@ impl Detector for ServerThinkTime {
             return;
         }
         let c = self.conns.get_or_default(seg);
-        let ids = c.ids.observe(seg);
+        let ids = seg.ip_id;
         // The exchanges are built from data that is neither a retransmission nor out of
         // order (lib.rs): turns are counted the same way.
         let repeat = ev.kinds.0 & (SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER);
