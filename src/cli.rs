@@ -1,7 +1,7 @@
 //! Command-line interface: every subcommand and flag is defined here, once, in the
 //! order `--help` shows them.
 
-use crate::scan::{auto_threads, scan, scan_parallel, scan_sharded};
+use crate::scan::Bar;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::process::ExitCode;
@@ -214,7 +214,7 @@ pub struct SegmentsArgs {
 }
 
 pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
-    use tcpwhy_detect::{Analyzer, Config};
+    use tcpwhy_detect::Config;
     use tcpwhy_report::analyze::{render_text, write_json, AnalyzeReport};
     check_stdin_once(&a.files)?;
     let mut views = Vec::new();
@@ -237,18 +237,17 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
     };
     let mut reports = Vec::new();
     let mut failed = false;
+    let config = Config {
+        vantage,
+        keep_exchanges: a.exchanges,
+    };
+    let bar = Bar::new();
     for f in &a.files {
-        let config = Config {
-            vantage,
-            keep_exchanges: a.exchanges,
+        let opts = tcpwhy_pipeline::Options {
+            threads: a.threads.map_or(0, usize::from),
+            progress: Some(&bar),
         };
-        let threads = a.threads.map_or_else(|| auto_threads(f), usize::from);
-        let sharded = match scan_sharded(
-            f,
-            threads,
-            || Analyzer::new(config.clone()),
-            |an, frame, ts, pkt, ev| an.on_segment(frame, ts, pkt, ev),
-        ) {
+        let (file, analysis) = match tcpwhy_pipeline::analyze(f, &opts, &config) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("tcpwhy: {e}");
@@ -256,20 +255,6 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
                 continue;
             }
         };
-        let (file, mut shards) = (sharded.report, sharded.states);
-        // Each connection to the analyzer of the shard that saw its segments, in stream
-        // order, with its final stream number; then one analyzer takes in the others.
-        for (c, &(shard, key)) in file.connections.iter().zip(&sharded.owners) {
-            if let Some(an) = shards.get_mut(shard) {
-                an.on_connection_keyed(c, key);
-            }
-        }
-        let mut shards = shards.into_iter();
-        let Some(mut analyzer) = shards.next() else {
-            continue;
-        };
-        shards.for_each(|other| analyzer.absorb(other));
-        let analysis = analyzer.finish();
         let keep = |stream: u64, ends: &[tcpwhy_track::Endpoint; 2]| {
             a.stream.is_none_or(|s| s == stream) && filter.as_ref().is_none_or(|x| x.matches(ends))
         };
@@ -282,16 +267,12 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
             .iter()
             .map(|(dir, view)| (dir.clone(), tcpwhy_detect::host::join(&mut findings, view)))
             .collect();
-        let streams: std::collections::HashMap<u64, [tcpwhy_track::Endpoint; 2]> = file
-            .connections
-            .iter()
-            .map(|c| (c.stream, c.endpoints))
-            .collect();
         let exchanges = a.exchanges.then(|| {
             analysis
                 .exchanges
                 .into_iter()
-                .filter(|(s, _)| streams.get(s).is_some_and(|e| keep(*s, e)))
+                .filter(|(s, ends, _)| keep(*s, ends))
+                .map(|(s, _, x)| (s, x))
                 .collect()
         });
         reports.push(AnalyzeReport {
@@ -341,12 +322,16 @@ fn broken_pipe_ok(r: std::io::Result<()>) -> Result<(), String> {
 
 pub fn flows(a: FlowsArgs) -> Result<ExitCode, String> {
     check_stdin_once(&a.files)?;
+    let bar = Bar::new();
     let mut reports = Vec::new();
     let mut failed = false;
     for f in &a.files {
         // One unreadable file does not hide the others: report it and go on.
-        let threads = a.threads.map_or_else(|| auto_threads(f), usize::from);
-        let mut r = match scan_parallel(f, threads) {
+        let opts = tcpwhy_pipeline::Options {
+            threads: a.threads.map_or(0, usize::from),
+            progress: Some(&bar),
+        };
+        let mut r = match tcpwhy_pipeline::flows(f, &opts) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("tcpwhy: {e}");
@@ -434,7 +419,7 @@ pub fn segments(a: SegmentsArgs) -> Result<ExitCode, String> {
                 names.join(",")
             ));
         };
-    let r = scan(&a.file, &mut line)?;
+    let r = tcpwhy_pipeline::segments(&a.file, &mut line)?;
     write_out(&out)?;
     if let Some(e) = &r.error {
         eprintln!("tcpwhy: warning: {}: {}", a.file, e.message);

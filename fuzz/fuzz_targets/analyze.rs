@@ -6,24 +6,16 @@
 mod synth;
 
 use libfuzzer_sys::fuzz_target;
-use tcpwhy_detect::{Analyzer, Config};
-use tcpwhy_track::{merge_by_stream, Tracker};
+use tcpwhy_detect::Config;
+use tcpwhy_pipeline::Pass;
 
 fuzz_target!(|data: &[u8]| {
-    let mut t = Tracker::new();
-    let mut a = Analyzer::new(Config { vantage: None, keep_exchanges: true });
-    let mut summaries = Vec::new();
-    // As `tcpwhy analyze` does: segments first, then the connections merged by stream.
+    // The pass `tcpwhy analyze` makes on one thread, on segments built from the input.
+    let mut pass = Pass::new(Config { vantage: None, keep_exchanges: true });
     synth::segments(data, |frame, ts, p| {
-        let ev = t.process(frame, ts, p);
-        a.on_segment(frame, ts, p, &ev);
-        summaries.extend(t.drain_finished());
+        pass.packet(frame, ts, p);
     });
-    summaries.extend(t.finish());
-    for c in merge_by_stream(summaries) {
-        a.on_connection(&c);
-    }
-    let out = a.finish();
+    let (_, out) = pass.finish();
     let segments = data.len() / synth::SEGMENT_BYTES;
     // No detector reports more than a handful of findings per connection, and a
     // connection needs at least one segment.

@@ -1,20 +1,18 @@
 //! What the integration tests share: reading a capture into connection summaries.
 
 use std::path::Path;
-use tcpwhy_capture::{decode, Capture};
-use tcpwhy_track::{merge_by_stream, ConnSummary, SegmentCounts, Tracker};
+use tcpwhy_track::{ConnSummary, SegmentCounts};
 
-/// Every connection of the capture at `path`, sorted by stream.
+/// Every connection of the capture at `path`, sorted by stream (`tcpwhy flows`' pass).
 #[allow(dead_code)] // not every test file uses it
 pub fn connections(path: &Path) -> Vec<ConnSummary> {
-    let mut cap = Capture::open(path).expect("open");
-    let mut t = Tracker::new();
-    while let Ok(Some(f)) = cap.next_frame() {
-        if let Ok(p) = decode(&f) {
-            t.process(f.number, f.ts, &p);
-        }
-    }
-    merge_by_stream(t.finish())
+    let opts = tcpwhy_pipeline::Options {
+        threads: 1,
+        progress: None,
+    };
+    tcpwhy_pipeline::flows(&path.to_string_lossy(), &opts)
+        .expect("open")
+        .connections
 }
 
 /// Segment counts of both directions of every connection, added up.

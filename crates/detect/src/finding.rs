@@ -178,7 +178,66 @@ pub struct Finding {
     pub vantage: Vantage,
 }
 
+/// A `tcp.stream` number written into a finding's text. In a sharded pass a shard knows
+/// only provisional ids (`tcpwhy_track::PROVISIONAL_STREAM` | first frame); those are
+/// written as a marker that [`Finding::resolve_stream_refs`] replaces with the final
+/// number once every shard is done. A final number is written as it is.
+#[derive(Copy, Clone, Debug)]
+pub struct StreamRef(pub u64);
+
+/// Brackets a provisional stream id in a finding's text (control characters, which no
+/// detector writes).
+const REF_OPEN: char = '\u{1}';
+const REF_CLOSE: char = '\u{2}';
+
+impl std::fmt::Display for StreamRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0 & tcpwhy_track::PROVISIONAL_STREAM != 0 {
+            write!(f, "{REF_OPEN}{}{REF_CLOSE}", self.0)
+        } else {
+            write!(f, "{}", self.0)
+        }
+    }
+}
+
+/// `s` with every marker of [`StreamRef`] replaced by its final number.
+fn resolve_refs(s: &mut String, number: &impl Fn(u64) -> u64) {
+    if !s.contains(REF_OPEN) {
+        return;
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s.as_str();
+    while let Some(i) = rest.find(REF_OPEN) {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + REF_OPEN.len_utf8()..];
+        match after.find(REF_CLOSE) {
+            Some(j) => {
+                match after[..j].parse::<u64>() {
+                    Ok(id) => out.push_str(&number(id).to_string()),
+                    Err(_) => out.push_str(&after[..j]),
+                }
+                rest = &after[j + REF_CLOSE.len_utf8()..];
+            }
+            None => rest = after,
+        }
+    }
+    out.push_str(rest);
+    *s = out;
+}
+
 impl Finding {
+    /// Replaces the provisional stream ids written with [`StreamRef`] in the explanation,
+    /// evidence notes and fixes by their final numbers.
+    pub fn resolve_stream_refs(&mut self, number: &impl Fn(u64) -> u64) {
+        resolve_refs(&mut self.explanation, number);
+        for e in &mut self.evidence {
+            resolve_refs(&mut e.note, number);
+        }
+        for x in &mut self.fix {
+            resolve_refs(&mut x.action, number);
+        }
+    }
+
     /// Adds an evidence line unless the bound is reached.
     pub fn cite(&mut self, frame: u64, ts: Timestamp, note: impl Into<String>) {
         if self.evidence.len() < MAX_EVIDENCE {

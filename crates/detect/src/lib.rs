@@ -15,7 +15,7 @@ pub mod ipid;
 
 pub use detector::{Connection, Detector, Segment, Slots, StreamMap};
 pub use exchange::{Exchange, ExchangeBuilder, Span};
-pub use finding::{Confidence, Evidence, Finding, FindingId, Fix, Host};
+pub use finding::{Confidence, Evidence, Finding, FindingId, Fix, Host, StreamRef};
 
 use tcpwhy_capture::{Packet, TcpFlags, Timestamp};
 use tcpwhy_track::{ConnSummary, SegmentEvent, SegmentKinds, Vantage};
@@ -47,8 +47,24 @@ struct ConnState {
 pub struct Analysis {
     /// Sorted by cost, largest first.
     pub findings: Vec<Finding>,
-    /// `(stream, exchanges)` of every connection, when asked for.
-    pub exchanges: Vec<(u64, Vec<Exchange>)>,
+    /// `(stream, [client, server], exchanges)` of every connection, when asked for.
+    pub exchanges: Vec<(u64, [tcpwhy_track::Endpoint; 2], Vec<Exchange>)>,
+}
+
+impl Analysis {
+    /// Gives every stream its final number: `number` maps the provisional ids of a
+    /// sharded pass (unchanged for final ones), in findings, in the stream references of
+    /// their texts ([`StreamRef`]) and in the exchanges. The order stays as sorted: final
+    /// numbers follow the provisional ids' order (both count up with the first frame).
+    pub fn renumber(&mut self, number: impl Fn(u64) -> u64) {
+        for f in &mut self.findings {
+            f.stream = number(f.stream);
+            f.resolve_stream_refs(&number);
+        }
+        for (s, _, _) in &mut self.exchanges {
+            *s = number(*s);
+        }
+    }
 }
 
 /// Runs every detector over one capture.
@@ -126,9 +142,22 @@ impl Analyzer {
         }
     }
 
-    /// A connection the tracker finalised.
+    /// A connection the tracker finalised: the detectors judge it and free its state.
+    /// A continuation (packets on the 4-tuple after the connection was finalised) is not
+    /// judged again: its segments were seen, its state is freed.
     pub fn on_connection(&mut self, summary: &ConnSummary) {
+        if summary.continuation {
+            if let Some(st) = self.conns.remove(&summary.stream) {
+                self.free_slots.push(st.slot);
+            }
+            return;
+        }
         self.on_connection_keyed(summary, summary.stream)
+    }
+
+    /// Connections whose state the analyzer holds (seen, not yet finalised).
+    pub fn open_connections(&self) -> usize {
+        self.conns.len()
     }
 
     /// A connection finalised by a tracker of a parallel pass, whose segments carried the
@@ -158,7 +187,9 @@ impl Analyzer {
             self.free_slots.push(slot);
         }
         if self.config.keep_exchanges {
-            self.out.exchanges.push((summary.stream, exchanges));
+            self.out
+                .exchanges
+                .push((summary.stream, summary.endpoints, exchanges));
         }
     }
 
@@ -189,7 +220,7 @@ impl Analyzer {
                 .then(first_frame(a).cmp(&first_frame(b)))
                 .then(a.explanation.cmp(&b.explanation))
         });
-        out.exchanges.sort_by_key(|(s, _)| *s);
+        out.exchanges.sort_by_key(|(s, _, _)| *s);
         out
     }
 }

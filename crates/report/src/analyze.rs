@@ -55,13 +55,7 @@ pub fn render_text(reports: &[AnalyzeReport]) -> String {
         if several {
             out.push_str(&format!("== {} ==\n", r.file.path));
         }
-        let t0 = r
-            .file
-            .connections
-            .iter()
-            .map(|c| c.start)
-            .min()
-            .unwrap_or_default();
+        let t0 = r.file.stats.start.unwrap_or_default();
         if r.findings.is_empty() {
             out.push_str("No TCP mechanism cost time above the threshold in this capture.\n");
         } else {
@@ -290,7 +284,7 @@ pub fn write_json(reports: &[AnalyzeReport], out: &mut impl std::io::Write) -> s
                 path: &r.file.path,
                 frames: r.file.frames,
                 tcp_frames: r.file.tcp_frames,
-                connections: r.file.connections.len(),
+                connections: r.file.stats.count as usize,
                 error: r.file.error.as_ref().map(|e| e.message.as_str()),
                 findings: r
                     .findings

@@ -4,32 +4,11 @@ use crate::table::{Align, Table};
 use crate::units::{bytes, ms, ns_to_ms, secs};
 use crate::SCHEMA_VERSION;
 use serde::Serialize;
-use tcpwhy_capture::SkipCounts;
 use tcpwhy_track::{
     ClientBy, ConnSummary, DirSummary, LimitTimes, RttStats, SegmentCounts, Vantage, WindowScale,
 };
 
-/// Where a capture stopped early, for the report.
-#[derive(Clone, Debug)]
-pub struct ReadError {
-    pub message: String,
-    /// Frame number that could not be read.
-    pub frame: u64,
-    pub offset: u64,
-}
-
-/// Everything known about one capture file after the pass.
-#[derive(Clone, Debug)]
-pub struct FileReport {
-    pub path: String,
-    pub format: String,
-    pub frames: u64,
-    pub tcp_frames: u64,
-    pub skipped: SkipCounts,
-    pub error: Option<ReadError>,
-    /// Connections sorted by stream index (continuations merged).
-    pub connections: Vec<ConnSummary>,
-}
+pub use tcpwhy_pipeline::{FileReport, ReadError};
 
 /// The RTT a person cares about: the full path RTT seen from the capture point.
 ///
@@ -195,9 +174,7 @@ pub fn render_text(files: &[FileReport]) -> String {
 pub fn footer(f: &FileReport) -> String {
     let mut s = format!(
         "{} connections; {} frames, {} TCP",
-        f.connections.len(),
-        f.frames,
-        f.tcp_frames
+        f.stats.count, f.frames, f.tcp_frames
     );
     let skipped: Vec<String> = f
         .skipped
@@ -210,19 +187,12 @@ pub fn footer(f: &FileReport) -> String {
     s.push('\n');
     // Capture loss: the peer acknowledged data the file does not hold. Said once, so that
     // nobody reads those holes as network loss or reordering.
-    let unseen: Vec<u64> = f
-        .connections
-        .iter()
-        .map(|c| c.dirs[0].counts.acked_unseen + c.dirs[1].counts.acked_unseen)
-        .filter(|&n| n > 0)
-        .collect();
-    if !unseen.is_empty() {
+    if f.stats.acked_unseen > 0 {
         s.push_str(&format!(
             "note: the capture missed packets: {} ACK(s) on {} connection(s) acknowledged \
              data that is not in the file (acked_unseen); those holes are capture loss, not \
              network loss or reordering\n",
-            unseen.iter().sum::<u64>(),
-            unseen.len()
+            f.stats.acked_unseen, f.stats.acked_unseen_connections
         ));
     }
     if let Some(e) = &f.error {

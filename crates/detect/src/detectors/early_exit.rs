@@ -32,7 +32,7 @@
 
 use crate::detector::{downcast, ms, Connection, Detector, Segment, Slots};
 use crate::exchange::Span;
-use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
+use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
 use std::collections::HashMap;
 use std::net::IpAddr;
 use tcpwhy_capture::{TcpFlags, Timestamp};
@@ -245,7 +245,8 @@ impl Detector for EarlyExit {
                 p.finding.explanation.push_str(&format!(
                     " An earlier connection to this peer (stream {}) lost data ({} segment(s) \
                      show it): its reduced ssthresh is what the kernel cached when it closed.",
-                    c.stream, c.loss_signals
+                    StreamRef(c.stream),
+                    c.loss_signals
                 ));
             }
             if others > 0 || lossy_before.is_some() {

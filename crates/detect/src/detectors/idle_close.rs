@@ -33,7 +33,7 @@
 //! capture (nobody paid yet).
 
 use crate::detector::{downcast, ms, Connection, Detector, Segment, Slots};
-use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
+use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::IpAddr;
 use tcpwhy_capture::Timestamp;
@@ -275,14 +275,17 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
         f.cite(
             c.last_data.0,
             c.last_data.1,
-            format!("stream {}: last data before the idle period", c.stream),
+            format!(
+                "stream {}: last data before the idle period",
+                StreamRef(c.stream)
+            ),
         );
         f.cite(
             c.fin_frame,
             c.fin_ts,
             format!(
                 "stream {}: {closer}'s FIN after {} idle",
-                c.stream,
+                StreamRef(c.stream),
                 ms(c.idle_ns)
             ),
         );
@@ -291,13 +294,16 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
             o.syn_ts,
             format!(
                 "stream {}: new connection for the next request, {} after the FIN (handshake {})",
-                o.stream,
+                StreamRef(o.stream),
                 ms(o.syn_ts.since(c.fin_ts).max(0) as u64),
                 ms(o.handshake_ns)
             ),
         );
     }
-    let streams: Vec<String> = paid.iter().map(|(_, o)| o.stream.to_string()).collect();
+    let streams: Vec<String> = paid
+        .iter()
+        .map(|(_, o)| StreamRef(o.stream).to_string())
+        .collect();
     let spread = if same.len() > 1 {
         format!(
             "after {}–{} each time on {} connection(s)",

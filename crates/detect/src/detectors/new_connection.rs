@@ -52,7 +52,7 @@
 
 use crate::detector::{downcast, ms, Connection, Detector, Segment, Slots};
 use crate::exchange::{Exchange, Span};
-use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
+use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
 use std::collections::HashMap;
 use std::net::IpAddr;
 use tcpwhy_track::{ClientBy, ConnSummary, Endpoint};
@@ -322,7 +322,8 @@ fn judge(c: Candidate, warm: Option<Warm>) -> Option<Finding> {
             format!(
                 "the largest round sent on a warm connection between the same hosts (stream {}, \
                  frame {})",
-                w.stream, w.frame
+                StreamRef(w.stream),
+                w.frame
             ),
         ),
         _ => (

@@ -33,7 +33,7 @@
 //! captured are ignored, so a capture started mid-way under-counts.
 
 use crate::detector::{downcast, ms, Connection, Detector, Segment, Slots};
-use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
+use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use tcpwhy_capture::Timestamp;
@@ -190,7 +190,7 @@ impl Detector for ShortLived {
                     c.start,
                     format!(
                         "SYN of stream {}: new connection for {} exchange(s), handshake {}{}",
-                        c.stream,
+                        StreamRef(c.stream),
                         c.exchanges,
                         ms(c.handshake_ns),
                         if paid {
@@ -204,7 +204,7 @@ impl Detector for ShortLived {
             let mut listed: Vec<String> = short
                 .iter()
                 .take(MAX_LISTED)
-                .map(|c| c.stream.to_string())
+                .map(|c| StreamRef(c.stream).to_string())
                 .collect();
             if short.len() > MAX_LISTED {
                 listed.push(format!("… ({} more)", short.len() - MAX_LISTED));

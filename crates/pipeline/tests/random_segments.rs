@@ -6,8 +6,8 @@
 #[path = "../../../fuzz/fuzz_targets/synth.rs"]
 mod synth;
 
-use tcpwhy_detect::{Analyzer, Config};
-use tcpwhy_track::{merge_by_stream, Tracker};
+use tcpwhy_detect::Config;
+use tcpwhy_pipeline::Pass;
 
 /// Cases per run, and the largest number of segments in one case.
 const CASES: usize = 3000;
@@ -26,22 +26,14 @@ impl Rng {
 }
 
 fn run(data: &[u8], vantage: Option<tcpwhy_track::Vantage>) -> usize {
-    let mut t = Tracker::new();
-    let mut a = Analyzer::new(Config {
+    let mut pass = Pass::new(Config {
         vantage,
         keep_exchanges: true,
     });
-    let mut summaries = Vec::new();
     synth::segments(data, |frame, ts, p| {
-        let ev = t.process(frame, ts, p);
-        a.on_segment(frame, ts, p, &ev);
-        summaries.extend(t.drain_finished());
+        pass.packet(frame, ts, p);
     });
-    summaries.extend(t.finish());
-    for c in merge_by_stream(summaries) {
-        a.on_connection(&c);
-    }
-    a.finish().findings.len()
+    pass.finish().1.findings.len()
 }
 
 #[test]

@@ -1,0 +1,436 @@
+//! The one pass over a capture — read → decode → track → detect → findings — on one
+//! thread or sharded by connection across several, as a library: the binary, the tests,
+//! the fuzz targets (and later the Python binding) call these entry points instead of
+//! each wiring the stages together.
+//!
+//! Memory follows the connections open at once, not their total: the tracker finalises a
+//! connection when it ends (RST, FIN both ways, idleness; `tcpwhy_track::Tracker`) and
+//! hands its summary over at once, before the next segment; [`analyze`] runs the
+//! detectors' judgement of that connection then and frees its state, keeping only
+//! findings and counts. [`flows`] keeps one row per connection because its output is
+//! every row, sorted by `tcp.stream`.
+//!
+//! Sharding: each thread reads every frame of one shared map of the file and tracks the
+//! connections of its shard only ([`Sharder`]: a new 4-tuple goes to the least-loaded
+//! shard), so no packet is handed between threads. A shard cannot know the final
+//! `tcp.stream` numbers (they count the connections of every shard in the order of their
+//! first frames), so its connections carry provisional ids
+//! ([`PROVISIONAL_STREAM`] | first frame) until the shards are joined; [`StreamNumbers`]
+//! then maps them, and findings are renumbered ([`tcpwhy_detect::Analysis::renumber`]).
+
+mod report;
+
+pub use report::{ConnStats, FileReport, ReadError};
+
+use std::path::Path;
+use tcpwhy_capture::{
+    decode, flow_addrs, Capture, FileFormat, FlowAddrs, Packet, SkipCounts, Timestamp,
+};
+use tcpwhy_detect::{Analysis, Analyzer, Config};
+use tcpwhy_track::{
+    merge_by_stream, merge_shards, ConnSummary, SegmentEvent, Sharder, Tracker, PROVISIONAL_STREAM,
+};
+
+/// Frames between progress updates (cheap enough to be invisible on the hot path).
+const PROGRESS_EVERY: u64 = 1 << 16;
+
+/// Files smaller than this are read by one thread: starting more costs more than it saves.
+const PARALLEL_MIN_BYTES: u64 = 64 << 20;
+
+/// Told how far the pass got, by one thread, every [`PROGRESS_EVERY`] frames. The
+/// binary draws a progress bar with it; libraries never touch the terminal.
+pub trait Progress: Sync {
+    /// The pass starts on an input of `total_bytes` (unknown for a stream).
+    fn start(&self, total_bytes: Option<u64>);
+    /// Bytes of the input read so far.
+    fn update(&self, bytes_read: u64);
+    /// The pass is over.
+    fn finish(&self);
+}
+
+/// How to run a pass.
+#[derive(Clone, Copy, Default)]
+pub struct Options<'p> {
+    /// Threads; 0 chooses ([`auto_threads`]). Standard input is always read by one.
+    pub threads: usize,
+    pub progress: Option<&'p dyn Progress>,
+}
+
+/// How many threads a pass on `path` uses when the user did not say: one per core for a
+/// large file, one for small files and standard input (a stream can be read once).
+pub fn auto_threads(path: &str) -> usize {
+    let large = path != "-" && std::fs::metadata(path).is_ok_and(|m| m.len() >= PARALLEL_MIN_BYTES);
+    if large {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        1
+    }
+}
+
+/// Opens `path` (`-` is standard input).
+pub fn open(path: &str) -> Result<Capture, String> {
+    let r = if path == "-" {
+        Capture::from_reader(Box::new(std::io::stdin()))
+    } else {
+        Capture::open(Path::new(path))
+    };
+    r.map_err(|e| format!("{path}: {e}"))
+}
+
+/// What a pass hands its consumer: every TCP segment in capture order (of its shard), and
+/// every connection once the tracker finalised it — always before the segment that
+/// follows the finalisation, so that a late packet reviving a finalised connection (a
+/// continuation, `ConnSummary::continuation`) comes after the summary of its first part.
+pub trait Sink {
+    fn segment(&mut self, _frame: u64, _ts: Timestamp, _pkt: &Packet<'_>, _ev: &SegmentEvent) {}
+    fn connection(&mut self, summary: ConnSummary);
+}
+
+/// Frame counts and where reading stopped, for one thread's pass.
+#[derive(Default)]
+struct Tally {
+    frames: u64,
+    tcp_frames: u64,
+    skipped: SkipCounts,
+    error: Option<ReadError>,
+}
+
+/// The next frame, or where and why reading stopped (for the report).
+fn next_frame(cap: &mut Capture) -> Result<Option<tcpwhy_capture::Frame<'_>>, ReadError> {
+    cap.next_frame().map_err(|e| ReadError {
+        message: e.to_string(),
+        frame: e.frame,
+        offset: e.offset,
+    })
+}
+
+/// One thread's pass over `cap`. `shard` is `(this, of)` in a sharded pass: then every
+/// frame is decoded and counted (TCP or skipped) by exactly one thread — the owner of its
+/// connection, or for a frame without readable endpoints thread `number % of`.
+fn run<S: Sink>(
+    cap: &mut Capture,
+    shard: Option<(usize, usize)>,
+    sink: &mut S,
+    progress: Option<&dyn Progress>,
+) -> Tally {
+    let mut tracker = match shard {
+        None => Tracker::new(),
+        Some(_) => Tracker::with_provisional_streams(),
+    };
+    let mut sharder = shard.map(|(_, of)| Sharder::new(of));
+    if let Some(p) = progress {
+        p.start(cap.total_bytes());
+    }
+    let mut t = Tally::default();
+    t.error = loop {
+        if t.frames % PROGRESS_EVERY == 0 {
+            if let Some(p) = progress {
+                p.update(cap.bytes_read());
+            }
+        }
+        let frame = match next_frame(cap) {
+            Ok(Some(f)) => f,
+            Ok(None) => break None,
+            Err(e) => break Some(e),
+        };
+        t.frames += 1;
+        let owner = match (&mut sharder, shard) {
+            (Some(s), Some((me, _))) => match flow_addrs(&frame).map(|a| s.shard(&a)) {
+                Some(o) if o != me => continue,
+                o => o,
+            },
+            _ => None,
+        };
+        // Borrow the decoded packet in place: moving the 136-byte value out of the
+        // Result cost a memcpy per frame (measured: ~10 % of the pass).
+        let decoded = decode(&frame);
+        let pkt = match &decoded {
+            Ok(pkt) => pkt,
+            Err(reason) => {
+                let mine = shard.is_none_or(|(me, of)| {
+                    owner.unwrap_or((frame.number % of as u64) as usize) == me
+                });
+                if mine {
+                    t.skipped.add(*reason);
+                }
+                continue;
+            }
+        };
+        let mine = match (&mut sharder, shard) {
+            (Some(s), Some((me, _))) => owner.unwrap_or_else(|| s.shard(&FlowAddrs::of(pkt))) == me,
+            _ => true,
+        };
+        if !mine {
+            continue;
+        }
+        t.tcp_frames += 1;
+        let ev = tracker.process(frame.number, frame.ts, pkt);
+        for c in tracker.drain_finished() {
+            sink.connection(c);
+        }
+        sink.segment(frame.number, frame.ts, pkt, &ev);
+    };
+    for c in tracker.finish() {
+        sink.connection(c);
+    }
+    if let Some(p) = progress {
+        p.finish();
+    }
+    t
+}
+
+fn format_name(f: FileFormat) -> String {
+    match f {
+        FileFormat::Pcap {
+            nanosecond,
+            big_endian,
+            modified,
+        } => format!(
+            "pcap{}{}{}",
+            if modified { " (modified)" } else { "" },
+            if nanosecond { " ns" } else { " µs" },
+            if big_endian { " big-endian" } else { "" }
+        ),
+        FileFormat::PcapNg => "pcapng".into(),
+    }
+}
+
+/// The result of [`sharded`]: the file's counts and every shard's sink.
+struct Sharded<S> {
+    report: FileReport,
+    sinks: Vec<S>,
+}
+
+/// A pass over `path` on `threads` threads (one for standard input or a small count),
+/// each feeding its own sink made by `make`.
+fn sharded<S: Sink + Send>(
+    path: &str,
+    opts: &Options<'_>,
+    make: impl Fn(bool) -> S + Sync,
+) -> Result<Sharded<S>, String> {
+    let threads = match opts.threads {
+        0 => auto_threads(path),
+        n => n,
+    };
+    if threads <= 1 || path == "-" {
+        let mut cap = open(path)?;
+        let format = format_name(cap.format());
+        let mut sink = make(false);
+        let t = run(&mut cap, None, &mut sink, opts.progress);
+        return Ok(Sharded {
+            report: FileReport::new(path, format, t.frames, t.tcp_frames, t.skipped, t.error),
+            sinks: vec![sink],
+        });
+    }
+    let caps =
+        Capture::open_shared(Path::new(path), threads).map_err(|e| format!("{path}: {e}"))?;
+    let format = format_name(caps[0].format());
+    let make = &make;
+    let results: Vec<(Tally, S)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = caps
+            .into_iter()
+            .enumerate()
+            .map(|(shard, mut cap)| {
+                // Thread 0 reports progress: every thread reads every frame.
+                let progress = if shard == 0 { opts.progress } else { None };
+                scope.spawn(move || {
+                    let mut sink = make(true);
+                    let t = run(&mut cap, Some((shard, threads)), &mut sink, progress);
+                    (t, sink)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join())
+            .collect::<Result<Vec<_>, _>>()
+    })
+    .map_err(|_| format!("{path}: a worker thread failed"))?;
+    // Every thread read the same frames and met the same error; TCP frames and skips
+    // were counted by one thread each.
+    let mut report = FileReport::new(path, format, 0, 0, SkipCounts::default(), None);
+    let mut sinks = Vec::with_capacity(results.len());
+    for (i, (t, sink)) in results.into_iter().enumerate() {
+        report.tcp_frames += t.tcp_frames;
+        report.skipped.merge(&t.skipped);
+        if i == 0 {
+            (report.frames, report.error) = (t.frames, t.error);
+        }
+        sinks.push(sink);
+    }
+    Ok(Sharded { report, sinks })
+}
+
+/// Collects connection rows for [`flows`].
+#[derive(Default)]
+struct Rows(Vec<ConnSummary>);
+
+impl Sink for Rows {
+    fn connection(&mut self, summary: ConnSummary) {
+        self.0.push(summary);
+    }
+}
+
+/// Every connection of `path` with its statistics (`tcpwhy flows`), sorted by stream,
+/// continuations merged.
+pub fn flows(path: &str, opts: &Options<'_>) -> Result<FileReport, String> {
+    let s = sharded(path, opts, |_| Rows::default())?;
+    let mut report = s.report;
+    let mut shards: Vec<Vec<ConnSummary>> = s.sinks.into_iter().map(|r| r.0).collect();
+    report.connections = if shards.len() == 1 {
+        merge_by_stream(shards.pop().unwrap_or_default())
+    } else {
+        // Each thread's rows sorted in parallel would save little next to the merge.
+        merge_shards(shards)
+    };
+    report.stats = ConnStats::of(&report.connections);
+    Ok(report)
+}
+
+/// Every TCP segment of `path` with its tracker event, in capture order, on one thread
+/// (`tcpwhy segments`).
+pub fn segments(
+    path: &str,
+    on_segment: impl FnMut(u64, Timestamp, &Packet<'_>, &SegmentEvent),
+) -> Result<FileReport, String> {
+    struct Each<F>(F, ConnStats);
+    impl<F: FnMut(u64, Timestamp, &Packet<'_>, &SegmentEvent)> Sink for Each<F> {
+        fn segment(&mut self, frame: u64, ts: Timestamp, pkt: &Packet<'_>, ev: &SegmentEvent) {
+            (self.0)(frame, ts, pkt, ev)
+        }
+        fn connection(&mut self, summary: ConnSummary) {
+            self.1.add(&summary);
+        }
+    }
+    let mut cap = open(path)?;
+    let format = format_name(cap.format());
+    let mut sink = Each(on_segment, ConnStats::default());
+    let t = run(&mut cap, None, &mut sink, None);
+    let mut report = FileReport::new(path, format, t.frames, t.tcp_frames, t.skipped, t.error);
+    report.stats = sink.1;
+    Ok(report)
+}
+
+/// Final `tcp.stream` numbers of a sharded pass: the provisional id of a connection is
+/// [`PROVISIONAL_STREAM`] | its first frame, and its number is the count of connections
+/// (of every shard) whose first frame came before — what one tracker would have given.
+pub struct StreamNumbers {
+    /// First frames of every connection, sorted.
+    first_frames: Vec<u64>,
+}
+
+impl StreamNumbers {
+    /// `shards`: each shard's first frames, in any order.
+    pub fn new(shards: Vec<Vec<u64>>) -> Self {
+        let mut first_frames: Vec<u64> = shards.into_iter().flatten().collect();
+        first_frames.sort_unstable();
+        StreamNumbers { first_frames }
+    }
+
+    /// The final number of `stream` (unchanged when it is not provisional).
+    pub fn get(&self, stream: u64) -> u64 {
+        if stream & PROVISIONAL_STREAM == 0 {
+            return stream;
+        }
+        let frame = stream & !PROVISIONAL_STREAM;
+        match self.first_frames.binary_search(&frame) {
+            Ok(i) | Err(i) => i as u64,
+        }
+    }
+}
+
+/// Feeds an [`Analyzer`] and keeps what the report needs of each connection.
+struct Analyzing {
+    analyzer: Analyzer,
+    stats: ConnStats,
+    /// First frames of this shard's connections, to number the streams at the end
+    /// (sharded passes only: 8 bytes a connection).
+    first_frames: Option<Vec<u64>>,
+}
+
+impl Sink for Analyzing {
+    fn segment(&mut self, frame: u64, ts: Timestamp, pkt: &Packet<'_>, ev: &SegmentEvent) {
+        self.analyzer.on_segment(frame, ts, pkt, ev);
+    }
+    fn connection(&mut self, summary: ConnSummary) {
+        self.stats.add(&summary);
+        if let (Some(v), false) = (&mut self.first_frames, summary.continuation) {
+            v.push(summary.first_frame);
+        }
+        self.analyzer.on_connection(&summary);
+    }
+}
+
+/// The findings of `path` (`tcpwhy analyze`): every detector over every connection, the
+/// connections judged as they end. `report.connections` stays empty; `report.stats`
+/// holds what the report says of them.
+pub fn analyze(
+    path: &str,
+    opts: &Options<'_>,
+    config: &Config,
+) -> Result<(FileReport, Analysis), String> {
+    let s = sharded(path, opts, |sharded| Analyzing {
+        analyzer: Analyzer::new(config.clone()),
+        stats: ConnStats::default(),
+        first_frames: sharded.then(Vec::new),
+    })?;
+    let mut report = s.report;
+    let mut sinks = s.sinks.into_iter();
+    let Some(mut first) = sinks.next() else {
+        return Ok((report, Analysis::default()));
+    };
+    let mut frames = vec![first.first_frames.take().unwrap_or_default()];
+    for mut other in sinks {
+        frames.push(other.first_frames.take().unwrap_or_default());
+        first.stats.merge(&other.stats);
+        first.analyzer.absorb(other.analyzer);
+    }
+    let numbers = StreamNumbers::new(frames);
+    let mut analysis = first.analyzer.finish();
+    analysis.renumber(|s| numbers.get(s));
+    report.stats = first.stats;
+    Ok((report, analysis))
+}
+
+/// The pass the tests and fuzz targets make on frames they build themselves: each
+/// packet through the tracker and the analyzer, as [`analyze`] does on one thread.
+pub struct Pass {
+    tracker: Tracker,
+    sink: Analyzing,
+}
+
+impl Pass {
+    pub fn new(config: Config) -> Self {
+        Pass {
+            tracker: Tracker::new(),
+            sink: Analyzing {
+                analyzer: Analyzer::new(config),
+                stats: ConnStats::default(),
+                first_frames: None,
+            },
+        }
+    }
+
+    /// One TCP packet seen at `ts` in frame `frame`.
+    pub fn packet(&mut self, frame: u64, ts: Timestamp, pkt: &Packet<'_>) -> SegmentEvent {
+        let ev = self.tracker.process(frame, ts, pkt);
+        for c in self.tracker.drain_finished() {
+            self.sink.connection(c);
+        }
+        self.sink.segment(frame, ts, pkt, &ev);
+        ev
+    }
+
+    /// Connections the analyzer holds state for right now.
+    pub fn open_connections(&self) -> usize {
+        self.sink.analyzer.open_connections()
+    }
+
+    /// Ends the pass: every open connection finalised, then the findings.
+    pub fn finish(mut self) -> (ConnStats, Analysis) {
+        for c in self.tracker.finish() {
+            self.sink.connection(c);
+        }
+        (self.sink.stats, self.sink.analyzer.finish())
+    }
+}

@@ -1,0 +1,99 @@
+//! What a pass says about one capture file besides its findings: frame counts, skips,
+//! where reading stopped, and its connections.
+
+use tcpwhy_capture::{SkipCounts, Timestamp};
+use tcpwhy_track::ConnSummary;
+
+/// Where a capture stopped early, for the report.
+#[derive(Clone, Debug)]
+pub struct ReadError {
+    pub message: String,
+    /// Frame number that could not be read.
+    pub frame: u64,
+    pub offset: u64,
+}
+
+/// What the reports say about a file's connections as a whole, gathered as they end so
+/// that `analyze` need not keep them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnStats {
+    /// Connections (`tcp.stream` values); a continuation is not another one.
+    pub count: u64,
+    /// The first packet of the earliest connection.
+    pub start: Option<Timestamp>,
+    /// ACKs for data the file does not hold (capture loss), and on how many connections.
+    pub acked_unseen: u64,
+    pub acked_unseen_connections: u64,
+}
+
+impl ConnStats {
+    /// Takes in one finalised connection (or continuation).
+    pub fn add(&mut self, c: &ConnSummary) {
+        if !c.continuation {
+            self.count += 1;
+        }
+        self.start = Some(self.start.map_or(c.start, |s| s.min(c.start)));
+        let unseen = c.dirs[0].counts.acked_unseen + c.dirs[1].counts.acked_unseen;
+        if unseen > 0 {
+            self.acked_unseen += unseen;
+            // A continuation's capture loss is its connection's: count that once at most.
+            self.acked_unseen_connections += u64::from(!c.continuation);
+        }
+    }
+
+    /// The statistics of `conns` (continuations already merged).
+    pub fn of(conns: &[ConnSummary]) -> Self {
+        let mut s = ConnStats::default();
+        conns.iter().for_each(|c| s.add(c));
+        s
+    }
+
+    /// Takes in another shard's statistics.
+    pub fn merge(&mut self, o: &ConnStats) {
+        self.count += o.count;
+        self.start = match (self.start, o.start) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.acked_unseen += o.acked_unseen;
+        self.acked_unseen_connections += o.acked_unseen_connections;
+    }
+}
+
+/// Everything known about one capture file after the pass.
+#[derive(Clone, Debug)]
+pub struct FileReport {
+    pub path: String,
+    pub format: String,
+    pub frames: u64,
+    pub tcp_frames: u64,
+    pub skipped: SkipCounts,
+    pub error: Option<ReadError>,
+    /// What the reports say of the connections as a whole.
+    pub stats: ConnStats,
+    /// Connections sorted by stream index (continuations merged): filled by `flows`,
+    /// empty after `analyze`, which judges each as it ends and keeps none.
+    pub connections: Vec<ConnSummary>,
+}
+
+impl FileReport {
+    pub(crate) fn new(
+        path: &str,
+        format: String,
+        frames: u64,
+        tcp_frames: u64,
+        skipped: SkipCounts,
+        error: Option<ReadError>,
+    ) -> Self {
+        FileReport {
+            path: path.to_string(),
+            format,
+            frames,
+            tcp_frames,
+            skipped,
+            error,
+            stats: ConnStats::default(),
+            connections: Vec::new(),
+        }
+    }
+}
