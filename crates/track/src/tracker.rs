@@ -29,7 +29,17 @@ const MAX_WSCALE: u8 = 14;
 const TS_HISTORY: usize = 64;
 /// Recent retransmissions remembered per direction to link D-SACKs to.
 const RETRANSMISSION_HISTORY: usize = 128;
-/// A closed connection (FIN both ways, or RST) is finalised after this much capture
+/// A reset connection is finalised after this much capture time without packets. A RST
+/// its receiver accepts ends the connection at both ends (RFC 9293 §3.10.7: the
+/// receiver deletes the TCB; Linux `tcp_reset` → `tcp_done`), so what can still come is
+/// what was in flight, the RSTs answering it, and the capture's own copies of packets,
+/// which come within [`CAPTURE_DUPLICATE_NS`] (zeek-http-m57-long: a RST recorded
+/// twice, 1 µs apart); later packets still get the stream from the tombstone (a
+/// continuation, counted in `flows`, not judged again by `analyze`). The 1 M-connection
+/// bench capture (SYN, SYN/ACK, RST at 20,000 connections/s) kept 200,000 reset
+/// connections live with the 10 s of a FIN close.
+const RESET_LINGER_NS: i64 = CAPTURE_DUPLICATE_NS;
+/// A closed connection (FIN both ways) is finalised after this much capture
 /// time without packets. Later packets (a retransmitted FIN, a stray ACK) still get the
 /// stream index from the tombstone; 10 s keeps the live set small on captures with
 /// thousands of short connections a second.
@@ -274,6 +284,9 @@ struct Dir {
     rtt_ts: RttSamples,
     first_data_rel: Option<u64>,
     max_end_rel: u64,
+    /// This side sent a RST its peer accepts (at the next sequence number): the
+    /// connection is over ([`RESET_LINGER_NS`]).
+    reset_in_sequence: bool,
     /// What limited this side's data, over time (`limits.rs`).
     limits: Limits,
     out: DirSummary,
@@ -305,6 +318,7 @@ impl Dir {
             rtt_ts: RttSamples::default(),
             first_data_rel: None,
             max_end_rel: 0,
+            reset_in_sequence: false,
             limits: Limits::default(),
             out: DirSummary::default(),
         }
@@ -434,6 +448,9 @@ pub struct Tracker {
     finished: Vec<ConnSummary>,
     last_sweep: Option<Timestamp>,
     max_live: usize,
+    /// Connections whose peer accepted a RST, with the RST's time, in capture order:
+    /// finalised [`RESET_LINGER_NS`] after their last packet, without waiting for a sweep.
+    resets: VecDeque<(Timestamp, FlowKey, u64)>,
 }
 
 impl Default for Tracker {
@@ -456,6 +473,7 @@ impl Tracker {
             finished: Vec::new(),
             last_sweep: None,
             max_live: 0,
+            resets: VecDeque::new(),
         }
     }
 
@@ -526,6 +544,7 @@ impl Tracker {
 
     /// Processes one TCP segment seen at `ts` in frame `frame`.
     pub fn process(&mut self, frame: u64, ts: Timestamp, pkt: &Packet<'_>) -> SegmentEvent {
+        self.finalise_resets(ts);
         self.maybe_sweep(ts);
         let src = Endpoint {
             addr: pkt.src,
@@ -557,7 +576,11 @@ impl Tracker {
         {
             let d = usize::from(src != c.origin);
             if !(syn_only && c.dirs[d].base_seq.is_some_and(|b| b != pkt.seq)) {
-                return c.segment(frame, ts, src, pkt);
+                let ev = c.segment(frame, ts, src, pkt);
+                if pkt.flags.rst() && c.dirs[d].reset_in_sequence {
+                    self.resets.push_back((ts, key, c.stream));
+                }
+                return ev;
             }
         }
         self.process_slow(key, frame, ts, src, dst, pkt)
@@ -644,6 +667,33 @@ impl Tracker {
         self.live.insert(key, slot);
         self.max_live = self.max_live.max(self.live.len());
         ev
+    }
+
+    /// Finalises the reset connections quiet for [`RESET_LINGER_NS`] by `now`.
+    fn finalise_resets(&mut self, now: Timestamp) {
+        while let Some(&(at, key, stream)) = self.resets.front() {
+            if now.since(at) <= RESET_LINGER_NS {
+                break;
+            }
+            self.resets.pop_front();
+            let Some(c) = self
+                .live
+                .get(&key)
+                .and_then(|&i| self.slots.get(i))
+                .and_then(|c| c.as_ref())
+            else {
+                continue;
+            };
+            if c.stream != stream {
+                continue;
+            }
+            if now.since(c.end) > RESET_LINGER_NS {
+                self.finalise(&key);
+            } else {
+                // Packets came after the RST: wait for quiet again.
+                self.resets.push_back((c.end, key, stream));
+            }
+        }
     }
 
     fn maybe_sweep(&mut self, now: Timestamp) {
@@ -748,7 +798,10 @@ impl Conn {
 
     fn expired(&self, now: Timestamp) -> bool {
         let idle = now.since(self.end);
-        (self.closed() && idle > CLOSED_LINGER_NS) || idle > IDLE_FINALISE_NS
+        let reset = self.dirs[0].reset_in_sequence || self.dirs[1].reset_in_sequence;
+        (reset && idle > RESET_LINGER_NS)
+            || (self.closed() && idle > CLOSED_LINGER_NS)
+            || idle > IDLE_FINALISE_NS
     }
 
     fn client_dir(&self) -> (usize, ClientBy) {
@@ -915,6 +968,17 @@ impl Conn {
         }
         if flags.rst() {
             fwd.out.rst = true;
+            // RFC 5961 §3.2, Linux `tcp_validate_incoming`: only a RST at exactly the next
+            // expected sequence number resets the receiver; any other draws a challenge
+            // ACK and the connection goes on (suricata-verify-tls-subjectaltname: a
+            // client in SYN-SENT resets a bogus ACK and retries its SYN 3 s later).
+            fwd.reset_in_sequence |= fwd.next_seq == Some(pkt.seq);
+        } else if rev.reset_in_sequence {
+            // The peer goes on sending after the RST: it did not take it (a stack that
+            // ignores RSTs without ACK, wireshark-sample-ftpv6-2 stream 1), or this was in
+            // flight. Either way the connection is not known to be over: linger as after
+            // a FIN.
+            rev.reset_in_sequence = false;
         }
 
         // Bytes in flight after a data segment: highest byte sent − the peer's last ACK.
