@@ -94,7 +94,7 @@ impl Analyzer {
                 st.syn.get_or_insert(ts);
             } else if flags.0 & (TcpFlags::SYN | TcpFlags::ACK) == TcpFlags::ACK && ev.from_client {
                 if let (Some(s), None) = (st.syn, st.handshake_rtt_ns) {
-                    st.handshake_rtt_ns = Some(ts.since(s).max(0) as u64);
+                    st.handshake_rtt_ns = Some(ts.elapsed_since(s));
                     st.builder.established(ts);
                 }
             }

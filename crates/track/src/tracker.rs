@@ -978,7 +978,7 @@ impl Conn {
                 }
                 if let Some(u) = last {
                     if !u.retransmitted && ts >= u.ts {
-                        let ns = ts.since(u.ts) as u64;
+                        let ns = ts.elapsed_since(u.ts);
                         rev.rtt_ack.add(ns);
                         ack_rtt = Some((u.frame, ns));
                     }
@@ -1001,7 +1001,7 @@ impl Conn {
                 if let Some(i) = rev.ts_sent.iter().rposition(|e| e.0 == tsecr) {
                     let (_, t, fr) = rev.ts_sent[i];
                     if ts >= t {
-                        let ns = ts.since(t) as u64;
+                        let ns = ts.elapsed_since(t);
                         rev.rtt_ts.add(ns);
                         fwd.limits.echo_sample(ns);
                         ts_rtt = Some((fr, ns));
@@ -1102,7 +1102,7 @@ impl Conn {
                 if self.synack_time.is_none() {
                     self.synack_time = Some(ts);
                     if let Some(s) = self.syn_time {
-                        let leg = ts.since(s).max(0) as u64;
+                        let leg = ts.elapsed_since(s);
                         self.syn_to_synack_ns = Some(leg);
                         // The round trip from the capture point to the server and back.
                         self.dirs[f].limits.set_handshake_lag(leg);
@@ -1126,7 +1126,7 @@ impl Conn {
             let from_client = self.client.is_some_and(|(c, _)| c == f);
             if from_client && self.synack_to_ack_ns.is_none() {
                 if let Some(sa) = self.synack_time {
-                    let leg = ts.since(sa).max(0) as u64;
+                    let leg = ts.elapsed_since(sa);
                     self.synack_to_ack_ns = Some(leg);
                     // The round trip from the capture point to the client and back.
                     self.dirs[f].limits.set_handshake_lag(leg);

@@ -84,7 +84,7 @@
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
-use tcpwhy_track::{SegmentKinds, Vantage};
+use tcpwhy_track::{SegmentKinds, Side, Vantage};
 
 /// An ACK later than the round trip by less than this is not a delayed-ACK timer: below
 /// every stack's default (Linux 40 ms minimum, Windows 200 ms) and above scheduling and
@@ -209,14 +209,14 @@ struct Conn {
 }
 
 impl Conn {
-    /// Full segment size of the sender `s` (0 = client): the smaller of the two MSS
+    /// Full segment size of the sender `s`: the smaller of the two MSS
     /// options (the receiver's bounds what it may send, its own says what its path
     /// carries: wireshark-sample-nntp-sack.pcap, 1460 and 1380, segments of 1368) less the
     /// timestamps option when both SYNs carried it; without the handshake, the largest
     /// payload seen so far, at least RFC 9293's default + 1. Segments at least this
     /// large (TSO super-segments included) are full.
-    fn smss(&self, s: usize) -> u64 {
-        let mss = match (self.syn_mss[1 - s], self.syn_mss[s]) {
+    fn smss(&self, s: Side) -> u64 {
+        let mss = match (self.syn_mss[s.peer()], self.syn_mss[s]) {
             (Some(r), Some(m)) => r.min(m),
             (Some(r), None) => r,
             _ => return self.largest.max(DEFAULT_MSS + 1),
@@ -250,7 +250,7 @@ impl Detector for DelayedAck {
             }
         }
         c.last_ts = Some(seg.ts);
-        let (me, peer) = if ev.from_client { (0, 1) } else { (1, 0) };
+        let (me, peer) = (ev.sender(), ev.receiver());
         let flags = seg.pkt.flags;
         if flags.syn() {
             c.syn_mss[me] = seg.pkt.options.mss;
@@ -339,7 +339,8 @@ impl Detector for DelayedAck {
             return; // no handshake and no vantage: the ACK delay cannot be separated from the path
         };
         for (s, d) in c.dirs.iter().enumerate() {
-            let (to_sender, to_receiver) = (to[s], to[1 - s]);
+            let side = Side::from_index(s);
+            let (to_sender, to_receiver) = (to[side], to[side.peer()]);
             let mut kept: [Vec<Judged>; 2] = [Vec::new(), Vec::new()];
             for st in &d.stalls {
                 if let Some(j) = judge(st, to_sender, to_receiver, c.tick_ns) {
@@ -363,7 +364,7 @@ impl Detector for DelayedAck {
 fn stall_of(d: &Dir, smss: u64, seg: &Segment<'_>) -> Option<Stall> {
     let flight = &d.flight;
     let first = flight.first()?;
-    if (seg.ts.since(first.ts).max(0) as u64) < MIN_ACK_DELAY_NS {
+    if seg.ts.elapsed_since(first.ts) < MIN_ACK_DELAY_NS {
         return None;
     }
     let bytes: u64 = flight.iter().map(|s| u64::from(s.len)).sum();
@@ -427,14 +428,14 @@ fn round_trips(conn: &Connection<'_>) -> Option<[u64; 2]> {
 /// the capture clock's resolution.
 fn judge(st: &Stall, to_sender: u64, to_receiver: u64, tick_ns: u64) -> Option<Judged> {
     let release = st.release?;
-    let raw = st.ack.1.since(st.first.1).max(0) as u64;
+    let raw = st.ack.1.elapsed_since(st.first.1);
     // The path to the receiver now: the handshake's, or longer if queues grew since.
     let to_receiver = to_receiver.max(st.recent_rtt.unwrap_or(0));
     let delay = raw.saturating_sub(to_receiver);
     let late = delay >= MIN_ACK_DELAY_NS.max(MIN_DELAY_TICKS.saturating_mul(tick_ns))
         && delay <= MAX_ACK_DELAY_NS
         && delay.saturating_mul(RTT_JITTER_DIVISOR) >= to_receiver;
-    let gap = release.1.since(st.ack.1).max(0) as u64;
+    let gap = release.1.elapsed_since(st.ack.1);
     let tol = RELEASE_NS + to_sender / RTT_JITTER_DIVISOR + tick_ns;
     let released = gap <= to_sender.saturating_add(tol) && gap.saturating_add(tol) >= to_sender;
     let window_open = st
@@ -447,7 +448,7 @@ fn judge(st: &Stall, to_sender: u64, to_receiver: u64, tick_ns: u64) -> Option<J
         && u64::from(st.held_after_len) < st.smss
         && u64::from(release.2) < st.smss;
     let (kind, cost_ns) = if nagle {
-        let wait = release.1.since(st.held_after.1).max(0) as u64;
+        let wait = release.1.elapsed_since(st.held_after.1);
         (Kind::Nagle, wait)
     } else if st.acks_before == 0 {
         (Kind::Cwnd, delay)
@@ -524,7 +525,8 @@ fn report(
     let sender_is_server = s == 1;
     let (sender, receiver) = (role(sender_is_server), role(!sender_is_server));
     let eps = conn.summary.endpoints;
-    let (s_addr, r_addr) = (eps[s], eps[1 - s]);
+    let side = Side::from_index(s);
+    let (s_addr, r_addr) = (eps[side], eps[side.peer()]);
     let id = match kind {
         Kind::Nagle => FindingId::DelayedAckNagle,
         Kind::Cwnd => FindingId::DelayedAckCwnd,
@@ -537,7 +539,7 @@ fn report(
     let (dist, matches) = delay_distribution(js, receiver);
     let max_gap = js
         .iter()
-        .map(|j| j.release.1.since(j.st.ack.1).max(0) as u64)
+        .map(|j| j.release.1.elapsed_since(j.st.ack.1))
         .max()
         .unwrap_or(0);
     // How the ACK delay and the release were read at this capture point.
@@ -672,7 +674,7 @@ fn report(
     cited.sort_by_key(|j| j.st.ack.0);
     for j in cited.iter() {
         let st = &j.st;
-        let raw = st.ack.1.since(st.first.1).max(0) as u64;
+        let raw = st.ack.1.elapsed_since(st.first.1);
         let delay_note = if at_receiver {
             format!("{} after the data arrived", ms(j.delay_ns))
         } else {
@@ -682,7 +684,7 @@ fn report(
                 ms(j.delay_ns)
             )
         };
-        let gap = j.release.1.since(st.ack.1).max(0) as u64;
+        let gap = j.release.1.elapsed_since(st.ack.1);
         match kind {
             Kind::Nagle => {
                 f.cite(

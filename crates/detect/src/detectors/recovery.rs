@@ -210,7 +210,7 @@ impl Detector for Recovery {
         }
         let c = self.conns.get_or_default(seg);
         let pkt = seg.pkt;
-        let (x, y) = if ev.from_client { (0, 1) } else { (1, 0) };
+        let (x, y) = (ev.sender(), ev.receiver());
         let flags = pkt.flags;
 
         // Handshake: full RTT (SYN → the client's ACK of the SYN/ACK).
@@ -221,7 +221,7 @@ impl Detector for Recovery {
             }
         } else if flags.ack() && ev.from_client && c.handshake_rtt.is_none() {
             if let Some(s) = c.syn {
-                c.handshake_rtt = Some(seg.ts.since(s).max(0) as u64);
+                c.handshake_rtt = Some(seg.ts.elapsed_since(s));
             }
         }
         let hs_rtt = c.handshake_rtt;
@@ -347,7 +347,7 @@ impl Detector for Recovery {
                 // A segment continuing the stream after a pause, with IP IDs missing
                 // before it: its earlier transmissions were lost before the capture.
                 if let (Some(k), Some((lf, lt, _))) = (ids.hidden(), d.last_pkt) {
-                    let since = |t: Timestamp| seg.ts.since(t).max(0) as u64;
+                    let since = |t: Timestamp| seg.ts.elapsed_since(t);
                     let gap = since(lt);
                     let quiet = peer_last.map_or(gap, since).min(gap);
                     if timer_chain_fits(k, gap, hs_rtt, sack_ok)
@@ -462,7 +462,7 @@ fn probe_in_time(rtt: Option<u64>, previous_tx: Option<Timestamp>, now: Timestam
             let limit = r
                 .saturating_mul(3)
                 .saturating_add(TCP_RTO_MIN_NS + PROBE_MARGIN_NS);
-            (now.since(p).max(0) as u64) <= limit
+            now.elapsed_since(p) <= limit
         }
         _ => true,
     }
@@ -507,7 +507,7 @@ fn record(
     let signal = d.signals.iter().rev().find(|s| {
         s.ack <= ev.rel_seq
             && previous_tx.is_none_or(|p| s.last_ts >= p)
-            && (seg.ts.since(s.last_ts).max(0) as u64) <= window
+            && seg.ts.elapsed_since(s.last_ts) <= window
     });
     let trigger = match signal {
         Some(s) if hidden == 0 => Trigger::Fast {
@@ -639,7 +639,7 @@ impl Classified {
                     })
                 }
                 (Some((f, t, _)), _) if at_sender => {
-                    let after = t.since(r.ts).max(0) as u64;
+                    let after = t.elapsed_since(r.ts);
                     let min_rtt = d
                         .min_ack_rtt
                         .into_iter()
@@ -660,9 +660,9 @@ impl Classified {
         let fired_after_ns = start
             .or(r.expected.map(|e| e.1))
             .or(arrived)
-            .map(|t| r.ts.since(t).max(0) as u64);
+            .map(|t| r.ts.elapsed_since(t));
         let ack_took_ns = match (start, r.cover) {
-            (Some(o), Some((_, t, _))) if at_sender => Some(t.since(o).max(0) as u64),
+            (Some(o), Some((_, t, _))) if at_sender => Some(t.elapsed_since(o)),
             _ => None,
         };
         // The recovery's cost interval, computed on its first retransmission from the
@@ -918,7 +918,7 @@ fn cite_one(f: &mut Finding, c: &Classified) {
              earlier): fast retransmit",
             c.r.seq,
             c.r.end,
-            ms(c.r.ts.since(signal_ts).max(0) as u64)
+            ms(c.r.ts.elapsed_since(signal_ts))
         ),
         Trigger::Probe => format!(
             "{who} retransmits its last segment (bytes {}–{}){}: tail loss probe",
@@ -1029,7 +1029,7 @@ fn explain(
             let delays: Vec<u64> = mine
                 .iter()
                 .filter_map(|c| match c.trigger {
-                    Trigger::Fast { signal_ts, .. } => Some(c.r.ts.since(signal_ts).max(0) as u64),
+                    Trigger::Fast { signal_ts, .. } => Some(c.r.ts.elapsed_since(signal_ts)),
                     _ => None,
                 })
                 .collect();
@@ -1087,7 +1087,7 @@ fn explain(
                 if group.len() >= 2 {
                     let gaps: Vec<String> = group
                         .windows(2)
-                        .map(|w| ms(w[1].r.ts.since(w[0].r.ts).max(0) as u64))
+                        .map(|w| ms(w[1].r.ts.elapsed_since(w[0].r.ts)))
                         .collect();
                     let frames: Vec<String> = group.iter().map(|c| c.r.frame.to_string()).collect();
                     chains.push(format!(
