@@ -82,10 +82,6 @@ pub struct Segment<'a> {
     pub ev: &'a SegmentEvent,
     /// The connection's slot for [`Slots`] (dense, reused after the connection ended).
     pub slot: usize,
-    /// What the sender's IPv4 ID says about this packet (lost transmissions before the
-    /// capture point, reordering), judged once by the Analyzer; the default for a
-    /// capture duplicate, which is not counted.
-    pub ip_id: crate::ipid::IdStep,
 }
 
 /// A finished connection as the detectors see it.

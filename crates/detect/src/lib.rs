@@ -11,7 +11,8 @@ pub mod detectors;
 pub mod exchange;
 pub mod finding;
 pub mod host;
-pub mod ipid;
+/// The senders' IP ID order, kept by the tracker ([`SegmentEvent::ip_id`]).
+pub use tcpwhy_track::ipid;
 
 pub use detector::{Connection, Detector, Segment, Slots, StreamMap};
 pub use exchange::{Exchange, ExchangeBuilder, Span};
@@ -38,8 +39,6 @@ struct ConnState {
     syn: Option<Timestamp>,
     handshake_rtt_ns: Option<u64>,
     min_partial_rtt_ns: Option<u64>,
-    /// The senders' IP ID counters, read once here for every detector that asks.
-    ids: ipid::IpIds,
 }
 
 /// The result of a pass.
@@ -87,7 +86,6 @@ impl Analyzer {
             }
         });
         let slot = st.slot;
-        let mut ip_id = ipid::IdStep::default();
         if !ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
             let flags = pkt.flags;
             if flags.syn() && !flags.ack() {
@@ -105,7 +103,6 @@ impl Analyzer {
             if let Some((_, ns)) = ev.ts_rtt {
                 st.min_partial_rtt_ns = Some(st.min_partial_rtt_ns.map_or(ns, |m| m.min(ns)));
             }
-            ip_id = st.ids.observe(pkt, ev);
             let repeat = SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER;
             if ev.payload_len > 0 && ev.kinds.0 & repeat == 0 {
                 let rtt = st.handshake_rtt_ns.or(st.min_partial_rtt_ns).unwrap_or(0);
@@ -119,7 +116,6 @@ impl Analyzer {
             pkt,
             ev,
             slot,
-            ip_id,
         };
         for d in &mut self.detectors {
             d.on_segment(&seg);

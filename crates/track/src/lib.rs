@@ -5,12 +5,14 @@
 //! frame number, returns a [`SegmentEvent`] for each, and hands out a [`ConnSummary`] per
 //! connection when it is finalised (closed and quiet, long idle, or at the end).
 
+pub mod ipid;
 pub mod limits;
 pub mod rtt;
 pub mod seq;
 pub mod summary;
 pub mod tracker;
 
+pub use ipid::IdStep;
 pub use limits::{Limit, LimitTimes, MAX_APP_GAP_NS};
 pub use rtt::{RttSamples, RttStats};
 pub use summary::*;

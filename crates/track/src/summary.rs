@@ -1,5 +1,6 @@
 //! What the tracker reports: per-connection summaries and per-segment events.
 
+use crate::ipid::IdStep;
 use crate::limits::{Limit, LimitTimes};
 use crate::rtt::RttStats;
 use std::net::IpAddr;
@@ -303,6 +304,10 @@ pub struct SegmentEvent {
     /// its first bytes, while that is still unacknowledged at the capture point. `None`
     /// when the original was not captured (lost before the capture point) or was ACKed.
     pub original: Option<(u64, Timestamp)>,
+    /// What the sender's IPv4 ID says about this packet (lost transmissions before the
+    /// capture point, reordering: `ipid.rs`); the default for a capture duplicate,
+    /// which is not counted.
+    pub ip_id: IdStep,
 }
 
 impl SegmentEvent {

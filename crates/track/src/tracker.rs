@@ -6,6 +6,7 @@
 //! tshark; every rule is a named step below, and where tcpwhy deliberately differs the
 //! reason is written next to it and in `docs/tracking.md`.
 
+use crate::ipid::{IdStep, IpIds};
 use crate::limits::{Limit, Limits};
 use crate::rtt::RttSamples;
 use crate::seq::{seq_gt, seq_le, seq_lt, SeqUnwrapper};
@@ -384,6 +385,8 @@ struct Conn {
     client: Option<(usize, ClientBy)>,
     reused_port: bool,
     continuation: bool,
+    /// The senders' IP ID counters.
+    ids: IpIds,
 }
 
 /// The little that is kept of a finalised connection so that later packets on its
@@ -737,6 +740,7 @@ impl Conn {
             client: None,
             reused_port: false,
             continuation: false,
+            ids: IpIds::default(),
         }
     }
 
@@ -862,6 +866,7 @@ impl Conn {
                 dsack_of: None,
                 limit: Limit::None,
                 original: None,
+                ip_id: IdStep::default(),
             };
         }
 
@@ -876,6 +881,7 @@ impl Conn {
         }
 
         self.handshake(f, ts, pkt);
+        let ip_id = self.ids.observe(f, pkt);
 
         let (mut kinds, original) = self.analyze(f, frame, ts, pkt);
         if synack_rebased {
@@ -1057,6 +1063,7 @@ impl Conn {
             dsack_of,
             limit,
             original,
+            ip_id,
         }
     }
 

@@ -226,7 +226,7 @@ impl Detector for Recovery {
         }
         let hs_rtt = c.handshake_rtt;
         // The sender's IP ID as a packet counter, judged on the packets before this one.
-        let ids = seg.ip_id;
+        let ids = seg.ev.ip_id;
 
         // This packet as an ACK of the peer's data.
         if let Some(a) = ev.rel_ack {
