@@ -100,8 +100,8 @@ pub struct Connection<'a> {
     /// The vantage point to assume: the user's choice, else the tracker's inference.
     pub vantage: Vantage,
     /// The full path RTT of the handshake as seen at the capture point (the summary's
-    /// SYN → SYN/ACK → ACK time, else the SYN to the client's first pure ACK);
-    /// `None` when the handshake was not captured. Later RTT samples are not used here:
+    /// SYN → SYN/ACK → ACK time, `ConnModel::handshake_rtt_ns`, when not 0); `None`
+    /// when the SYN or the SYN/ACK was not captured. Later RTT samples are not used here:
     /// a detector that needs the RTT of a later moment measures it itself.
     pub rtt_ns: Option<u64>,
 }

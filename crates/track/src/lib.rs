@@ -7,6 +7,7 @@
 
 pub mod ipid;
 pub mod limits;
+pub mod model;
 pub mod rtt;
 pub mod seq;
 pub mod summary;
@@ -14,6 +15,7 @@ pub mod tracker;
 
 pub use ipid::IdStep;
 pub use limits::{Limit, LimitTimes, MAX_APP_GAP_NS};
+pub use model::{effective_mss, ConnModel, DirModel, SynSeen};
 pub use rtt::{RttSamples, RttStats};
 pub use summary::*;
 pub use tracker::{Sharder, Tracker, PROVISIONAL_STREAM};

@@ -2,6 +2,7 @@
 
 use crate::ipid::IdStep;
 use crate::limits::{Limit, LimitTimes};
+use crate::model::ConnModel;
 use crate::rtt::RttStats;
 use std::net::IpAddr;
 use tcpwhy_capture::Timestamp;
@@ -308,6 +309,10 @@ pub struct SegmentEvent {
     /// capture point, reordering: `ipid.rs`); the default for a capture duplicate,
     /// which is not counted.
     pub ip_id: IdStep,
+    /// What the tracker knows of the connection as of this segment (SYN options,
+    /// effective MSS, handshake RTT, clock tick, newest TSvals): read it instead of
+    /// re-deriving it.
+    pub conn: ConnModel,
 }
 
 impl SegmentEvent {

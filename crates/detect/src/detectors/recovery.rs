@@ -191,10 +191,6 @@ struct Dir {
 struct Conn {
     /// [client → server, server → client].
     dirs: [Dir; 2],
-    syn: Option<Timestamp>,
-    handshake_rtt: Option<u64>,
-    /// SACK-permitted on each side's SYN, when seen.
-    sack: [Option<bool>; 2],
 }
 
 #[derive(Default)]
@@ -213,18 +209,8 @@ impl Detector for Recovery {
         let (x, y) = (ev.sender(), ev.receiver());
         let flags = pkt.flags;
 
-        // Handshake: full RTT (SYN → the client's ACK of the SYN/ACK).
-        if flags.syn() {
-            c.sack[x] = Some(pkt.options.sack_permitted);
-            if !flags.ack() {
-                c.syn.get_or_insert(seg.ts);
-            }
-        } else if flags.ack() && ev.from_client && c.handshake_rtt.is_none() {
-            if let Some(s) = c.syn {
-                c.handshake_rtt = Some(seg.ts.elapsed_since(s));
-            }
-        }
-        let hs_rtt = c.handshake_rtt;
+        // The handshake's full RTT, once the client's ACK of the SYN/ACK was seen.
+        let hs_rtt = ev.conn.handshake_rtt_ns();
         // The sender's IP ID as a packet counter, judged on the packets before this one.
         let ids = seg.ev.ip_id;
 
@@ -298,7 +284,12 @@ impl Detector for Recovery {
         // The receiver's last packet: a timer retransmission fires at least one timer
         // after the last ACK reached the sender, never right after it (ACK-clocked data).
         let peer_last = c.dirs[y].last_pkt.map(|p| p.1);
-        let sack_ok = c.sack.iter().all(|s| s.unwrap_or(true));
+        // SACK unless a whole SYN showed it off (Linux negotiates it by default).
+        let sack_ok = ev
+            .conn
+            .dirs
+            .iter()
+            .all(|d| d.syn.options().is_none_or(|o| o.sack_permitted));
         let d = &mut c.dirs[x];
 
         let len = u64::from(ev.payload_len);
@@ -385,7 +376,7 @@ impl Detector for Recovery {
                 _ => true, // not seen: Linux negotiates it by default
             }
         };
-        let rtt = conn.rtt_ns.or(st.handshake_rtt).unwrap_or(0);
+        let rtt = conn.rtt_ns.unwrap_or(0);
         let mut all = Vec::new();
         for (x, d) in st.dirs.iter().enumerate() {
             let sender_role = if x == 0 {
@@ -769,7 +760,7 @@ fn side(dir: usize) -> &'static str {
     }
 }
 
-fn report(conn: &Connection<'_>, st: &Conn, all: &[Classified], rtt: u64, out: &mut Vec<Finding>) {
+fn report(conn: &Connection<'_>, _st: &Conn, all: &[Classified], rtt: u64, out: &mut Vec<Finding>) {
     let total = all.len() + all.iter().map(|c| c.hidden_triggers.len()).sum::<usize>();
     for kind in [Kind::Fast, Kind::Probe, Kind::Timeout] {
         let mine: Vec<&Classified> = all.iter().filter(|c| c.kind() == kind).collect();
@@ -874,7 +865,7 @@ fn report(conn: &Connection<'_>, st: &Conn, all: &[Classified], rtt: u64, out: &
                 }
             }
         }
-        f.explanation = explain_spurious(&spurious, total, st, conn.summary);
+        f.explanation = explain_spurious(&spurious, total, conn.summary);
         f.fix = spurious_fixes(&spurious);
         f.confidence = Confidence::High;
         out.push(f);
@@ -1145,7 +1136,7 @@ fn explain(
     s
 }
 
-fn explain_spurious(sp: &[&Classified], total: usize, st: &Conn, s: &ConnSummary) -> String {
+fn explain_spurious(sp: &[&Classified], total: usize, s: &ConnSummary) -> String {
     let mut by: Vec<String> = Vec::new();
     for kind in [Kind::Probe, Kind::Timeout, Kind::Fast] {
         let k: Vec<&&Classified> = sp.iter().filter(|c| c.kind() == kind).collect();
@@ -1209,7 +1200,7 @@ fn explain_spurious(sp: &[&Classified], total: usize, st: &Conn, s: &ConnSummary
                     .max()
             })
             .max();
-        let hs = st.handshake_rtt.or(s.handshake_rtt_ns());
+        let hs = s.handshake_rtt_ns();
         // The seed-02 story holds when the timers fired sooner than an ACK could come
         // back at the RTT measured later.
         let fired = sp

@@ -682,8 +682,6 @@ impl Dir {
 #[derive(Default)]
 struct Conn {
     dirs: [Dir; 2],
-    syn: Option<Timestamp>,
-    handshake_rtt: Option<u64>,
 }
 
 #[derive(Default)]
@@ -699,11 +697,7 @@ impl Detector for Reordering {
         }
         let c = self.conns.get_or_default(seg);
         let flags = seg.pkt.flags;
-        if flags.syn() && !flags.ack() {
-            c.syn.get_or_insert(seg.ts);
-        } else if ev.from_client && flags.ack() && !flags.syn() && c.handshake_rtt.is_none() {
-            c.handshake_rtt = c.syn.map(|s| seg.ts.elapsed_since(s));
-        }
+        let handshake_rtt = ev.conn.handshake_rtt_ns();
         let (me, peer) = (ev.sender(), ev.receiver());
         let tsval = seg.pkt.options.timestamps.map(|t| t.0);
         // This segment as data of its own direction.
@@ -719,7 +713,7 @@ impl Detector for Reordering {
                 len,
                 seg.pkt.ip_id,
                 tsval,
-                c.handshake_rtt,
+                handshake_rtt,
                 ev.kinds.has(SegmentKinds::SPURIOUS_RETRANSMISSION),
             );
             if below {
@@ -772,11 +766,10 @@ impl Detector for Reordering {
         let Some(mut st) = self.conns.take(conn) else {
             return;
         };
-        let rtt = conn.rtt_ns.or(st.handshake_rtt).filter(|&r| r > 0).or(st
-            .dirs
-            .iter()
-            .filter_map(|d| d.min_ack_rtt)
-            .max());
+        let rtt =
+            conn.rtt_ns
+                .filter(|&r| r > 0)
+                .or(st.dirs.iter().filter_map(|d| d.min_ack_rtt).max());
         for (i, d) in st.dirs.iter_mut().enumerate() {
             if let Some(f) = finding(conn, i, d, rtt) {
                 out.push(f);

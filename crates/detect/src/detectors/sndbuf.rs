@@ -125,8 +125,7 @@ impl Dir {
 
 #[derive(Default)]
 struct Conn {
-    syn: Option<Timestamp>,
-    synack: bool,
+    /// The handshake RTT, once known (the connection model's).
     rtt_ns: Option<u64>,
     dirs: [Dir; 2],
 }
@@ -145,16 +144,10 @@ impl Detector for SndbufLimited {
         let c = self.conns.get_or_default(seg);
         let flags = seg.pkt.flags;
         if flags.syn() {
-            if flags.ack() {
-                c.synack = true;
-            } else {
-                c.syn = Some(seg.ts);
-            }
             return;
         }
-        // The handshake RTT: SYN → the client's first ACK after the SYN/ACK.
-        if c.rtt_ns.is_none() && c.synack && ev.from_client && flags.ack() {
-            c.rtt_ns = c.syn.map(|s| seg.ts.elapsed_since(s)).filter(|&r| r > 0);
+        if c.rtt_ns.is_none() {
+            c.rtt_ns = ev.conn.handshake_rtt_ns().filter(|&r| r > 0);
         }
         let (me, peer) = (ev.sender(), ev.receiver());
         if flags.ack() && flags.0 & TcpFlags::RST == 0 {
