@@ -84,7 +84,7 @@
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
-use tcpwhy_track::{SegmentKinds, Side, Vantage};
+use tcpwhy_track::{ConnModel, SegmentKinds, Side, Vantage};
 
 /// An ACK later than the round trip by less than this is not a delayed-ACK timer: below
 /// every stack's default (Linux 40 ms minimum, Windows 200 ms) and above scheduling and
@@ -104,8 +104,6 @@ pub const MAX_ACKED_FULL_SEGMENTS: u64 = 2;
 /// The ACK delay must span at least this many ticks of the capture's clock
 /// (tcptrace-zwnd.pcap has 10 ms timestamps: a "delay" of one tick is rounding).
 pub const MIN_DELAY_TICKS: u64 = 4;
-/// The coarsest clock looked for: capture timestamps that are all multiples of 10 ms.
-const COARSEST_TICK_NS: u64 = 10_000_000;
 /// A flight of more segments is not a tiny window (seed 05: 3 small segments).
 pub const MAX_FLIGHT_SEGMENTS: usize = 8;
 /// The mechanism repeats (mechanisms.md "repeats"); one stall alone may be coincidence.
@@ -113,8 +111,6 @@ pub const MIN_STALLS: usize = 2;
 /// RFC 9293 §3.7.1: the MSS assumed without the option. Without a handshake a segment
 /// counts as full only when larger than this and the largest seen.
 const DEFAULT_MSS: u64 = 536;
-/// TCP timestamps option with its padding: the MSS option does not account for it.
-const TIMESTAMPS_OPTION_BYTES: u64 = 12;
 /// Linux's minimum delayed-ACK timeout (`TCP_DELACK_MIN`, HZ/25) as seen on the wire:
 /// 40 ms rounded up to the next timer tick (4 ms at HZ 250; the lab measured 40.7–45.3
 /// ms), with 2 ms below for the error of the round trip subtracted at the sender.
@@ -196,33 +192,21 @@ impl Dir {
 
 #[derive(Default)]
 struct Conn {
-    /// MSS option and timestamps option of each side's SYN: `[client, server]`.
-    syn_mss: [Option<u16>; 2],
-    syn_ts: [Option<bool>; 2],
     /// Largest payload seen either way.
     largest: u64,
-    /// The capture clock's resolution as far as seen: the largest power of ten (up to
-    /// `COARSEST_TICK_NS`) that divides the time between any two of its segments.
+    /// The capture clock's resolution as of the last segment (`ConnModel::tick_ns`).
     tick_ns: u64,
-    last_ts: Option<Timestamp>,
     dirs: [Dir; 2],
 }
 
 impl Conn {
-    /// Full segment size of the sender `s`: the smaller of the two MSS
-    /// options (the receiver's bounds what it may send, its own says what its path
-    /// carries: wireshark-sample-nntp-sack.pcap, 1460 and 1380, segments of 1368) less the
-    /// timestamps option when both SYNs carried it; without the handshake, the largest
-    /// payload seen so far, at least RFC 9293's default + 1. Segments at least this
-    /// large (TSO super-segments included) are full.
-    fn smss(&self, s: Side) -> u64 {
-        let mss = match (self.syn_mss[s.peer()], self.syn_mss[s]) {
-            (Some(r), Some(m)) => r.min(m),
-            (Some(r), None) => r,
-            _ => return self.largest.max(DEFAULT_MSS + 1),
-        };
-        let ts = self.syn_ts == [Some(true), Some(true)];
-        u64::from(mss).saturating_sub(if ts { TIMESTAMPS_OPTION_BYTES } else { 0 })
+    /// Full segment size of the sender `s`: the connection model's effective MSS
+    /// (`tcpwhy_track::effective_mss`); without the handshake, the largest payload seen
+    /// so far, at least RFC 9293's default + 1. Segments at least this large (TSO
+    /// super-segments included) are full.
+    fn smss(&self, m: &ConnModel, s: Side) -> u64 {
+        m.mss(s)
+            .map_or(self.largest.max(DEFAULT_MSS + 1), u64::from)
     }
 }
 
@@ -237,27 +221,14 @@ impl Detector for DelayedAck {
         if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
             return;
         }
-        let c = self.conns.get_or_insert_with(seg, || Conn {
-            tick_ns: COARSEST_TICK_NS,
-            ..Conn::default()
-        });
-        // Differences, not the timestamps: a coarse clock may have an offset
-        // (tcptrace-zwnd.pcap: 10 ms steps from …688.2545 s).
-        if let Some(last) = c.last_ts {
-            let step = seg.ts.since(last).unsigned_abs();
-            while step > 0 && c.tick_ns > 1 && step % c.tick_ns != 0 {
-                c.tick_ns /= 10;
-            }
-        }
-        c.last_ts = Some(seg.ts);
+        let c = self.conns.get_or_default(seg);
+        c.tick_ns = ev.conn.tick_ns;
         let (me, peer) = (ev.sender(), ev.receiver());
         let flags = seg.pkt.flags;
         if flags.syn() {
-            c.syn_mss[me] = seg.pkt.options.mss;
-            c.syn_ts[me] = Some(seg.pkt.options.timestamps.is_some());
             return;
         }
-        let smss_peer = c.smss(peer);
+        let smss_peer = c.smss(&ev.conn, peer);
         c.largest = c.largest.max(u64::from(ev.payload_len));
 
         // This segment as the receiver's side of the other direction's flight.
