@@ -10,7 +10,7 @@ mod common;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use tcpwhy_track::{ConnSummary, Vantage, WindowScale};
+use tcpwhy_track::{ConnSummary, Side, Vantage, WindowScale};
 
 /// The examples this file checks; `every_lab_example_is_checked` keeps it complete.
 const EXAMPLES: &[&str] = &[
@@ -171,9 +171,14 @@ fn check_common_with(e: &Example, peer_check: PeerRetransmissions) {
         // of fast-retransmit/server.pcap and reordering/server.pcap so, and the tracker
         // follows it); at its own sender's capture nothing can have been reordered yet,
         // so there an out-of-order segment is a retransmission too.
-        let (own, peer) = if *side == "client" { (0, 1) } else { (1, 0) };
+        let own = if *side == "client" {
+            Side::Client
+        } else {
+            Side::Server
+        };
+        let peer = own.peer();
         let retrans =
-            |d: usize| -> u64 { conns.iter().map(|c| c.dirs[d].counts.retransmissions).sum() };
+            |d: Side| -> u64 { conns.iter().map(|c| c.dirs[d].counts.retransmissions).sum() };
         let own_ooo: u64 = conns.iter().map(|c| c.dirs[own].counts.out_of_order).sum();
         assert_eq!(
             retrans(own) + own_ooo,
@@ -209,9 +214,13 @@ fn check_common_with(e: &Example, peer_check: PeerRetransmissions) {
             .iter()
             .map(|c| c["bytes_received"].as_u64().unwrap())
             .sum();
-        let unique = |d: usize| -> u64 { conns.iter().map(|c| c.dirs[d].unique_bytes).sum() };
-        assert_eq!(unique(1), sent, "{what}: server → client bytes");
-        assert_eq!(unique(0), received, "{what}: client → server bytes");
+        let unique = |d: Side| -> u64 { conns.iter().map(|c| c.dirs[d].unique_bytes).sum() };
+        assert_eq!(unique(Side::Server), sent, "{what}: server → client bytes");
+        assert_eq!(
+            unique(Side::Client),
+            received,
+            "{what}: client → server bytes"
+        );
     }
 }
 

@@ -18,6 +18,17 @@ impl Timestamp {
     pub const fn since(self, earlier: Timestamp) -> i64 {
         self.0.saturating_sub(earlier.0)
     }
+    /// Time from `earlier` to `self` in nanoseconds, 0 when `earlier` is later (capture
+    /// clocks step back: frames out of order, merged captures). For durations and
+    /// gaps, which are never negative.
+    pub const fn elapsed_since(self, earlier: Timestamp) -> u64 {
+        let d = self.since(earlier);
+        if d < 0 {
+            0
+        } else {
+            d as u64
+        }
+    }
     /// Seconds as f64, for display.
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / 1e9
@@ -89,4 +100,21 @@ pub struct Frame<'a> {
     pub data: &'a [u8],
     /// Length of the packet on the wire.
     pub orig_len: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Timestamp;
+
+    #[test]
+    fn elapsed_since_saturates_at_zero() {
+        let (a, b) = (Timestamp(1_000_000_000), Timestamp(1_002_500_000));
+        assert_eq!(b.elapsed_since(a), 2_500_000);
+        // A clock stepping back is no negative duration.
+        assert_eq!(a.elapsed_since(b), 0);
+        assert_eq!(
+            Timestamp(i64::MAX).elapsed_since(Timestamp(i64::MIN)),
+            i64::MAX as u64
+        );
+    }
 }

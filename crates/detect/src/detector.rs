@@ -82,10 +82,6 @@ pub struct Segment<'a> {
     pub ev: &'a SegmentEvent,
     /// The connection's slot for [`Slots`] (dense, reused after the connection ended).
     pub slot: usize,
-    /// What the sender's IPv4 ID says about this packet (lost transmissions before the
-    /// capture point, reordering), judged once by the Analyzer; the default for a
-    /// capture duplicate, which is not counted.
-    pub ip_id: crate::ipid::IdStep,
 }
 
 /// A finished connection as the detectors see it.
@@ -104,8 +100,8 @@ pub struct Connection<'a> {
     /// The vantage point to assume: the user's choice, else the tracker's inference.
     pub vantage: Vantage,
     /// The full path RTT of the handshake as seen at the capture point (the summary's
-    /// SYN → SYN/ACK → ACK time, else the SYN to the client's first pure ACK);
-    /// `None` when the handshake was not captured. Later RTT samples are not used here:
+    /// SYN → SYN/ACK → ACK time, `ConnModel::handshake_rtt_ns`, when not 0); `None`
+    /// when the SYN or the SYN/ACK was not captured. Later RTT samples are not used here:
     /// a detector that needs the RTT of a later moment measures it itself.
     pub rtt_ns: Option<u64>,
 }

@@ -47,7 +47,7 @@ impl Span {
         self.segments += 1;
     }
     pub fn duration_ns(&self) -> u64 {
-        self.end.since(self.start).max(0) as u64
+        self.end.elapsed_since(self.start)
     }
 }
 
@@ -69,7 +69,7 @@ impl Exchange {
     /// Last request byte → first response byte, as seen at the capture point.
     pub fn server_time_ns(&self) -> Option<u64> {
         let r = self.response.as_ref()?;
-        Some(r.start.since(self.request.end).max(0) as u64)
+        Some(r.start.elapsed_since(self.request.end))
     }
 }
 
@@ -119,7 +119,7 @@ impl ExchangeBuilder {
                     request: Span::new(frame, ts, len),
                     response: None,
                     rounds: Vec::new(),
-                    idle_before_ns: prev.map(|p| ts.since(p).max(0) as u64),
+                    idle_before_ns: prev.map(|p| ts.elapsed_since(p)),
                 });
             } else if let Some(x) = self.exchanges.last_mut() {
                 x.request.extend(frame, ts, len);
@@ -135,7 +135,7 @@ impl ExchangeBuilder {
                 x.rounds.push(Span::new(frame, ts, len));
             }
             Some(r) => {
-                let since_last = ts.since(r.end).max(0) as u64;
+                let since_last = ts.elapsed_since(r.end);
                 r.extend(frame, ts, len);
                 let full = x.rounds.len() >= MAX_ROUNDS;
                 match x.rounds.last_mut() {

@@ -11,7 +11,8 @@ pub mod detectors;
 pub mod exchange;
 pub mod finding;
 pub mod host;
-pub mod ipid;
+/// The senders' IP ID order, kept by the tracker ([`SegmentEvent::ip_id`]).
+pub use tcpwhy_track::ipid;
 
 pub use detector::{Connection, Detector, Segment, Slots, StreamMap};
 pub use exchange::{Exchange, ExchangeBuilder, Span};
@@ -35,11 +36,8 @@ struct ConnState {
     /// Its index in the detectors' [`Slots`].
     slot: usize,
     builder: ExchangeBuilder,
-    syn: Option<Timestamp>,
-    handshake_rtt_ns: Option<u64>,
-    min_partial_rtt_ns: Option<u64>,
-    /// The senders' IP ID counters, read once here for every detector that asks.
-    ids: ipid::IpIds,
+    syn: bool,
+    established: bool,
 }
 
 /// The result of a pass.
@@ -103,28 +101,22 @@ impl Analyzer {
             }
         });
         let slot = st.slot;
-        let mut ip_id = ipid::IdStep::default();
         if !ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
             let flags = pkt.flags;
             if flags.syn() && !flags.ack() {
-                st.syn.get_or_insert(ts);
-            } else if flags.0 & (TcpFlags::SYN | TcpFlags::ACK) == TcpFlags::ACK && ev.from_client {
-                if let (Some(s), None) = (st.syn, st.handshake_rtt_ns) {
-                    st.handshake_rtt_ns = Some(ts.since(s).max(0) as u64);
-                    st.builder.established(ts);
-                }
+                st.syn = true;
+            } else if flags.0 & (TcpFlags::SYN | TcpFlags::ACK) == TcpFlags::ACK
+                && ev.from_client
+                && st.syn
+                && !st.established
+            {
+                st.established = true;
+                st.builder.established(ts);
             }
-            // Two `if let`s, not an iterator over both: this runs on every segment.
-            if let Some((_, ns)) = ev.ack_rtt {
-                st.min_partial_rtt_ns = Some(st.min_partial_rtt_ns.map_or(ns, |m| m.min(ns)));
-            }
-            if let Some((_, ns)) = ev.ts_rtt {
-                st.min_partial_rtt_ns = Some(st.min_partial_rtt_ns.map_or(ns, |m| m.min(ns)));
-            }
-            ip_id = st.ids.observe(pkt, ev);
             let repeat = SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER;
             if ev.payload_len > 0 && ev.kinds.0 & repeat == 0 {
-                let rtt = st.handshake_rtt_ns.or(st.min_partial_rtt_ns).unwrap_or(0);
+                let m = &ev.conn;
+                let rtt = m.handshake_rtt_ns().or(m.min_rtt_sample_ns).unwrap_or(0);
                 st.builder
                     .data(frame, ts, ev.payload_len, ev.from_client, rtt / 2);
             }
@@ -135,7 +127,6 @@ impl Analyzer {
             pkt,
             ev,
             slot,
-            ip_id,
         };
         for d in &mut self.detectors {
             d.on_segment(&seg);
@@ -168,10 +159,7 @@ impl Analyzer {
         let st = st.unwrap_or_default();
         let exchanges = st.builder.finish();
         let vantage = self.config.vantage.unwrap_or(summary.vantage);
-        let rtt_ns = summary
-            .handshake_rtt_ns()
-            .filter(|&h| h > 0)
-            .or(st.handshake_rtt_ns);
+        let rtt_ns = summary.handshake_rtt_ns().filter(|&h| h > 0);
         let conn = Connection {
             summary,
             key,

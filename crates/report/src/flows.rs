@@ -139,7 +139,7 @@ pub fn render_text(files: &[FileReport]) -> String {
                 c.stream.to_string(),
                 format!("{}{client_mark}", c.endpoints[0]),
                 c.endpoints[1].to_string(),
-                secs(t0.map_or(0, |t| c.start.since(t).max(0) as u64)),
+                secs(t0.map_or(0, |t| c.start.elapsed_since(t))),
                 secs(c.duration_ns()),
                 format!("{}/{}", cs.packets, sc.packets),
                 format!("{}/{}", bytes(cs.bytes), bytes(sc.bytes)),

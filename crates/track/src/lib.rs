@@ -5,13 +5,17 @@
 //! frame number, returns a [`SegmentEvent`] for each, and hands out a [`ConnSummary`] per
 //! connection when it is finalised (closed and quiet, long idle, or at the end).
 
+pub mod ipid;
 pub mod limits;
+pub mod model;
 pub mod rtt;
 pub mod seq;
 pub mod summary;
 pub mod tracker;
 
+pub use ipid::IdStep;
 pub use limits::{Limit, LimitTimes, MAX_APP_GAP_NS};
+pub use model::{effective_mss, ConnModel, DirModel, SynSeen};
 pub use rtt::{RttSamples, RttStats};
 pub use summary::*;
 pub use tracker::{Sharder, Tracker, PROVISIONAL_STREAM};

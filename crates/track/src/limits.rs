@@ -189,7 +189,7 @@ impl Limits {
     /// Adds the time since the last change to the state in force, up to `t`.
     #[inline]
     fn account(&mut self, t: Timestamp) {
-        let dt = t.since(self.since).max(0) as u64;
+        let dt = t.elapsed_since(self.since);
         self.since = t;
         if dt > MAX_SILENCE_NS && self.state != Limit::ZeroWindow {
             if self.state == Limit::App {

@@ -1,6 +1,8 @@
 //! What the tracker reports: per-connection summaries and per-segment events.
 
+use crate::ipid::IdStep;
 use crate::limits::{Limit, LimitTimes};
+use crate::model::ConnModel;
 use crate::rtt::RttStats;
 use std::net::IpAddr;
 use tcpwhy_capture::Timestamp;
@@ -18,6 +20,65 @@ impl std::fmt::Display for Endpoint {
             IpAddr::V4(a) => write!(f, "{a}:{}", self.port),
             IpAddr::V6(a) => write!(f, "[{a}]:{}", self.port),
         }
+    }
+}
+
+/// One side of a connection by its role: the client opened it (see [`ClientBy`]).
+/// Indexes everything kept per direction as `[client, server]` ([`ConnSummary::dirs`],
+/// a detector's `[Dir; 2]`), so that no code writes the swap by hand.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Side {
+    Client = 0,
+    Server = 1,
+}
+
+impl Side {
+    /// Both sides, in `[client, server]` order.
+    pub const BOTH: [Side; 2] = [Side::Client, Side::Server];
+
+    /// The other end of the connection.
+    pub const fn peer(self) -> Side {
+        match self {
+            Side::Client => Side::Server,
+            Side::Server => Side::Client,
+        }
+    }
+
+    /// The side of index `i` of a `[client, server]` pair (anything but 0 is the server).
+    pub const fn from_index(i: usize) -> Side {
+        if i == 0 {
+            Side::Client
+        } else {
+            Side::Server
+        }
+    }
+
+    /// Its index in a `[client, server]` pair.
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// `"client"` or `"server"`, for explanations.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Side::Client => "client",
+            Side::Server => "server",
+        }
+    }
+}
+
+impl<T> std::ops::Index<Side> for [T; 2] {
+    type Output = T;
+    #[inline]
+    fn index(&self, side: Side) -> &T {
+        &self[side as usize]
+    }
+}
+
+impl<T> std::ops::IndexMut<Side> for [T; 2] {
+    #[inline]
+    fn index_mut(&mut self, side: Side) -> &mut T {
+        &mut self[side as usize]
     }
 }
 
@@ -169,7 +230,7 @@ impl ConnSummary {
     }
 
     pub fn duration_ns(&self) -> u64 {
-        self.end.since(self.start).max(0) as u64
+        self.end.elapsed_since(self.start)
     }
 
     pub fn packets(&self) -> u64 {
@@ -244,6 +305,32 @@ pub struct SegmentEvent {
     /// its first bytes, while that is still unacknowledged at the capture point. `None`
     /// when the original was not captured (lost before the capture point) or was ACKed.
     pub original: Option<(u64, Timestamp)>,
+    /// What the sender's IPv4 ID says about this packet (lost transmissions before the
+    /// capture point, reordering: `ipid.rs`); the default for a capture duplicate,
+    /// which is not counted.
+    pub ip_id: IdStep,
+    /// What the tracker knows of the connection as of this segment (SYN options,
+    /// effective MSS, handshake RTT, clock tick, newest TSvals): read it instead of
+    /// re-deriving it.
+    pub conn: ConnModel,
+}
+
+impl SegmentEvent {
+    /// The side that sent this segment.
+    #[inline]
+    pub const fn sender(&self) -> Side {
+        if self.from_client {
+            Side::Client
+        } else {
+            Side::Server
+        }
+    }
+
+    /// The side this segment went to.
+    #[inline]
+    pub const fn receiver(&self) -> Side {
+        self.sender().peer()
+    }
 }
 
 impl SegmentCounts {
@@ -372,4 +459,20 @@ fn fold_continuations(mut all: Vec<ConnSummary>) -> Vec<ConnSummary> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Side;
+
+    #[test]
+    fn side_indexes_client_server_pairs() {
+        let mut pair = ["client → server", "server → client"];
+        assert_eq!(pair[Side::Server], "server → client");
+        assert_eq!(pair[Side::Client.peer()], "server → client");
+        assert_eq!(Side::Server.peer(), Side::Client);
+        pair[Side::Client] = "c";
+        assert_eq!(pair, ["c", "server → client"]);
+        assert_eq!(Side::from_index(1).index(), 1);
+    }
 }

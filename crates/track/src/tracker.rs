@@ -6,7 +6,9 @@
 //! tshark; every rule is a named step below, and where tcpwhy deliberately differs the
 //! reason is written next to it and in `docs/tracking.md`.
 
+use crate::ipid::{IdStep, IpIds};
 use crate::limits::{Limit, Limits};
+use crate::model::{ConnModel, DirModel, SynSeen, COARSEST_TICK_NS};
 use crate::rtt::RttSamples;
 use crate::seq::{seq_gt, seq_le, seq_lt, SeqUnwrapper};
 use crate::summary::*;
@@ -289,6 +291,8 @@ struct Dir {
     reset_in_sequence: bool,
     /// What limited this side's data, over time (`limits.rs`).
     limits: Limits,
+    /// This side's SYN and newest TSval, for the connection model.
+    model: DirModel,
     out: DirSummary,
 }
 
@@ -320,6 +324,7 @@ impl Dir {
             max_end_rel: 0,
             reset_in_sequence: false,
             limits: Limits::default(),
+            model: DirModel::default(),
             out: DirSummary::default(),
         }
     }
@@ -398,6 +403,14 @@ struct Conn {
     client: Option<(usize, ClientBy)>,
     reused_port: bool,
     continuation: bool,
+    /// The senders' IP ID counters.
+    ids: IpIds,
+    /// The capture clock's tick as far as seen, and the last segment's time it was
+    /// judged on (`ConnModel::tick_ns`).
+    tick_ns: u64,
+    tick_last: Option<Timestamp>,
+    /// The smallest RTT sample so far (`ConnModel::min_rtt_sample_ns`).
+    min_rtt_sample_ns: Option<u64>,
 }
 
 /// The little that is kept of a finalised connection so that later packets on its
@@ -787,6 +800,10 @@ impl Conn {
             client: None,
             reused_port: false,
             continuation: false,
+            ids: IpIds::default(),
+            tick_ns: COARSEST_TICK_NS,
+            tick_last: None,
+            min_rtt_sample_ns: None,
         }
     }
 
@@ -895,6 +912,7 @@ impl Conn {
         // A copy of a packet already seen is counted and otherwise invisible.
         if self.dirs[f].is_capture_duplicate(ts, pkt) {
             let (client, _) = self.client_dir();
+            let conn = self.model();
             let d = &mut self.dirs[f];
             d.out.packets += 1;
             d.out.counts.capture_duplicates += 1;
@@ -915,6 +933,8 @@ impl Conn {
                 dsack_of: None,
                 limit: Limit::None,
                 original: None,
+                ip_id: IdStep::default(),
+                conn,
             };
         }
 
@@ -928,7 +948,18 @@ impl Conn {
             synack_rebased = true;
         }
 
+        // The clock tick from differences, not the timestamps: a coarse clock may have
+        // an offset (tcptrace-zwnd.pcap: 10 ms steps from …688.2545 s).
+        if let Some(last) = self.tick_last {
+            let step = ts.since(last).unsigned_abs();
+            while step > 0 && self.tick_ns > 1 && step % self.tick_ns != 0 {
+                self.tick_ns /= 10;
+            }
+        }
+        self.tick_last = Some(ts);
+
         self.handshake(f, ts, pkt);
+        let ip_id = self.ids.observe(f, pkt);
 
         let (mut kinds, original) = self.analyze(f, frame, ts, pkt);
         if synack_rebased {
@@ -1027,6 +1058,7 @@ impl Conn {
         }
 
         // RTT from data to the ACK covering it (Karn's rule: never from retransmitted data).
+        let mut min_sample = u64::MAX;
         let mut ack_rtt = None;
         if flags.ack() {
             let advanced = fwd.max_ack.is_none_or(|m| seq_gt(ack, m));
@@ -1042,8 +1074,9 @@ impl Conn {
                 }
                 if let Some(u) = last {
                     if !u.retransmitted && ts >= u.ts {
-                        let ns = ts.since(u.ts) as u64;
+                        let ns = ts.elapsed_since(u.ts);
                         rev.rtt_ack.add(ns);
+                        min_sample = min_sample.min(ns);
                         ack_rtt = Some((u.frame, ns));
                     }
                 }
@@ -1053,6 +1086,14 @@ impl Conn {
         // RTT from the timestamp echo (RFC 7323): the first segment echoing a TSval.
         let mut ts_rtt = None;
         if let Some((tsval, tsecr)) = pkt.options.timestamps {
+            // RFC 7323 §5.3: TSvals compare modulo 2^32.
+            if fwd
+                .model
+                .tsval_max
+                .is_none_or(|m| (tsval.wrapping_sub(m) as i32) > 0)
+            {
+                fwd.model.tsval_max = Some(tsval);
+            }
             if fwd.last_tsval != Some(tsval) {
                 fwd.last_tsval = Some(tsval);
                 if fwd.ts_sent.len() == TS_HISTORY {
@@ -1065,8 +1106,9 @@ impl Conn {
                 if let Some(i) = rev.ts_sent.iter().rposition(|e| e.0 == tsecr) {
                     let (_, t, fr) = rev.ts_sent[i];
                     if ts >= t {
-                        let ns = ts.since(t) as u64;
+                        let ns = ts.elapsed_since(t);
                         rev.rtt_ts.add(ns);
+                        min_sample = min_sample.min(ns);
                         fwd.limits.echo_sample(ns);
                         ts_rtt = Some((fr, ns));
                     }
@@ -1101,6 +1143,12 @@ impl Conn {
             fwd.out.counts.record(kinds);
         }
 
+        if min_sample != u64::MAX {
+            self.min_rtt_sample_ns = Some(
+                self.min_rtt_sample_ns
+                    .map_or(min_sample, |m| m.min(min_sample)),
+            );
+        }
         let (client, _) = self.client_dir();
         SegmentEvent {
             stream: self.stream,
@@ -1121,6 +1169,20 @@ impl Conn {
             dsack_of,
             limit,
             original,
+            ip_id,
+            conn: self.model(),
+        }
+    }
+
+    /// The connection model as of now, by side.
+    fn model(&self) -> ConnModel {
+        let (c, _) = self.client_dir();
+        ConnModel {
+            dirs: [self.dirs[c].model, self.dirs[1 - c].model],
+            syn_to_synack_ns: self.syn_to_synack_ns,
+            synack_to_ack_ns: self.synack_to_ack_ns,
+            tick_ns: self.tick_ns,
+            min_rtt_sample_ns: self.min_rtt_sample_ns,
         }
     }
 
@@ -1145,6 +1207,16 @@ impl Conn {
                 sack_permitted: o.sack_permitted,
                 timestamps: o.timestamps.is_some(),
             });
+            self.dirs[f].model.syn = if o.truncated {
+                SynSeen::Cut
+            } else {
+                SynSeen::Options(SynOptions {
+                    mss: o.mss,
+                    wscale: o.wscale,
+                    sack_permitted: o.sack_permitted,
+                    timestamps: o.timestamps.is_some(),
+                })
+            };
             self.dirs[f].out.isn = Some(pkt.seq);
             if let Some(m) = o.mss {
                 // The peer's data to this side comes in segments of at most this.
@@ -1166,7 +1238,7 @@ impl Conn {
                 if self.synack_time.is_none() {
                     self.synack_time = Some(ts);
                     if let Some(s) = self.syn_time {
-                        let leg = ts.since(s).max(0) as u64;
+                        let leg = ts.elapsed_since(s);
                         self.syn_to_synack_ns = Some(leg);
                         // The round trip from the capture point to the server and back.
                         self.dirs[f].limits.set_handshake_lag(leg);
@@ -1190,7 +1262,7 @@ impl Conn {
             let from_client = self.client.is_some_and(|(c, _)| c == f);
             if from_client && self.synack_to_ack_ns.is_none() {
                 if let Some(sa) = self.synack_time {
-                    let leg = ts.since(sa).max(0) as u64;
+                    let leg = ts.elapsed_since(sa);
                     self.synack_to_ack_ns = Some(leg);
                     // The round trip from the capture point to the client and back.
                     self.dirs[f].limits.set_handshake_lag(leg);

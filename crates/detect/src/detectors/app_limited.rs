@@ -66,7 +66,7 @@ struct Gap {
 
 impl Gap {
     fn raw_ns(&self) -> u64 {
-        self.data_ts.since(self.ack_ts).max(0) as u64
+        self.data_ts.elapsed_since(self.ack_ts)
     }
 }
 
@@ -99,7 +99,7 @@ impl Detector for AppLimited {
             return;
         }
         let dirs = self.conns.get_or_default(seg);
-        let (me, peer) = if ev.from_client { (0, 1) } else { (1, 0) };
+        let (me, peer) = (ev.sender(), ev.receiver());
         // This segment as the peer's ACK of the other direction's data.
         if let (Some(ack), Some(high)) = (ev.rel_ack, dirs[peer].highest) {
             let d = &mut dirs[peer];
@@ -191,7 +191,7 @@ impl Detector for AppLimited {
                 ("client", "server")
             };
             let span = match (d.first_data, d.last_data) {
-                (Some(a), Some(b)) => b.since(a).max(0) as u64,
+                (Some(a), Some(b)) => b.elapsed_since(a),
                 _ => 0,
             };
             let rate = if span > 0 {

@@ -51,7 +51,7 @@ use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use std::collections::VecDeque;
 use tcpwhy_capture::Timestamp;
-use tcpwhy_track::{SegmentKinds, Vantage};
+use tcpwhy_track::{SegmentKinds, Side, Vantage};
 
 /// RTT samples needed per direction: fewer cannot show a trend.
 pub const MIN_SAMPLES: usize = 20;
@@ -155,7 +155,7 @@ impl Detector for Bufferbloat {
             return;
         }
         let c = self.conns.get_or_default(seg);
-        let (me, peer) = if ev.from_client { (0, 1) } else { (1, 0) };
+        let (me, peer) = (ev.sender(), ev.receiver());
         // As the ACK of the peer's data: a sample at the peer-sender's vantage.
         if let Some(ack) = ev.rel_ack {
             let d = &mut c.dirs[peer];
@@ -209,7 +209,7 @@ impl Detector for Bufferbloat {
                     let s = Sample {
                         frame: seg.frame,
                         ts: seg.ts,
-                        rtt_ns: seg.ts.since(ack_ts).max(0) as u64,
+                        rtt_ns: seg.ts.elapsed_since(ack_ts),
                         flight: d.received.saturating_sub(before),
                         delivered: d.received,
                     };
@@ -335,7 +335,7 @@ fn finding(conn: &Connection<'_>, dir: usize, series: &Series, at_sender: bool) 
         return None;
     }
     let queue_bytes = q.rate * extra as f64 / 1e9;
-    let (sender, receiver) = if dir == 0 { (0, 1) } else { (1, 0) };
+    let (sender, receiver) = (Side::from_index(dir), Side::from_index(dir).peer());
     let ends = conn.summary.endpoints;
     let mut f = conn.finding(FindingId::NetworkBufferbloat);
     f.cost_ns = q.mean_extra_ns;
@@ -420,7 +420,7 @@ fn finding(conn: &Connection<'_>, dir: usize, series: &Series, at_sender: bool) 
         ms(q.mean_extra_ns),
         ms(q.min_rtt_ns),
     );
-    let sender_host = if sender == 0 {
+    let sender_host = if sender == Side::Client {
         Host::Client
     } else {
         Host::Server

@@ -84,7 +84,7 @@
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
-use tcpwhy_track::{SegmentKinds, Vantage};
+use tcpwhy_track::{ConnModel, SegmentKinds, Side, Vantage};
 
 /// An ACK later than the round trip by less than this is not a delayed-ACK timer: below
 /// every stack's default (Linux 40 ms minimum, Windows 200 ms) and above scheduling and
@@ -104,8 +104,6 @@ pub const MAX_ACKED_FULL_SEGMENTS: u64 = 2;
 /// The ACK delay must span at least this many ticks of the capture's clock
 /// (tcptrace-zwnd.pcap has 10 ms timestamps: a "delay" of one tick is rounding).
 pub const MIN_DELAY_TICKS: u64 = 4;
-/// The coarsest clock looked for: capture timestamps that are all multiples of 10 ms.
-const COARSEST_TICK_NS: u64 = 10_000_000;
 /// A flight of more segments is not a tiny window (seed 05: 3 small segments).
 pub const MAX_FLIGHT_SEGMENTS: usize = 8;
 /// The mechanism repeats (mechanisms.md "repeats"); one stall alone may be coincidence.
@@ -113,8 +111,6 @@ pub const MIN_STALLS: usize = 2;
 /// RFC 9293 §3.7.1: the MSS assumed without the option. Without a handshake a segment
 /// counts as full only when larger than this and the largest seen.
 const DEFAULT_MSS: u64 = 536;
-/// TCP timestamps option with its padding: the MSS option does not account for it.
-const TIMESTAMPS_OPTION_BYTES: u64 = 12;
 /// Linux's minimum delayed-ACK timeout (`TCP_DELACK_MIN`, HZ/25) as seen on the wire:
 /// 40 ms rounded up to the next timer tick (4 ms at HZ 250; the lab measured 40.7–45.3
 /// ms), with 2 ms below for the error of the round trip subtracted at the sender.
@@ -196,33 +192,21 @@ impl Dir {
 
 #[derive(Default)]
 struct Conn {
-    /// MSS option and timestamps option of each side's SYN: `[client, server]`.
-    syn_mss: [Option<u16>; 2],
-    syn_ts: [Option<bool>; 2],
     /// Largest payload seen either way.
     largest: u64,
-    /// The capture clock's resolution as far as seen: the largest power of ten (up to
-    /// `COARSEST_TICK_NS`) that divides the time between any two of its segments.
+    /// The capture clock's resolution as of the last segment (`ConnModel::tick_ns`).
     tick_ns: u64,
-    last_ts: Option<Timestamp>,
     dirs: [Dir; 2],
 }
 
 impl Conn {
-    /// Full segment size of the sender `s` (0 = client): the smaller of the two MSS
-    /// options (the receiver's bounds what it may send, its own says what its path
-    /// carries: wireshark-sample-nntp-sack.pcap, 1460 and 1380, segments of 1368) less the
-    /// timestamps option when both SYNs carried it; without the handshake, the largest
-    /// payload seen so far, at least RFC 9293's default + 1. Segments at least this
-    /// large (TSO super-segments included) are full.
-    fn smss(&self, s: usize) -> u64 {
-        let mss = match (self.syn_mss[1 - s], self.syn_mss[s]) {
-            (Some(r), Some(m)) => r.min(m),
-            (Some(r), None) => r,
-            _ => return self.largest.max(DEFAULT_MSS + 1),
-        };
-        let ts = self.syn_ts == [Some(true), Some(true)];
-        u64::from(mss).saturating_sub(if ts { TIMESTAMPS_OPTION_BYTES } else { 0 })
+    /// Full segment size of the sender `s`: the connection model's effective MSS
+    /// (`tcpwhy_track::effective_mss`); without the handshake, the largest payload seen
+    /// so far, at least RFC 9293's default + 1. Segments at least this large (TSO
+    /// super-segments included) are full.
+    fn smss(&self, m: &ConnModel, s: Side) -> u64 {
+        m.mss(s)
+            .map_or(self.largest.max(DEFAULT_MSS + 1), u64::from)
     }
 }
 
@@ -237,27 +221,14 @@ impl Detector for DelayedAck {
         if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
             return;
         }
-        let c = self.conns.get_or_insert_with(seg, || Conn {
-            tick_ns: COARSEST_TICK_NS,
-            ..Conn::default()
-        });
-        // Differences, not the timestamps: a coarse clock may have an offset
-        // (tcptrace-zwnd.pcap: 10 ms steps from …688.2545 s).
-        if let Some(last) = c.last_ts {
-            let step = seg.ts.since(last).unsigned_abs();
-            while step > 0 && c.tick_ns > 1 && step % c.tick_ns != 0 {
-                c.tick_ns /= 10;
-            }
-        }
-        c.last_ts = Some(seg.ts);
-        let (me, peer) = if ev.from_client { (0, 1) } else { (1, 0) };
+        let c = self.conns.get_or_default(seg);
+        c.tick_ns = ev.conn.tick_ns;
+        let (me, peer) = (ev.sender(), ev.receiver());
         let flags = seg.pkt.flags;
         if flags.syn() {
-            c.syn_mss[me] = seg.pkt.options.mss;
-            c.syn_ts[me] = Some(seg.pkt.options.timestamps.is_some());
             return;
         }
-        let smss_peer = c.smss(peer);
+        let smss_peer = c.smss(&ev.conn, peer);
         c.largest = c.largest.max(u64::from(ev.payload_len));
 
         // This segment as the receiver's side of the other direction's flight.
@@ -339,7 +310,8 @@ impl Detector for DelayedAck {
             return; // no handshake and no vantage: the ACK delay cannot be separated from the path
         };
         for (s, d) in c.dirs.iter().enumerate() {
-            let (to_sender, to_receiver) = (to[s], to[1 - s]);
+            let side = Side::from_index(s);
+            let (to_sender, to_receiver) = (to[side], to[side.peer()]);
             let mut kept: [Vec<Judged>; 2] = [Vec::new(), Vec::new()];
             for st in &d.stalls {
                 if let Some(j) = judge(st, to_sender, to_receiver, c.tick_ns) {
@@ -363,7 +335,7 @@ impl Detector for DelayedAck {
 fn stall_of(d: &Dir, smss: u64, seg: &Segment<'_>) -> Option<Stall> {
     let flight = &d.flight;
     let first = flight.first()?;
-    if (seg.ts.since(first.ts).max(0) as u64) < MIN_ACK_DELAY_NS {
+    if seg.ts.elapsed_since(first.ts) < MIN_ACK_DELAY_NS {
         return None;
     }
     let bytes: u64 = flight.iter().map(|s| u64::from(s.len)).sum();
@@ -427,14 +399,14 @@ fn round_trips(conn: &Connection<'_>) -> Option<[u64; 2]> {
 /// the capture clock's resolution.
 fn judge(st: &Stall, to_sender: u64, to_receiver: u64, tick_ns: u64) -> Option<Judged> {
     let release = st.release?;
-    let raw = st.ack.1.since(st.first.1).max(0) as u64;
+    let raw = st.ack.1.elapsed_since(st.first.1);
     // The path to the receiver now: the handshake's, or longer if queues grew since.
     let to_receiver = to_receiver.max(st.recent_rtt.unwrap_or(0));
     let delay = raw.saturating_sub(to_receiver);
     let late = delay >= MIN_ACK_DELAY_NS.max(MIN_DELAY_TICKS.saturating_mul(tick_ns))
         && delay <= MAX_ACK_DELAY_NS
         && delay.saturating_mul(RTT_JITTER_DIVISOR) >= to_receiver;
-    let gap = release.1.since(st.ack.1).max(0) as u64;
+    let gap = release.1.elapsed_since(st.ack.1);
     let tol = RELEASE_NS + to_sender / RTT_JITTER_DIVISOR + tick_ns;
     let released = gap <= to_sender.saturating_add(tol) && gap.saturating_add(tol) >= to_sender;
     let window_open = st
@@ -447,7 +419,7 @@ fn judge(st: &Stall, to_sender: u64, to_receiver: u64, tick_ns: u64) -> Option<J
         && u64::from(st.held_after_len) < st.smss
         && u64::from(release.2) < st.smss;
     let (kind, cost_ns) = if nagle {
-        let wait = release.1.since(st.held_after.1).max(0) as u64;
+        let wait = release.1.elapsed_since(st.held_after.1);
         (Kind::Nagle, wait)
     } else if st.acks_before == 0 {
         (Kind::Cwnd, delay)
@@ -524,7 +496,8 @@ fn report(
     let sender_is_server = s == 1;
     let (sender, receiver) = (role(sender_is_server), role(!sender_is_server));
     let eps = conn.summary.endpoints;
-    let (s_addr, r_addr) = (eps[s], eps[1 - s]);
+    let side = Side::from_index(s);
+    let (s_addr, r_addr) = (eps[side], eps[side.peer()]);
     let id = match kind {
         Kind::Nagle => FindingId::DelayedAckNagle,
         Kind::Cwnd => FindingId::DelayedAckCwnd,
@@ -537,7 +510,7 @@ fn report(
     let (dist, matches) = delay_distribution(js, receiver);
     let max_gap = js
         .iter()
-        .map(|j| j.release.1.since(j.st.ack.1).max(0) as u64)
+        .map(|j| j.release.1.elapsed_since(j.st.ack.1))
         .max()
         .unwrap_or(0);
     // How the ACK delay and the release were read at this capture point.
@@ -672,7 +645,7 @@ fn report(
     cited.sort_by_key(|j| j.st.ack.0);
     for j in cited.iter() {
         let st = &j.st;
-        let raw = st.ack.1.since(st.first.1).max(0) as u64;
+        let raw = st.ack.1.elapsed_since(st.first.1);
         let delay_note = if at_receiver {
             format!("{} after the data arrived", ms(j.delay_ns))
         } else {
@@ -682,7 +655,7 @@ fn report(
                 ms(j.delay_ns)
             )
         };
-        let gap = j.release.1.since(st.ack.1).max(0) as u64;
+        let gap = j.release.1.elapsed_since(st.ack.1);
         match kind {
             Kind::Nagle => {
                 f.cite(

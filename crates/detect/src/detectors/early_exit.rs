@@ -317,7 +317,7 @@ fn judge(rounds: &[Span], bytes: u64, rwnd: u64, signal: Option<u64>) -> Option<
         return None;
     }
     // No RTT rise before the switch (HyStart's delay exit): the round gaps stay flat.
-    let gap = |i: usize| full[i + 1].start.since(full[i].start).max(0) as f64;
+    let gap = |i: usize| full[i + 1].start.elapsed_since(full[i].start) as f64;
     let first_gap = gap(0);
     if (0..switch).any(|i| gap(i) > MAX_RTT_JUMP * first_gap) {
         return None;

@@ -153,7 +153,7 @@ impl Detector for IdleClose {
         if let (Some((fin_frame, fin_ts, by_client, last_data)), true) =
             (live.fin, between_requests)
         {
-            let idle_ns = fin_ts.since(last_data.1).max(0) as u64;
+            let idle_ns = fin_ts.elapsed_since(last_data.1);
             if idle_ns >= MIN_IDLE_NS {
                 self.closes.entry(key).or_default().push(Close {
                     stream: s.stream,
@@ -235,7 +235,7 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
             .iter()
             .find(|o| o.syn_ts >= c.fin_ts && o.stream != c.stream && !used.contains(&o.stream));
         let Some(o) = next else { continue };
-        let interval = o.first_request.since(c.last_request).max(0) as u64;
+        let interval = o.first_request.elapsed_since(c.last_request);
         if interval > MAX_INTERVAL_OVER_TIMEOUT.saturating_mul(median) {
             continue;
         }
@@ -251,7 +251,7 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
     });
     let intervals: Vec<u64> = paid
         .iter()
-        .map(|(c, o)| o.first_request.since(c.last_request).max(0) as u64)
+        .map(|(c, o)| o.first_request.elapsed_since(c.last_request))
         .collect();
     let min_interval = intervals.iter().copied().min().unwrap_or(0);
     let mut f = Finding {
@@ -295,7 +295,7 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
             format!(
                 "stream {}: new connection for the next request, {} after the FIN (handshake {})",
                 StreamRef(o.stream),
-                ms(o.syn_ts.since(c.fin_ts).max(0) as u64),
+                ms(o.syn_ts.elapsed_since(c.fin_ts)),
                 ms(o.handshake_ns)
             ),
         );

@@ -173,7 +173,7 @@ fn looks_like_slow_start(x: &Exchange, rtt_ns: u64, mss: u64) -> bool {
         if g > MAX_GROWTH || (!last && g < MIN_GROWTH) {
             return false;
         }
-        let spacing = r[i].start.since(r[i - 1].start).max(0) as f64 / rtt_ns as f64;
+        let spacing = r[i].start.elapsed_since(r[i - 1].start) as f64 / rtt_ns as f64;
         if !(MIN_ROUND_SPACING_RTT..=MAX_ROUND_SPACING_RTT).contains(&spacing) {
             return false;
         }
@@ -355,7 +355,7 @@ fn judge(c: Candidate, warm: Option<Warm>) -> Option<Finding> {
         let note = if i == 0 {
             format!("round 1: {n} segments ({} B), the initial window", r.bytes)
         } else {
-            let gap = r.start.since(x.rounds[i - 1].start).max(0) as u64;
+            let gap = r.start.elapsed_since(x.rounds[i - 1].start);
             format!(
                 "round {}: {n} segments ({} B), {} after round {i}",
                 i + 1,

@@ -191,10 +191,6 @@ struct Dir {
 struct Conn {
     /// [client → server, server → client].
     dirs: [Dir; 2],
-    syn: Option<Timestamp>,
-    handshake_rtt: Option<u64>,
-    /// SACK-permitted on each side's SYN, when seen.
-    sack: [Option<bool>; 2],
 }
 
 #[derive(Default)]
@@ -210,23 +206,13 @@ impl Detector for Recovery {
         }
         let c = self.conns.get_or_default(seg);
         let pkt = seg.pkt;
-        let (x, y) = if ev.from_client { (0, 1) } else { (1, 0) };
+        let (x, y) = (ev.sender(), ev.receiver());
         let flags = pkt.flags;
 
-        // Handshake: full RTT (SYN → the client's ACK of the SYN/ACK).
-        if flags.syn() {
-            c.sack[x] = Some(pkt.options.sack_permitted);
-            if !flags.ack() {
-                c.syn.get_or_insert(seg.ts);
-            }
-        } else if flags.ack() && ev.from_client && c.handshake_rtt.is_none() {
-            if let Some(s) = c.syn {
-                c.handshake_rtt = Some(seg.ts.since(s).max(0) as u64);
-            }
-        }
-        let hs_rtt = c.handshake_rtt;
+        // The handshake's full RTT, once the client's ACK of the SYN/ACK was seen.
+        let hs_rtt = ev.conn.handshake_rtt_ns();
         // The sender's IP ID as a packet counter, judged on the packets before this one.
-        let ids = seg.ip_id;
+        let ids = seg.ev.ip_id;
 
         // This packet as an ACK of the peer's data.
         if let Some(a) = ev.rel_ack {
@@ -298,7 +284,12 @@ impl Detector for Recovery {
         // The receiver's last packet: a timer retransmission fires at least one timer
         // after the last ACK reached the sender, never right after it (ACK-clocked data).
         let peer_last = c.dirs[y].last_pkt.map(|p| p.1);
-        let sack_ok = c.sack.iter().all(|s| s.unwrap_or(true));
+        // SACK unless a whole SYN showed it off (Linux negotiates it by default).
+        let sack_ok = ev
+            .conn
+            .dirs
+            .iter()
+            .all(|d| d.syn.options().is_none_or(|o| o.sack_permitted));
         let d = &mut c.dirs[x];
 
         let len = u64::from(ev.payload_len);
@@ -347,7 +338,7 @@ impl Detector for Recovery {
                 // A segment continuing the stream after a pause, with IP IDs missing
                 // before it: its earlier transmissions were lost before the capture.
                 if let (Some(k), Some((lf, lt, _))) = (ids.hidden(), d.last_pkt) {
-                    let since = |t: Timestamp| seg.ts.since(t).max(0) as u64;
+                    let since = |t: Timestamp| seg.ts.elapsed_since(t);
                     let gap = since(lt);
                     let quiet = peer_last.map_or(gap, since).min(gap);
                     if timer_chain_fits(k, gap, hs_rtt, sack_ok)
@@ -385,7 +376,7 @@ impl Detector for Recovery {
                 _ => true, // not seen: Linux negotiates it by default
             }
         };
-        let rtt = conn.rtt_ns.or(st.handshake_rtt).unwrap_or(0);
+        let rtt = conn.rtt_ns.unwrap_or(0);
         let mut all = Vec::new();
         for (x, d) in st.dirs.iter().enumerate() {
             let sender_role = if x == 0 {
@@ -462,7 +453,7 @@ fn probe_in_time(rtt: Option<u64>, previous_tx: Option<Timestamp>, now: Timestam
             let limit = r
                 .saturating_mul(3)
                 .saturating_add(TCP_RTO_MIN_NS + PROBE_MARGIN_NS);
-            (now.since(p).max(0) as u64) <= limit
+            now.elapsed_since(p) <= limit
         }
         _ => true,
     }
@@ -507,7 +498,7 @@ fn record(
     let signal = d.signals.iter().rev().find(|s| {
         s.ack <= ev.rel_seq
             && previous_tx.is_none_or(|p| s.last_ts >= p)
-            && (seg.ts.since(s.last_ts).max(0) as u64) <= window
+            && seg.ts.elapsed_since(s.last_ts) <= window
     });
     let trigger = match signal {
         Some(s) if hidden == 0 => Trigger::Fast {
@@ -639,7 +630,7 @@ impl Classified {
                     })
                 }
                 (Some((f, t, _)), _) if at_sender => {
-                    let after = t.since(r.ts).max(0) as u64;
+                    let after = t.elapsed_since(r.ts);
                     let min_rtt = d
                         .min_ack_rtt
                         .into_iter()
@@ -660,9 +651,9 @@ impl Classified {
         let fired_after_ns = start
             .or(r.expected.map(|e| e.1))
             .or(arrived)
-            .map(|t| r.ts.since(t).max(0) as u64);
+            .map(|t| r.ts.elapsed_since(t));
         let ack_took_ns = match (start, r.cover) {
-            (Some(o), Some((_, t, _))) if at_sender => Some(t.since(o).max(0) as u64),
+            (Some(o), Some((_, t, _))) if at_sender => Some(t.elapsed_since(o)),
             _ => None,
         };
         // The recovery's cost interval, computed on its first retransmission from the
@@ -769,7 +760,7 @@ fn side(dir: usize) -> &'static str {
     }
 }
 
-fn report(conn: &Connection<'_>, st: &Conn, all: &[Classified], rtt: u64, out: &mut Vec<Finding>) {
+fn report(conn: &Connection<'_>, _st: &Conn, all: &[Classified], rtt: u64, out: &mut Vec<Finding>) {
     let total = all.len() + all.iter().map(|c| c.hidden_triggers.len()).sum::<usize>();
     for kind in [Kind::Fast, Kind::Probe, Kind::Timeout] {
         let mine: Vec<&Classified> = all.iter().filter(|c| c.kind() == kind).collect();
@@ -874,7 +865,7 @@ fn report(conn: &Connection<'_>, st: &Conn, all: &[Classified], rtt: u64, out: &
                 }
             }
         }
-        f.explanation = explain_spurious(&spurious, total, st, conn.summary);
+        f.explanation = explain_spurious(&spurious, total, conn.summary);
         f.fix = spurious_fixes(&spurious);
         f.confidence = Confidence::High;
         out.push(f);
@@ -918,7 +909,7 @@ fn cite_one(f: &mut Finding, c: &Classified) {
              earlier): fast retransmit",
             c.r.seq,
             c.r.end,
-            ms(c.r.ts.since(signal_ts).max(0) as u64)
+            ms(c.r.ts.elapsed_since(signal_ts))
         ),
         Trigger::Probe => format!(
             "{who} retransmits its last segment (bytes {}–{}){}: tail loss probe",
@@ -1029,7 +1020,7 @@ fn explain(
             let delays: Vec<u64> = mine
                 .iter()
                 .filter_map(|c| match c.trigger {
-                    Trigger::Fast { signal_ts, .. } => Some(c.r.ts.since(signal_ts).max(0) as u64),
+                    Trigger::Fast { signal_ts, .. } => Some(c.r.ts.elapsed_since(signal_ts)),
                     _ => None,
                 })
                 .collect();
@@ -1087,7 +1078,7 @@ fn explain(
                 if group.len() >= 2 {
                     let gaps: Vec<String> = group
                         .windows(2)
-                        .map(|w| ms(w[1].r.ts.since(w[0].r.ts).max(0) as u64))
+                        .map(|w| ms(w[1].r.ts.elapsed_since(w[0].r.ts)))
                         .collect();
                     let frames: Vec<String> = group.iter().map(|c| c.r.frame.to_string()).collect();
                     chains.push(format!(
@@ -1145,7 +1136,7 @@ fn explain(
     s
 }
 
-fn explain_spurious(sp: &[&Classified], total: usize, st: &Conn, s: &ConnSummary) -> String {
+fn explain_spurious(sp: &[&Classified], total: usize, s: &ConnSummary) -> String {
     let mut by: Vec<String> = Vec::new();
     for kind in [Kind::Probe, Kind::Timeout, Kind::Fast] {
         let k: Vec<&&Classified> = sp.iter().filter(|c| c.kind() == kind).collect();
@@ -1209,7 +1200,7 @@ fn explain_spurious(sp: &[&Classified], total: usize, st: &Conn, s: &ConnSummary
                     .max()
             })
             .max();
-        let hs = st.handshake_rtt.or(s.handshake_rtt_ns());
+        let hs = s.handshake_rtt_ns();
         // The seed-02 story holds when the timers fired sooner than an ACK could come
         // back at the RTT measured later.
         let fired = sp

@@ -83,7 +83,7 @@ use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use crate::ipid::SenderIds;
 use tcpwhy_capture::Timestamp;
-use tcpwhy_track::{ConnSummary, SegmentKinds, Vantage};
+use tcpwhy_track::{ConnSummary, SegmentKinds, Side, Vantage};
 
 /// Linux's default `net.ipv4.tcp_reordering` (and RFC 5681's duplicate-ACK threshold).
 pub const LINUX_TCP_REORDERING: u64 = 3;
@@ -337,7 +337,7 @@ impl Dir {
                 i += 1;
                 continue;
             }
-            let late_ns = ts.since(h.opened).max(0) as u64;
+            let late_ns = ts.elapsed_since(h.opened);
             let by_timing = older.is_none()
                 && handshake_rtt
                     .is_some_and(|r| (late_ns as f64) < LATE_ORIGINAL_MAX_RTT_FRACTION * r as f64);
@@ -403,9 +403,8 @@ impl Dir {
             // A fast retransmission answering the SACKs of that hole arrives about one
             // RTT after the late original; much later, something else sent it.
             let soon = |ots: Timestamp| {
-                handshake_rtt.is_some_and(|r| {
-                    (ts.since(ots).max(0) as u64) <= TRIGGER_MAX_RTTS.saturating_mul(r)
-                })
+                handshake_rtt
+                    .is_some_and(|r| ts.elapsed_since(ots) <= TRIGGER_MAX_RTTS.saturating_mul(r))
             };
             if let Some(&(_, _, of, ots, _)) = self
                 .filled_late
@@ -568,7 +567,7 @@ impl Dir {
         {
             return;
         }
-        let open_ns = ts.since(h.opened).max(0) as u64;
+        let open_ns = ts.elapsed_since(h.opened);
         // Sooner than this, no retransmission can have been acknowledged.
         let too_soon = self
             .min_ack_rtt
@@ -594,7 +593,7 @@ impl Dir {
                 }
             }
             Some((rf, rts)) => {
-                let soon = too_soon.is_some_and(|r| (ts.since(rts).max(0) as u64) < r);
+                let soon = too_soon.is_some_and(|r| ts.elapsed_since(rts) < r);
                 if !self.over_dupthresh(degree_bytes) {
                     // Too few segments above it to trigger a fast retransmission: the
                     // retransmission had another cause (a timeout); not ours to price.
@@ -651,7 +650,7 @@ impl Dir {
         }
         if let Some(i) = self.pending.iter().position(|p| hit(p.frame, p.seq)) {
             let p = self.pending.swap_remove(i);
-            let late_ns = p.closed_ts.since(p.hole_ts).max(0) as u64;
+            let late_ns = p.closed_ts.elapsed_since(p.hole_ts);
             self.record_late(Late {
                 opened_frame: p.hole_frame,
                 opened_ts: p.hole_ts,
@@ -683,8 +682,6 @@ impl Dir {
 #[derive(Default)]
 struct Conn {
     dirs: [Dir; 2],
-    syn: Option<Timestamp>,
-    handshake_rtt: Option<u64>,
 }
 
 #[derive(Default)]
@@ -700,12 +697,8 @@ impl Detector for Reordering {
         }
         let c = self.conns.get_or_default(seg);
         let flags = seg.pkt.flags;
-        if flags.syn() && !flags.ack() {
-            c.syn.get_or_insert(seg.ts);
-        } else if ev.from_client && flags.ack() && !flags.syn() && c.handshake_rtt.is_none() {
-            c.handshake_rtt = c.syn.map(|s| seg.ts.since(s).max(0) as u64);
-        }
-        let (me, peer) = if ev.from_client { (0, 1) } else { (1, 0) };
+        let handshake_rtt = ev.conn.handshake_rtt_ns();
+        let (me, peer) = (ev.sender(), ev.receiver());
         let tsval = seg.pkt.options.timestamps.map(|t| t.0);
         // This segment as data of its own direction.
         if ev.payload_len > 0 && !flags.syn() {
@@ -720,7 +713,7 @@ impl Detector for Reordering {
                 len,
                 seg.pkt.ip_id,
                 tsval,
-                c.handshake_rtt,
+                handshake_rtt,
                 ev.kinds.has(SegmentKinds::SPURIOUS_RETRANSMISSION),
             );
             if below {
@@ -773,11 +766,10 @@ impl Detector for Reordering {
         let Some(mut st) = self.conns.take(conn) else {
             return;
         };
-        let rtt = conn.rtt_ns.or(st.handshake_rtt).filter(|&r| r > 0).or(st
-            .dirs
-            .iter()
-            .filter_map(|d| d.min_ack_rtt)
-            .max());
+        let rtt =
+            conn.rtt_ns
+                .filter(|&r| r > 0)
+                .or(st.dirs.iter().filter_map(|d| d.min_ack_rtt).max());
         for (i, d) in st.dirs.iter_mut().enumerate() {
             if let Some(f) = finding(conn, i, d, rtt) {
                 out.push(f);
@@ -834,7 +826,7 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
     let mut recoveries = 0u64;
     let mut last_start: Option<Timestamp> = None;
     for t in &trig {
-        if last_start.is_none_or(|s| t.ts.since(s).max(0) as u64 >= rtt) {
+        if last_start.is_none_or(|s| t.ts.elapsed_since(s) >= rtt) {
             recoveries += 1;
             last_start = Some(t.ts);
         }
@@ -842,7 +834,7 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
     if d.late_count == 0 || recoveries < MIN_RECOVERIES {
         return None;
     }
-    let (sender, receiver) = if dir == 0 { (0, 1) } else { (1, 0) };
+    let (sender, receiver) = (Side::from_index(dir), Side::from_index(dir).peer());
     let ends = conn.summary.endpoints;
     let segs = |b: u64| b.div_ceil(mss);
     let max_degree = d.deepest.map_or(0, |l| l.degree_bytes);
@@ -902,7 +894,7 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
                 "fast retransmission of seq {} ({} after the hole showed): data that was \
                  only late",
                 t.seq,
-                ms(t.ts.since(t.cause_ts).max(0) as u64)
+                ms(t.ts.elapsed_since(t.cause_ts))
             ),
         );
         if let Some(l) = c.filter(|l| l.proof.is_none() && l.frame > t.frame) {
@@ -913,7 +905,7 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
                     "ACK covers seq {} {} after the retransmission, sooner than a round trip: \
                      the original had arrived",
                     l.seq,
-                    ms(l.ts.since(t.ts).max(0) as u64)
+                    ms(l.ts.elapsed_since(t.ts))
                 ),
             );
         }
@@ -1069,12 +1061,12 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
         ms(f.cost_ns),
         ms(rack_wnd),
     );
-    let receiver_host = if receiver == 0 {
+    let receiver_host = if receiver == Side::Client {
         Host::Client
     } else {
         Host::Server
     };
-    let sender_host = if sender == 0 {
+    let sender_host = if sender == Side::Client {
         Host::Client
     } else {
         Host::Server

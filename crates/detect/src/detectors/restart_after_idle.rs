@@ -161,7 +161,7 @@ impl Detector for RestartAfterIdle {
         let new = ev.kinds.0 & (SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER) == 0;
         if new {
             if let Some(prev) = c.last_server_data {
-                let gap = seg.ts.since(prev).max(0) as u64;
+                let gap = seg.ts.elapsed_since(prev);
                 if gap >= TCP_RTO_MIN_NS && c.gaps.len() < MAX_GAPS {
                     c.gaps.push(Gap {
                         frame: seg.frame,
@@ -348,7 +348,7 @@ fn restart(
     if first.bytes.saturating_mul(MIN_SHRINK_FACTOR) > big.bytes {
         return None;
     }
-    let idle_ns = resp.start.since(prev_resp.end).max(0) as u64;
+    let idle_ns = resp.start.elapsed_since(prev_resp.end);
     let gap = st.gaps.iter().find(|g| g.frame == resp.first_frame);
     let sampled = gap.and_then(|g| match conn.vantage {
         Vantage::Server => g.rto_server_view,

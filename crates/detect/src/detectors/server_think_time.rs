@@ -108,7 +108,7 @@ impl Detector for ServerThinkTime {
             return;
         }
         let c = self.conns.get_or_default(seg);
-        let ids = seg.ip_id;
+        let ids = seg.ev.ip_id;
         // The exchanges are built from data that is neither a retransmission nor out of
         // order (lib.rs): turns are counted the same way.
         let repeat = ev.kinds.0 & (SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER);

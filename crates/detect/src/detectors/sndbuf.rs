@@ -41,7 +41,7 @@ use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::detectors::windows::{rate, roles, shares_text, span_ns, thousands, unlimited_ns};
 use crate::finding::{Confidence, Finding, FindingId, Fix};
 use tcpwhy_capture::{TcpFlags, Timestamp};
-use tcpwhy_track::{RttStats, SegmentKinds, Vantage};
+use tcpwhy_track::{RttStats, SegmentKinds, Side, Vantage};
 
 /// The sender's own window held the transfer at least half its time (the dominant limit).
 pub const MIN_SHARE: f64 = 0.5;
@@ -125,8 +125,7 @@ impl Dir {
 
 #[derive(Default)]
 struct Conn {
-    syn: Option<Timestamp>,
-    synack: bool,
+    /// The handshake RTT, once known (the connection model's).
     rtt_ns: Option<u64>,
     dirs: [Dir; 2],
 }
@@ -145,21 +144,12 @@ impl Detector for SndbufLimited {
         let c = self.conns.get_or_default(seg);
         let flags = seg.pkt.flags;
         if flags.syn() {
-            if flags.ack() {
-                c.synack = true;
-            } else {
-                c.syn = Some(seg.ts);
-            }
             return;
         }
-        // The handshake RTT: SYN → the client's first ACK after the SYN/ACK.
-        if c.rtt_ns.is_none() && c.synack && ev.from_client && flags.ack() {
-            c.rtt_ns = c
-                .syn
-                .map(|s| seg.ts.since(s).max(0) as u64)
-                .filter(|&r| r > 0);
+        if c.rtt_ns.is_none() {
+            c.rtt_ns = ev.conn.handshake_rtt_ns().filter(|&r| r > 0);
         }
-        let (me, peer) = if ev.from_client { (0, 1) } else { (1, 0) };
+        let (me, peer) = (ev.sender(), ev.receiver());
         if flags.ack() && flags.0 & TcpFlags::RST == 0 {
             let d = &mut c.dirs[peer];
             if d.first_data.is_some() {
@@ -179,13 +169,13 @@ impl Detector for SndbufLimited {
         // RTT-long intervals on a fixed grid from the first data: any RTT-long interval of
         // an ACK-clocked flow holds one window.
         match d.bucket {
-            Some((_, start, _)) if (seg.ts.since(start).max(0) as u64) < rtt => {
+            Some((_, start, _)) if seg.ts.elapsed_since(start) < rtt => {
                 if let Some(b) = d.bucket.as_mut() {
                     b.2 = b.2.saturating_add(len);
                 }
             }
             Some((_, start, _)) => {
-                let elapsed = seg.ts.since(start).max(0) as u64;
+                let elapsed = seg.ts.elapsed_since(start);
                 d.close_bucket();
                 // A silence of a whole RTT or more: the sender paused; the run ends.
                 let skipped = elapsed / rtt;
@@ -230,7 +220,7 @@ fn rtt_growth(r: Option<RttStats>) -> Option<f64> {
 
 fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Option<Finding> {
     let s = conn.summary;
-    let i = usize::from(sender_is_server);
+    let i = Side::from_index(usize::from(sender_is_server));
     let dir = &s.dirs[i];
     let l = &dir.limits;
     let total = l.total_ns();
@@ -245,7 +235,7 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
     // Any sign of loss: a congestion window that was cut and grows back slowly looks
     // like a plateau (fast-retransmit/server.pcap: 8 RTTs within 7 % after one drop that
     // this capture shows only as duplicate ACKs and an out-of-order repair).
-    let peer = &s.dirs[1 - i].counts;
+    let peer = &s.dirs[i.peer()].counts;
     let loss = dir.counts.retransmissions + dir.counts.out_of_order + peer.dup_acks + peer.dsacks;
     if run.rounds < PLATEAU_ROUNDS || loss > 0 {
         return None;
@@ -253,7 +243,7 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
     let per_rtt = run.bytes / u64::from(run.rounds.max(1));
     // The segment size: the receiver's MSS (as announced in its SYN) less the 12 bytes
     // of timestamps Linux sends, at most Ethernet's 1448.
-    let segment = s.dirs[1 - i]
+    let segment = s.dirs[i.peer()]
         .syn
         .and_then(|o| o.mss)
         .map_or(1448, |m| u64::from(m).min(1448));
@@ -277,7 +267,7 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
     let growth = if at_sender {
         rtt_growth(dir.rtt_ack)
     } else if at_receiver {
-        rtt_growth(s.dirs[1 - i].rtt_ts)
+        rtt_growth(s.dirs[i.peer()].rtt_ts)
     } else {
         None
     };

@@ -67,11 +67,11 @@ impl Detector for SynRetransmit {
             .find(|s| first_synack.is_none_or(|t| s.1 <= t))
             .or(h.syns.last());
         let syn_wait = match (h.syns.first(), answered) {
-            (Some(a), Some(b)) => b.1.since(a.1).max(0) as u64,
+            (Some(a), Some(b)) => b.1.elapsed_since(a.1),
             _ => 0,
         };
         let synack_wait = match (h.synacks.first(), h.synacks.last()) {
-            (Some(a), Some(b)) => b.1.since(a.1).max(0) as u64,
+            (Some(a), Some(b)) => b.1.elapsed_since(a.1),
             _ => 0,
         };
         let mut f = conn.finding(FindingId::HandshakeSynRetransmit);
@@ -86,7 +86,7 @@ impl Detector for SynRetransmit {
             } else {
                 format!(
                     "SYN sent again, {} after the first",
-                    ms(ts.since(h.syns[0].1).max(0) as u64)
+                    ms(ts.elapsed_since(h.syns[0].1))
                 )
             };
             f.cite(*frame, *ts, note);
@@ -97,7 +97,7 @@ impl Detector for SynRetransmit {
             } else {
                 format!(
                     "SYN/ACK sent again, {} after the first",
-                    ms(ts.since(h.synacks[0].1).max(0) as u64)
+                    ms(ts.elapsed_since(h.synacks[0].1))
                 )
             };
             f.cite(*frame, *ts, note);

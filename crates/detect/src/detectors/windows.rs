@@ -58,7 +58,7 @@
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::{TcpFlags, Timestamp};
-use tcpwhy_track::{ConnSummary, Limit, LimitTimes, SegmentKinds, Vantage, WindowScale};
+use tcpwhy_track::{ConnSummary, Limit, LimitTimes, SegmentKinds, Side, Vantage, WindowScale};
 
 /// The window must have limited at least half the transfer time: the dominant limit
 /// (T-RAT's classification by the largest share).
@@ -150,7 +150,7 @@ impl Detector for Windows {
             slot.get_or_insert((seg.frame, seg.ts));
             return;
         }
-        let (me, peer) = if ev.from_client { (0, 1) } else { (1, 0) };
+        let (me, peer) = (ev.sender(), ev.receiver());
         // This segment as the receiver's ACK of the other direction.
         if flags.ack() && flags.0 & (TcpFlags::RST | TcpFlags::FIN) == 0 {
             let d = &mut c.dirs[peer];
@@ -176,7 +176,7 @@ impl Detector for Windows {
                 } else if w > 0 && d.window == Some(0) {
                     if let Some(z) = d.zeros.last_mut().filter(|z| z.end.is_none()) {
                         z.end = Some((seg.frame, seg.ts, w));
-                        d.zero_ns = d.zero_ns.saturating_add(seg.ts.since(z.ts).max(0) as u64);
+                        d.zero_ns = d.zero_ns.saturating_add(seg.ts.elapsed_since(z.ts));
                     }
                 }
                 d.window = Some(w);
@@ -275,7 +275,7 @@ pub(crate) fn thousands(n: u64) -> String {
 /// First to last new data of a direction, as seen at the capture point.
 pub(crate) fn span_ns(first: Option<(u64, Timestamp)>, last: Option<(u64, Timestamp)>) -> u64 {
     match (first, last) {
-        (Some(a), Some(b)) => b.1.since(a.1).max(0) as u64,
+        (Some(a), Some(b)) => b.1.elapsed_since(a.1),
         _ => 0,
     }
 }
@@ -327,7 +327,7 @@ fn report_direction(
     out: &mut Vec<Finding>,
 ) {
     let s = conn.summary;
-    let i = usize::from(sender_is_server);
+    let i = Side::from_index(usize::from(sender_is_server));
     let dir = &s.dirs[i];
     let r = roles(sender_is_server);
     let span = span_ns(d.first_data, d.last_data);
@@ -356,7 +356,7 @@ fn report_direction(
         let longest = d
             .zeros
             .iter()
-            .filter_map(|z| z.end.map(|e| e.1.since(z.ts).max(0) as u64))
+            .filter_map(|z| z.end.map(|e| e.1.elapsed_since(z.ts)))
             .max()
             .unwrap_or(0);
         f.explanation = format!(
@@ -387,7 +387,7 @@ fn report_direction(
                     format!(
                         "window update to {} B, {} later ({} probe(s) in between)",
                         thousands(w),
-                        ms(ts.since(z.ts).max(0) as u64),
+                        ms(ts.elapsed_since(z.ts)),
                         z.probes
                     ),
                 );
@@ -448,7 +448,7 @@ fn report_direction(
     let cycle = if at_sender {
         dir.rtt_ack
     } else if at_receiver {
-        s.dirs[1 - i].rtt_ts
+        s.dirs[i.peer()].rtt_ts
     } else {
         None
     }

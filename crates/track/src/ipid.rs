@@ -5,10 +5,14 @@
 //! with a per-socket counter, one ID per segment of a TSO/GSO packet), so at the
 //! receiver a packet whose ID skips k numbers after the sender's previous packet had k
 //! transmissions lost before the capture point, and an ID newer than every earlier one
-//! was sent later. Used by `recovery` (hidden losses, retransmission or reordering),
-//! `server_think_time` (a response whose first transmissions were lost), both through the
-//! one [`IpIds`] the Analyzer feeds every packet (its [`IdStep`] is `Segment::ip_id`), and `reordering` (a late original is older than an ID
-//! already seen), through one [`SenderIds`] per direction fed its in-order data segments.
+//! was sent later. The tracker keeps one [`IpIds`] per connection and feeds it every
+//! packet but capture duplicates; its [`IdStep`] is [`SegmentEvent::ip_id`], read by the
+//! detectors `recovery` (hidden losses, retransmission or reordering) and
+//! `server_think_time` (a response whose first transmissions were lost). `reordering` (a
+//! late original is older than an ID already seen) keeps its own [`SenderIds`] per
+//! direction, fed only its in-order data segments.
+//!
+//! [`SegmentEvent::ip_id`]: crate::SegmentEvent::ip_id
 //!
 //! Two tests of whether a sender's IDs can be read, for two questions:
 //! - [`SenderIds::counter`]: the IDs count packets exactly (each step is the number of
@@ -23,7 +27,6 @@
 //! at the sender.
 
 use tcpwhy_capture::Packet;
-use tcpwhy_track::SegmentEvent;
 
 /// More missing IP IDs than this before a segment is a capture gap or another flow's
 /// doing, not lost transmissions of one segment (Linux gives up after 15 retries,
@@ -154,7 +157,8 @@ impl IdStep {
     }
 }
 
-/// Both directions of one connection: [client → server, server → client].
+/// Both directions of one connection, indexed like the tracker's directions (`x`: 0
+/// for the sender of the connection's first packet).
 #[derive(Default, Debug)]
 pub struct IpIds {
     dirs: [SenderIds; 2],
@@ -164,10 +168,10 @@ pub struct IpIds {
 }
 
 impl IpIds {
-    /// Takes in one packet (capture duplicates left out by the caller) and says what its
-    /// ID showed.
-    pub fn observe(&mut self, pkt: &Packet<'_>, ev: &SegmentEvent) -> IdStep {
-        let x = if ev.from_client { 0 } else { 1 };
+    /// Takes in one packet from direction `x` (capture duplicates left out by the
+    /// caller) and says what its ID showed.
+    pub fn observe(&mut self, x: usize, pkt: &Packet<'_>) -> IdStep {
+        let x = x & 1;
         if pkt.flags.syn() {
             self.syn_mss[x] = pkt.options.mss;
             if pkt.flags.ack() {
@@ -194,7 +198,7 @@ impl IpIds {
             return step;
         };
         step.newest = d.newest().map(|m| id_after(id, m));
-        step.skipped = d.record(id, ev.payload_len, seg_size);
+        step.skipped = d.record(id, pkt.payload_len, seg_size);
         step
     }
 }
