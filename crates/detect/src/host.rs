@@ -1096,27 +1096,6 @@ fn side_of(h: &HostView, ends: &[Endpoint; 2]) -> BundleSide {
     }
 }
 
-/// The side whose settings decide the mechanism: the data sender (the server, which
-/// sends the responses these detectors price) or the receiver.
-fn deciding_side(id: FindingId) -> Option<BundleSide> {
-    use FindingId::*;
-    match id {
-        SlowStartRestartAfterIdle
-        | SlowStartEarlyExit
-        | SlowStartNewConnection
-        | SndbufLimited
-        | LossTailLossProbe
-        | LossFastRetransmit
-        | LossRto
-        | RetransmitSpurious
-        | Reordering => Some(BundleSide::Server),
-        RwndLimited | RwndNotGrowing | RwndZeroWindow => Some(BundleSide::Client),
-        // Either side may have turned window scaling off; the others have no host
-        // setting in mechanisms.md's table.
-        _ => None,
-    }
-}
-
 fn lower(c: Confidence) -> Confidence {
     match c {
         Confidence::High => Confidence::Medium,
@@ -1141,7 +1120,7 @@ pub fn join(findings: &mut [Finding], h: &HostView) -> HostJoin {
     for f in findings.iter_mut() {
         let side = side_of(h, &f.endpoints);
         let before = f.confidence;
-        let (relation, note, fix) = match (side, deciding_side(f.id)) {
+        let (relation, note, fix) = match (side, f.id.entry().decided_by) {
             (BundleSide::Unknown, _) => (
                 Relation::Silent,
                 format!(
