@@ -10,7 +10,7 @@
 //! [`HostFindingId`]: crate::host::HostFindingId
 
 use crate::finding::FindingId;
-use crate::host::BundleSide;
+use crate::host::{BundleSide, Judge};
 
 /// One capture finding id and what is said about it wherever ids are listed.
 pub struct Entry {
@@ -30,12 +30,38 @@ pub struct Entry {
     /// bundle from the other side is silent about it. `None`: either side may decide it
     /// (window scaling), or no host setting does (mechanisms.md's table).
     pub decided_by: Option<BundleSide>,
+    /// How a host bundle of that side confirms or contradicts the finding (a rule in
+    /// `host/`); `None`: no host setting decides this mechanism.
+    pub judge: Option<Judge>,
+}
+
+/// One host finding id (`host.*`), declared by its rule in `host/`.
+pub struct HostEntry {
+    pub id: &'static str,
+    pub title: &'static str,
+    pub meaning: &'static str,
+    pub fix_goes_to: &'static str,
 }
 
 /// The README's table of capture findings, one row per id in [`FindingId`] order.
 pub fn markdown_table() -> String {
     let mut s = String::from("| finding | what it means | fix goes to |\n|---|---|---|\n");
     for id in FindingId::ALL {
+        let e = id.entry();
+        s += &format!(
+            "| `{}` | {}: {} | {} |\n",
+            e.id, e.title, e.meaning, e.fix_goes_to
+        );
+    }
+    s
+}
+
+/// The README's table of host findings, one row per id in [`HostFindingId`] order.
+///
+/// [`HostFindingId`]: crate::host::HostFindingId
+pub fn host_markdown_table() -> String {
+    let mut s = String::from("| host finding | what it means | fix goes to |\n|---|---|---|\n");
+    for id in crate::host::HostFindingId::ALL {
         let e = id.entry();
         s += &format!(
             "| `{}` | {}: {} | {} |\n",

@@ -47,6 +47,7 @@ pub const APP_LIMITED: Entry = Entry {
     fix_goes_to: "the application",
     part_of: None,
     decided_by: None,
+    judge: None,
 };
 
 /// Gaps shorter than this (after the vantage correction) are scheduling, ACK processing

@@ -63,6 +63,7 @@ pub const BUFFERBLOAT: Entry = Entry {
     fix_goes_to: "AQM (fq_codel, cake), BBR",
     part_of: None,
     decided_by: None,
+    judge: None,
 };
 
 /// RTT samples needed per direction: fewer cannot show a trend.

@@ -96,6 +96,7 @@ pub const NAGLE: Entry = Entry {
     fix_goes_to: "the writer: TCP_NODELAY / one write; the reader: TCP_QUICKACK",
     part_of: None,
     decided_by: None,
+    judge: None,
 };
 
 /// `delayed_ack.cwnd` in the catalogue (crate::catalogue).
@@ -106,6 +107,7 @@ pub const CWND: Entry = Entry {
     fix_goes_to: "the sender: a warm connection; the reader: TCP_QUICKACK",
     part_of: None,
     decided_by: None,
+    judge: None,
 };
 
 /// An ACK later than the round trip by less than this is not a delayed-ACK timer: below

@@ -48,6 +48,7 @@ pub const EARLY_EXIT: Entry = Entry {
     fix_goes_to: "the sender: `ip tcp_metrics`, `tcp_no_metrics_save`",
     part_of: None,
     decided_by: Some(crate::host::BundleSide::Server),
+    judge: Some(crate::host::metrics_cached_ssthresh::judge_early_exit),
 };
 
 /// Slow start at least doubles per round (RFC 5681 §3.1 with ABC); a round growing less

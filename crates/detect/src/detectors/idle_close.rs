@@ -49,6 +49,7 @@ pub const IDLE_CLOSE: Entry = Entry {
     fix_goes_to: "both ends' keep-alive / pool settings",
     part_of: None,
     decided_by: None,
+    judge: None,
 };
 
 /// A FIN this long after the last data is an idle close; sooner, the application closed

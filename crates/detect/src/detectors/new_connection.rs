@@ -67,6 +67,7 @@ pub const NEW_CONNECTION: Entry = Entry {
     fix_goes_to: "the client: keep-alive, a connection pool; the sender's initial window",
     part_of: None,
     decided_by: Some(crate::host::BundleSide::Server),
+    judge: None,
 };
 
 /// Smallest growth between consecutive rounds that still reads as slow start: Linux

@@ -76,6 +76,7 @@ pub const RTO: Entry = Entry {
     fix_goes_to: "the path; the minimum RTO on low-RTT paths",
     part_of: None,
     decided_by: Some(crate::host::BundleSide::Server),
+    judge: None,
 };
 
 /// `loss.tail_loss_probe` in the catalogue (crate::catalogue).
@@ -86,6 +87,7 @@ pub const TAIL_LOSS_PROBE: Entry = Entry {
     fix_goes_to: "the path; `tcp_early_retrans`",
     part_of: None,
     decided_by: Some(crate::host::BundleSide::Server),
+    judge: Some(crate::host::tail_loss_probes::judge_tail_loss_probe),
 };
 
 /// `loss.fast_retransmit` in the catalogue (crate::catalogue).
@@ -96,6 +98,7 @@ pub const FAST_RETRANSMIT: Entry = Entry {
     fix_goes_to: "the path: where packets are dropped",
     part_of: None,
     decided_by: Some(crate::host::BundleSide::Server),
+    judge: None,
 };
 
 /// `retransmit.spurious` in the catalogue (crate::catalogue).
@@ -106,6 +109,7 @@ pub const SPURIOUS: Entry = Entry {
     fix_goes_to: "the RTT estimate (a proxy); reordering on the path",
     part_of: None,
     decided_by: Some(crate::host::BundleSide::Server),
+    judge: Some(crate::host::reordering::judge_reordering),
 };
 
 /// Linux `TCP_RTO_MIN`: no RTO fires sooner than this after the last transmission.

@@ -95,6 +95,7 @@ pub const REORDERING: Entry = Entry {
     fix_goes_to: "RPS on the receiving interface; `tcp_reordering`",
     part_of: None,
     decided_by: Some(crate::host::BundleSide::Server),
+    judge: Some(crate::host::reordering::judge_reordering),
 };
 
 /// Linux's default `net.ipv4.tcp_reordering` (and RFC 5681's duplicate-ACK threshold).

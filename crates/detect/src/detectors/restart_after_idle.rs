@@ -49,6 +49,7 @@ pub const RESTART_AFTER_IDLE: Entry = Entry {
     fix_goes_to: "the sender: `tcp_slow_start_after_idle=0`",
     part_of: None,
     decided_by: Some(crate::host::BundleSide::Server),
+    judge: Some(crate::host::slow_start_after_idle::judge_restart_after_idle),
 };
 
 /// Linux `TCP_RTO_MIN` (200 ms): the floor of the variance term of its RTO.

@@ -52,6 +52,7 @@ pub const SERVER_THINK_TIME: Entry = Entry {
     fix_goes_to: "the application",
     part_of: None,
     decided_by: None,
+    judge: None,
 };
 
 /// Processing times below this are indistinguishable from scheduling, ACK delays and

@@ -49,6 +49,7 @@ pub const SHORT_LIVED: Entry = Entry {
     fix_goes_to: "both ends' keep-alive / pool settings",
     part_of: None,
     decided_by: None,
+    judge: None,
 };
 
 /// A connection with this many exchanges or fewer is "short": one request (HTTP/1.0,

@@ -53,6 +53,7 @@ pub const SNDBUF_LIMITED: Entry = Entry {
     fix_goes_to: "the sender's SO_SNDBUF / proxy buffer",
     part_of: None,
     decided_by: Some(crate::host::BundleSide::Server),
+    judge: Some(crate::host::buffer_below_bdp::judge_send_buffer),
 };
 
 /// The sender's own window held the transfer at least half its time (the dominant limit).

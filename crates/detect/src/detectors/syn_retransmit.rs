@@ -34,6 +34,7 @@ pub const SYN_RETRANSMIT: Entry = Entry {
     fix_goes_to: "the path; the listener's backlog",
     part_of: None,
     decided_by: None,
+    judge: None,
 };
 
 #[derive(Default)]

@@ -70,6 +70,7 @@ pub const NO_WINDOW_SCALING: Entry = Entry {
     fix_goes_to: "the side lacking window scaling (or a middlebox rewriting the SYN)",
     part_of: Some(FindingId::RwndLimited),
     decided_by: None,
+    judge: Some(crate::host::window_scaling_off::judge_no_window_scaling),
 };
 
 /// `rwnd.limited` in the catalogue (crate::catalogue).
@@ -80,6 +81,7 @@ pub const LIMITED: Entry = Entry {
     fix_goes_to: "the receiver: its buffer (`tcp_rmem`, SO_RCVBUF) or how fast it reads",
     part_of: None,
     decided_by: Some(crate::host::BundleSide::Client),
+    judge: Some(crate::host::buffer_below_bdp::judge_receive_window),
 };
 
 /// `rwnd.zero_window` in the catalogue (crate::catalogue).
@@ -90,6 +92,7 @@ pub const ZERO_WINDOW: Entry = Entry {
     fix_goes_to: "the receiving application: read faster or in larger reads",
     part_of: Some(FindingId::RwndLimited),
     decided_by: Some(crate::host::BundleSide::Client),
+    judge: Some(crate::host::buffer_below_bdp::judge_receive_window),
 };
 
 /// `rwnd.not_growing` in the catalogue (crate::catalogue).
@@ -100,6 +103,7 @@ pub const NOT_GROWING: Entry = Entry {
     fix_goes_to: "the receiver: SO_RCVBUF, `tcp_rmem`, `tcp_mem`",
     part_of: Some(FindingId::RwndLimited),
     decided_by: Some(crate::host::BundleSide::Client),
+    judge: Some(crate::host::buffer_below_bdp::judge_receive_window),
 };
 
 /// The window must have limited at least half the transfer time: the dominant limit
