@@ -49,7 +49,7 @@ pub fn markdown_table() -> String {
     for id in FindingId::ALL {
         let e = id.entry();
         s += &format!(
-            "| `{}` | {}: {} | {} |\n",
+            "| `{}` | {} — {} | {} |\n",
             e.id, e.title, e.meaning, e.fix_goes_to
         );
     }
@@ -64,7 +64,7 @@ pub fn host_markdown_table() -> String {
     for id in crate::host::HostFindingId::ALL {
         let e = id.entry();
         s += &format!(
-            "| `{}` | {}: {} | {} |\n",
+            "| `{}` | {} — {} | {} |\n",
             e.id, e.title, e.meaning, e.fix_goes_to
         );
     }
