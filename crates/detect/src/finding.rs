@@ -4,94 +4,20 @@
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{Endpoint, Vantage};
 
-/// Stable finding ids (design.md): new ids may be added, none is ever renamed.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum FindingId {
-    HandshakeSynRetransmit,
-    ConnectionShortLived,
-    ConnectionIdleClose,
-    SlowStartNewConnection,
-    SlowStartRestartAfterIdle,
-    SlowStartEarlyExit,
-    DelayedAckNagle,
-    DelayedAckCwnd,
-    RwndNoWindowScaling,
-    RwndLimited,
-    RwndZeroWindow,
-    RwndNotGrowing,
-    SndbufLimited,
-    LossRto,
-    LossTailLossProbe,
-    LossFastRetransmit,
-    RetransmitSpurious,
-    Reordering,
-    NetworkBufferbloat,
-    AppServerThinkTime,
-    AppLimited,
-}
+pub use crate::detectors::FindingId;
 
+/// What is derived from an id's catalogue entry ([`FindingId::entry`]).
 impl FindingId {
-    pub const ALL: [FindingId; 21] = [
-        FindingId::HandshakeSynRetransmit,
-        FindingId::ConnectionShortLived,
-        FindingId::ConnectionIdleClose,
-        FindingId::SlowStartNewConnection,
-        FindingId::SlowStartRestartAfterIdle,
-        FindingId::SlowStartEarlyExit,
-        FindingId::DelayedAckNagle,
-        FindingId::DelayedAckCwnd,
-        FindingId::RwndNoWindowScaling,
-        FindingId::RwndLimited,
-        FindingId::RwndZeroWindow,
-        FindingId::RwndNotGrowing,
-        FindingId::SndbufLimited,
-        FindingId::LossRto,
-        FindingId::LossTailLossProbe,
-        FindingId::LossFastRetransmit,
-        FindingId::RetransmitSpurious,
-        FindingId::Reordering,
-        FindingId::NetworkBufferbloat,
-        FindingId::AppServerThinkTime,
-        FindingId::AppLimited,
-    ];
-
     /// The id as written in reports and JSON.
     pub const fn as_str(self) -> &'static str {
-        match self {
-            FindingId::HandshakeSynRetransmit => "handshake.syn_retransmit",
-            FindingId::ConnectionShortLived => "connection.short_lived",
-            FindingId::ConnectionIdleClose => "connection.idle_close",
-            FindingId::SlowStartNewConnection => "slow_start.new_connection",
-            FindingId::SlowStartRestartAfterIdle => "slow_start.restart_after_idle",
-            FindingId::SlowStartEarlyExit => "slow_start.early_exit",
-            FindingId::DelayedAckNagle => "delayed_ack.nagle",
-            FindingId::DelayedAckCwnd => "delayed_ack.cwnd",
-            FindingId::RwndNoWindowScaling => "rwnd.no_window_scaling",
-            FindingId::RwndLimited => "rwnd.limited",
-            FindingId::RwndZeroWindow => "rwnd.zero_window",
-            FindingId::RwndNotGrowing => "rwnd.not_growing",
-            FindingId::SndbufLimited => "sndbuf.limited",
-            FindingId::LossRto => "loss.rto",
-            FindingId::LossTailLossProbe => "loss.tail_loss_probe",
-            FindingId::LossFastRetransmit => "loss.fast_retransmit",
-            FindingId::RetransmitSpurious => "retransmit.spurious",
-            FindingId::Reordering => "reordering",
-            FindingId::NetworkBufferbloat => "network.bufferbloat",
-            FindingId::AppServerThinkTime => "app.server_think_time",
-            FindingId::AppLimited => "app.limited",
-        }
+        self.entry().id
     }
 
     /// The finding whose time this one's cost is part of, when both are reported on a
     /// connection: a window capped by the missing scale option, not growing, or closed
     /// by a slow reader is the time `rwnd.limited` measures, not time in addition to it.
     pub const fn part_of(self) -> Option<FindingId> {
-        match self {
-            FindingId::RwndNoWindowScaling
-            | FindingId::RwndNotGrowing
-            | FindingId::RwndZeroWindow => Some(FindingId::RwndLimited),
-            _ => None,
-        }
+        self.entry().part_of
     }
 
     pub fn parse(s: &str) -> Option<FindingId> {

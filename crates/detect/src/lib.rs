@@ -6,6 +6,7 @@
 //! [`detectors::registry`]. Each detector is one module that documents its mechanism and
 //! owns its state; adding one changes no other's output.
 
+pub mod catalogue;
 pub mod detector;
 pub mod detectors;
 pub mod exchange;

@@ -36,6 +36,20 @@ use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{SegmentKinds, Vantage};
 
+use crate::catalogue::Entry;
+
+/// `app.limited` in the catalogue (crate::catalogue).
+pub const APP_LIMITED: Entry = Entry {
+    id: "app.limited",
+    title: "application-limited",
+    meaning:
+        "not TCP: the sender had everything acknowledged and an open window, and nothing to send",
+    fix_goes_to: "the application",
+    part_of: None,
+    decided_by: None,
+    judge: None,
+};
+
 /// Gaps shorter than this (after the vantage correction) are scheduling, ACK processing
 /// and timestamp noise; the same bound as `app.server_think_time`.
 pub const MIN_GAP_NS: u64 = MIN_THINK_NS;

@@ -53,6 +53,19 @@ use std::collections::VecDeque;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{SegmentKinds, Side, Vantage};
 
+use crate::catalogue::Entry;
+
+/// `network.bufferbloat` in the catalogue (crate::catalogue).
+pub const BUFFERBLOAT: Entry = Entry {
+    id: "network.bufferbloat",
+    title: "bufferbloat",
+    meaning: "RTT rising with the bytes in flight: a deep queue at a bottleneck",
+    fix_goes_to: "AQM (fq_codel, cake), BBR",
+    part_of: None,
+    decided_by: None,
+    judge: None,
+};
+
 /// RTT samples needed per direction: fewer cannot show a trend.
 pub const MIN_SAMPLES: usize = 20;
 /// p95 RTT at least this many times the minimum: a queue as deep as the path is long.

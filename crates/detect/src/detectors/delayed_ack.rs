@@ -86,6 +86,30 @@ use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ConnModel, SegmentKinds, Side, Vantage};
 
+use crate::catalogue::Entry;
+
+/// `delayed_ack.nagle` in the catalogue (crate::catalogue).
+pub const NAGLE: Entry = Entry {
+    id: "delayed_ack.nagle",
+    title: "Nagle meets a delayed ACK",
+    meaning: "a small segment held back by Nagle until the peer's delayed ACK (the measured timer, e.g. 40 ms)",
+    fix_goes_to: "the writer: TCP_NODELAY / one write; the reader: TCP_QUICKACK",
+    part_of: None,
+    decided_by: None,
+    judge: None,
+};
+
+/// `delayed_ack.cwnd` in the catalogue (crate::catalogue).
+pub const CWND: Entry = Entry {
+    id: "delayed_ack.cwnd",
+    title: "a tiny window meets a delayed ACK",
+    meaning: "a sender whose window holds one or two segments waits for the peer's delayed ACK (the measured timer)",
+    fix_goes_to: "the sender: a warm connection; the reader: TCP_QUICKACK",
+    part_of: None,
+    decided_by: None,
+    judge: None,
+};
+
 /// An ACK later than the round trip by less than this is not a delayed-ACK timer: below
 /// every stack's default (Linux 40 ms minimum, Windows 200 ms) and above scheduling and
 /// RTT noise.

@@ -38,6 +38,19 @@ use std::net::IpAddr;
 use tcpwhy_capture::{TcpFlags, Timestamp};
 use tcpwhy_track::SegmentKinds;
 
+use crate::catalogue::Entry;
+
+/// `slow_start.early_exit` in the catalogue (crate::catalogue).
+pub const EARLY_EXIT: Entry = Entry {
+    id: "slow_start.early_exit",
+    title: "early exit from slow start",
+    meaning: "a new connection stops doubling at a small window without a loss: usually an ssthresh cached from an earlier connection",
+    fix_goes_to: "the sender: `ip tcp_metrics`, `tcp_no_metrics_save`",
+    part_of: None,
+    decided_by: Some(crate::host::BundleSide::Server),
+    judge: Some(crate::host::metrics_cached_ssthresh::judge_early_exit),
+};
+
 /// Slow start at least doubles per round (RFC 5681 §3.1 with ABC); a round growing less
 /// than this over the one before has left slow start (delayed ACKs give ≈ ×1.5–2).
 pub const MIN_SS_GROWTH: f64 = 1.4;

@@ -39,6 +39,19 @@ use std::net::IpAddr;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ClientBy, Endpoint, SegmentKinds, Vantage};
 
+use crate::catalogue::Entry;
+
+/// `connection.idle_close` in the catalogue (crate::catalogue).
+pub const IDLE_CLOSE: Entry = Entry {
+    id: "connection.idle_close",
+    title: "keep-alive timeout",
+    meaning: "one side closes idle connections after the same time each time, and the next request pays a new connection",
+    fix_goes_to: "both ends' keep-alive / pool settings",
+    part_of: None,
+    decided_by: None,
+    judge: None,
+};
+
 /// A FIN this long after the last data is an idle close; sooner, the application closed
 /// after its response (`Connection: close`, HTTP/1.0), which `connection.short_lived`
 /// covers. Keep-alive timeouts in common servers are seconds or more (Apache and Node.js

@@ -1,4 +1,5 @@
-//! The detectors, one module per mechanism, in one ordered registry.
+//! The detectors, one module per mechanism, in one ordered registry that also names the
+//! finding ids each one emits (their catalogue entries are declared in its module).
 
 pub mod app_limited;
 pub mod bufferbloat;
@@ -15,24 +16,70 @@ pub mod sndbuf;
 pub mod syn_retransmit;
 pub mod windows;
 
+use crate::catalogue::Entry;
 use crate::detector::Detector;
 
-/// Every detector, in the order their findings are produced (the report sorts by cost).
-pub fn registry() -> Vec<Box<dyn Detector>> {
-    vec![
-        Box::new(syn_retransmit::SynRetransmit::default()),
-        Box::new(short_lived::ShortLived::default()),
-        Box::new(idle_close::IdleClose::default()),
-        Box::new(new_connection::NewConnection::default()),
-        Box::new(restart_after_idle::RestartAfterIdle::default()),
-        Box::new(early_exit::EarlyExit::default()),
-        Box::new(delayed_ack::DelayedAck::default()),
-        Box::new(server_think_time::ServerThinkTime::default()),
-        Box::new(app_limited::AppLimited::default()),
-        Box::new(recovery::Recovery::default()),
-        Box::new(reordering::Reordering::default()),
-        Box::new(bufferbloat::Bufferbloat::default()),
-        Box::new(windows::Windows::default()),
-        Box::new(sndbuf::SndbufLimited::default()),
-    ]
+/// Generates, from one line per detector (`module::Type { Variant: ENTRY, … }`, ENTRY
+/// being the `const` [`Entry`] the module declares for that id):
+/// - [`FindingId`], one variant per id in the order written, which is also its `Ord`
+///   (the report's tie-breaker between findings of equal cost on one stream), and
+///   [`FindingId::entry`], the id's catalogue entry;
+/// - [`registry`], every detector in the order written.
+///
+/// An enum rather than a pointer to the entry: ids stay one byte, `match`able, and
+/// compare and sort without a lookup.
+macro_rules! registry {
+    ($($module:ident::$detector:ident { $($variant:ident: $entry:ident),+ $(,)? }),+ $(,)?) => {
+        /// Stable finding ids (design.md): new ids may be added, none is ever renamed.
+        /// Declared by the detectors' catalogue entries.
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum FindingId {
+            $($($variant,)+)+
+        }
+
+        impl FindingId {
+            /// Every id, in order.
+            pub const ALL: &'static [FindingId] = &[$($(FindingId::$variant,)+)+];
+
+            /// The id's catalogue entry, declared next to its detector.
+            pub const fn entry(self) -> &'static Entry {
+                match self {
+                    $($(FindingId::$variant => &$module::$entry,)+)+
+                }
+            }
+        }
+
+        /// Every detector, in the order their findings are produced (the report sorts
+        /// by cost).
+        pub fn registry() -> Vec<Box<dyn Detector>> {
+            vec![$(Box::new($module::$detector::default()),)+]
+        }
+    };
+}
+
+registry! {
+    syn_retransmit::SynRetransmit { HandshakeSynRetransmit: SYN_RETRANSMIT },
+    short_lived::ShortLived { ConnectionShortLived: SHORT_LIVED },
+    idle_close::IdleClose { ConnectionIdleClose: IDLE_CLOSE },
+    new_connection::NewConnection { SlowStartNewConnection: NEW_CONNECTION },
+    restart_after_idle::RestartAfterIdle { SlowStartRestartAfterIdle: RESTART_AFTER_IDLE },
+    early_exit::EarlyExit { SlowStartEarlyExit: EARLY_EXIT },
+    delayed_ack::DelayedAck { DelayedAckNagle: NAGLE, DelayedAckCwnd: CWND },
+    windows::Windows {
+        RwndNoWindowScaling: NO_WINDOW_SCALING,
+        RwndLimited: LIMITED,
+        RwndZeroWindow: ZERO_WINDOW,
+        RwndNotGrowing: NOT_GROWING,
+    },
+    sndbuf::SndbufLimited { SndbufLimited: SNDBUF_LIMITED },
+    recovery::Recovery {
+        LossRto: RTO,
+        LossTailLossProbe: TAIL_LOSS_PROBE,
+        LossFastRetransmit: FAST_RETRANSMIT,
+        RetransmitSpurious: SPURIOUS,
+    },
+    reordering::Reordering { Reordering: REORDERING },
+    bufferbloat::Bufferbloat { NetworkBufferbloat: BUFFERBLOAT },
+    server_think_time::ServerThinkTime { AppServerThinkTime: SERVER_THINK_TIME },
+    app_limited::AppLimited { AppLimited: APP_LIMITED },
 }

@@ -57,6 +57,19 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use tcpwhy_track::{ClientBy, ConnSummary, Endpoint};
 
+use crate::catalogue::Entry;
+
+/// `slow_start.new_connection` in the catalogue (crate::catalogue).
+pub const NEW_CONNECTION: Entry = Entry {
+    id: "slow_start.new_connection",
+    title: "slow start on a new connection",
+    meaning: "the first response grows from the initial window in rounds one RTT apart, where a warm connection needs one or two",
+    fix_goes_to: "the client: keep-alive, a connection pool; the sender's initial window",
+    part_of: None,
+    decided_by: Some(crate::host::BundleSide::Server),
+    judge: None,
+};
+
 /// Smallest growth between consecutive rounds that still reads as slow start: Linux
 /// doubles (cwnd += packets acked); a stack with delayed ACKs and no byte counting grows
 /// ×1.5; a receive window catching up can hold one round to ×1.4 (lab keepalive-warm:

@@ -66,6 +66,52 @@ use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ConnSummary, SegmentKinds, Vantage};
 
+use crate::catalogue::Entry;
+
+/// `loss.rto` in the catalogue (crate::catalogue).
+pub const RTO: Entry = Entry {
+    id: "loss.rto",
+    title: "retransmission timeout",
+    meaning: "a loss repaired only when the retransmission timer fired, with its backoff chain",
+    fix_goes_to: "the path; the minimum RTO on low-RTT paths",
+    part_of: None,
+    decided_by: Some(crate::host::BundleSide::Server),
+    judge: None,
+};
+
+/// `loss.tail_loss_probe` in the catalogue (crate::catalogue).
+pub const TAIL_LOSS_PROBE: Entry = Entry {
+    id: "loss.tail_loss_probe",
+    title: "tail loss probe",
+    meaning: "the last segment of a burst was lost, no duplicate ACK could follow, and the probe timer retransmitted it",
+    fix_goes_to: "the path; `tcp_early_retrans`",
+    part_of: None,
+    decided_by: Some(crate::host::BundleSide::Server),
+    judge: Some(crate::host::tail_loss_probes::judge_tail_loss_probe),
+};
+
+/// `loss.fast_retransmit` in the catalogue (crate::catalogue).
+pub const FAST_RETRANSMIT: Entry = Entry {
+    id: "loss.fast_retransmit",
+    title: "fast retransmit",
+    meaning: "a loss repaired after duplicate ACKs or SACK blocks showed the hole",
+    fix_goes_to: "the path: where packets are dropped",
+    part_of: None,
+    decided_by: Some(crate::host::BundleSide::Server),
+    judge: None,
+};
+
+/// `retransmit.spurious` in the catalogue (crate::catalogue).
+pub const SPURIOUS: Entry = Entry {
+    id: "retransmit.spurious",
+    title: "spurious retransmission",
+    meaning: "a retransmission that was not needed (D-SACK, timestamps, ACK timing): the original was only late",
+    fix_goes_to: "the RTT estimate (a proxy); reordering on the path",
+    part_of: None,
+    decided_by: Some(crate::host::BundleSide::Server),
+    judge: Some(crate::host::reordering::judge_reordering),
+};
+
 /// Linux `TCP_RTO_MIN`: no RTO fires sooner than this after the last transmission.
 pub const TCP_RTO_MIN_NS: u64 = 200_000_000;
 /// RACK's reordering window (RFC 8985 §6.2: min_rtt/4) plus scheduling slack: how much

@@ -85,6 +85,19 @@ use crate::ipid::SenderIds;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ConnSummary, SegmentKinds, Side, Vantage};
 
+use crate::catalogue::Entry;
+
+/// `reordering` in the catalogue (crate::catalogue).
+pub const REORDERING: Entry = Entry {
+    id: "reordering",
+    title: "reordering",
+    meaning: "late originals told apart from loss and from packets the capture missed; the degree vs `tcp_reordering`",
+    fix_goes_to: "RPS on the receiving interface; `tcp_reordering`",
+    part_of: None,
+    decided_by: Some(crate::host::BundleSide::Server),
+    judge: Some(crate::host::reordering::judge_reordering),
+};
+
 /// Linux's default `net.ipv4.tcp_reordering` (and RFC 5681's duplicate-ACK threshold).
 pub const LINUX_TCP_REORDERING: u64 = 3;
 /// Linux's default `net.ipv4.tcp_max_reordering`: the most `tp->reordering` can grow to.

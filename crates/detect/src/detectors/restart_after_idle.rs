@@ -39,6 +39,19 @@ use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ConnSummary, SegmentKinds, Vantage};
 
+use crate::catalogue::Entry;
+
+/// `slow_start.restart_after_idle` in the catalogue (crate::catalogue).
+pub const RESTART_AFTER_IDLE: Entry = Entry {
+    id: "slow_start.restart_after_idle",
+    title: "slow start after idle",
+    meaning: "a persistent connection idle for longer than one RTO restarts its next response from the initial window",
+    fix_goes_to: "the sender: `tcp_slow_start_after_idle=0`",
+    part_of: None,
+    decided_by: Some(crate::host::BundleSide::Server),
+    judge: Some(crate::host::slow_start_after_idle::judge_restart_after_idle),
+};
+
 /// Linux `TCP_RTO_MIN` (200 ms): the floor of the variance term of its RTO.
 pub const TCP_RTO_MIN_NS: u64 = 200_000_000;
 /// The smallest shrink counted as a restart: one halving of the earlier window

@@ -42,6 +42,19 @@ use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{SegmentKinds, Vantage};
 
+use crate::catalogue::Entry;
+
+/// `app.server_think_time` in the catalogue (crate::catalogue).
+pub const SERVER_THINK_TIME: Entry = Entry {
+    id: "app.server_think_time",
+    title: "server think time",
+    meaning: "not TCP: the time from a request's last byte to its response's first is the server application's",
+    fix_goes_to: "the application",
+    part_of: None,
+    decided_by: None,
+    judge: None,
+};
+
 /// Processing times below this are indistinguishable from scheduling, ACK delays and
 /// the capture's timestamps; they are not reported.
 pub const MIN_THINK_NS: u64 = 5_000_000;

@@ -39,6 +39,19 @@ use std::net::IpAddr;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ClientBy, Endpoint, Vantage};
 
+use crate::catalogue::Entry;
+
+/// `connection.short_lived` in the catalogue (crate::catalogue).
+pub const SHORT_LIVED: Entry = Entry {
+    id: "connection.short_lived",
+    title: "one connection per request",
+    meaning: "a client opens a new connection for every request (or every few), each paying a handshake a reused one would not",
+    fix_goes_to: "both ends' keep-alive / pool settings",
+    part_of: None,
+    decided_by: None,
+    judge: None,
+};
+
 /// A connection with this many exchanges or fewer is "short": one request (HTTP/1.0,
 /// `Connection: close`) or a couple before an idle close. With three or more, the client
 /// clearly keeps connections and the pattern is something else.

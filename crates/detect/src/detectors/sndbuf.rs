@@ -43,6 +43,19 @@ use crate::finding::{Confidence, Finding, FindingId, Fix};
 use tcpwhy_capture::{TcpFlags, Timestamp};
 use tcpwhy_track::{RttStats, SegmentKinds, Side, Vantage};
 
+use crate::catalogue::Entry;
+
+/// `sndbuf.limited` in the catalogue (crate::catalogue).
+pub const SNDBUF_LIMITED: Entry = Entry {
+    id: "sndbuf.limited",
+    title: "send buffer limit",
+    meaning: "the flight stuck at the sender's buffer, below the window, without loss",
+    fix_goes_to: "the sender's SO_SNDBUF / proxy buffer",
+    part_of: None,
+    decided_by: Some(crate::host::BundleSide::Server),
+    judge: Some(crate::host::buffer_below_bdp::judge_send_buffer),
+};
+
 /// The sender's own window held the transfer at least half its time (the dominant limit).
 pub const MIN_SHARE: f64 = 0.5;
 /// An application that leaves the connection idle more than this share is `app.limited`.

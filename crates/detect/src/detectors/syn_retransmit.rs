@@ -23,6 +23,20 @@ use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::SegmentKinds;
 
+use crate::catalogue::Entry;
+
+/// `handshake.syn_retransmit` in the catalogue (crate::catalogue).
+pub const SYN_RETRANSMIT: Entry = Entry {
+    id: "handshake.syn_retransmit",
+    title: "SYN retransmitted",
+    meaning:
+        "a SYN or SYN/ACK was lost and the connection waited for the 1 s initial RTO (1, 3, 7 s …)",
+    fix_goes_to: "the path; the listener's backlog",
+    part_of: None,
+    decided_by: None,
+    judge: None,
+};
+
 #[derive(Default)]
 struct Handshake {
     /// (frame, time) of every SYN and SYN/ACK, in order; bounded.

@@ -60,6 +60,52 @@ use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::{TcpFlags, Timestamp};
 use tcpwhy_track::{ConnSummary, Limit, LimitTimes, SegmentKinds, Side, Vantage, WindowScale};
 
+use crate::catalogue::Entry;
+
+/// `rwnd.no_window_scaling` in the catalogue (crate::catalogue).
+pub const NO_WINDOW_SCALING: Entry = Entry {
+    id: "rwnd.no_window_scaling",
+    title: "no window scaling",
+    meaning: "the window-scale option missing from the SYN or the SYN/ACK capped the window at 64 KiB, with the throughput ceiling",
+    fix_goes_to: "the side lacking window scaling (or a middlebox rewriting the SYN)",
+    part_of: Some(FindingId::RwndLimited),
+    decided_by: None,
+    judge: Some(crate::host::window_scaling_off::judge_no_window_scaling),
+};
+
+/// `rwnd.limited` in the catalogue (crate::catalogue).
+pub const LIMITED: Entry = Entry {
+    id: "rwnd.limited",
+    title: "receive window limit",
+    meaning: "the receiver's advertised window capped the sender's flight, with the throughput ceiling (window / RTT)",
+    fix_goes_to: "the receiver: its buffer (`tcp_rmem`, SO_RCVBUF) or how fast it reads",
+    part_of: None,
+    decided_by: Some(crate::host::BundleSide::Client),
+    judge: Some(crate::host::buffer_below_bdp::judge_receive_window),
+};
+
+/// `rwnd.zero_window` in the catalogue (crate::catalogue).
+pub const ZERO_WINDOW: Entry = Entry {
+    id: "rwnd.zero_window",
+    title: "zero window",
+    meaning: "a slow reader closed the window and the sender waited for it to open",
+    fix_goes_to: "the receiving application: read faster or in larger reads",
+    part_of: Some(FindingId::RwndLimited),
+    decided_by: Some(crate::host::BundleSide::Client),
+    judge: Some(crate::host::buffer_below_bdp::judge_receive_window),
+};
+
+/// `rwnd.not_growing` in the catalogue (crate::catalogue).
+pub const NOT_GROWING: Entry = Entry {
+    id: "rwnd.not_growing",
+    title: "window not growing",
+    meaning: "the receiver's window stayed small (a fixed SO_RCVBUF or TCP memory pressure) while the sender waited on it",
+    fix_goes_to: "the receiver: SO_RCVBUF, `tcp_rmem`, `tcp_mem`",
+    part_of: Some(FindingId::RwndLimited),
+    decided_by: Some(crate::host::BundleSide::Client),
+    judge: Some(crate::host::buffer_below_bdp::judge_receive_window),
+};
+
 /// The window must have limited at least half the transfer time: the dominant limit
 /// (T-RAT's classification by the largest share).
 pub const MIN_SHARE: f64 = 0.5;
