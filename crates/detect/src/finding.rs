@@ -175,3 +175,25 @@ impl Finding {
         }
     }
 }
+
+#[cfg(test)]
+mod stream_ref_tests {
+    use super::*;
+
+    #[test]
+    fn provisional_stream_numbers_in_texts_are_replaced_by_final_ones() {
+        let p = tcpwhy_track::PROVISIONAL_STREAM;
+        let mut s = format!(
+            "streams {}, {} and {}",
+            StreamRef(p | 9),
+            StreamRef(4),
+            StreamRef(p | 30)
+        );
+        resolve_refs(&mut s, &|x: u64| if x == p | 9 { 1 } else { 2 });
+        assert_eq!(s, "streams 1, 4 and 2");
+        // Text without markers is untouched.
+        let mut plain = String::from("stream 4");
+        resolve_refs(&mut plain, &|_| 0);
+        assert_eq!(plain, "stream 4");
+    }
+}

@@ -434,3 +434,21 @@ impl Pass {
         (self.sink.stats, self.sink.analyzer.finish())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provisional_streams_are_numbered_by_their_first_frames_across_shards() {
+        // Shard 0 saw connections starting at frames 7 and 2, shard 1 at 5 and 40.
+        let n = StreamNumbers::new(vec![vec![7, 2], vec![40, 5]]);
+        let p = |frame: u64| PROVISIONAL_STREAM | frame;
+        assert_eq!(
+            [n.get(p(2)), n.get(p(5)), n.get(p(7)), n.get(p(40))],
+            [0, 1, 2, 3]
+        );
+        // A final number (a serial pass) is left alone.
+        assert_eq!(n.get(3), 3);
+    }
+}
