@@ -4,7 +4,8 @@ connections between two network namespaces. Standard library only.
 
     traffic.py serve --bind ADDR                    # bulk sink on 9000, request/response on 9001
     traffic.py bulk --host ADDR                     # one stream sending until killed
-    traffic.py rr --host ADDR [--seed N]            # short connections until killed
+    traffic.py rr --host ADDR [--seed N]            # short connections until killed; prints
+                                                    # "running" after its first one
 
 Each rr connection: the client sends a 100-byte request naming a response size (1–32 KB),
 the server writes the response and closes first (HTTP/1.0 style), the client reads to EOF
@@ -68,6 +69,7 @@ def bulk(args):
 def rr(args):
     rng = random.Random(args.seed)
     buf = bytearray(65536)
+    first = True
     while True:
         size = rng.randrange(1000, 32768)
         request = f"{size} GET".encode().ljust(REQUEST_LEN, b".")
@@ -76,6 +78,9 @@ def rr(args):
                 s.sendall(request)
                 while s.recv_into(buf):
                     pass
+            if first:
+                print("running", flush=True)
+                first = False
         except OSError:
             pass  # e.g. a full accept queue: try again, the capture shows what happened
 
