@@ -113,6 +113,7 @@ census() {
     PK=$(sed -n 's/^packets=\([0-9]*\).*/\1/p' <<<"$line")
     TU=$(sed -n 's/.* flows=\([0-9]*\).*/\1/p' <<<"$line")
 }
+syn_count() { tcpdump -n -r "$1" 'tcp[tcpflags] & (tcp-syn|tcp-ack) == tcp-syn' 2>/dev/null | wc -l; }
 gb() { awk -v b="$(stat -c %s "$1")" 'BEGIN{printf "%.2f GB", b / 1e9}'; }
 
 # Packet counters of the router's FORWARD rules, in order: bulk seen, bulk dropped,
@@ -188,24 +189,35 @@ make_capture() {
     done
     ip netns exec "$NS_S" ss -Hltn "sport = :$RR_PORT" | grep -q . || { cat "$TMP/server.log" >&2; exit 1; }
 
-    # The request/response clients first, so that the capture starts in steady traffic
-    # (48 Python processes take seconds to start on a loaded machine; a capture started
-    # before them would begin with seconds of bulk traffic alone); then tcpdump, then the
-    # bulk streams, whose handshakes the capture then holds.
+    # Every worker is started, and the bulk streams held, before tcpdump: 56 Python
+    # processes take seconds to start on a loaded machine, and a capture begun before
+    # them would open with request/response traffic alone (bulk streams not yet running)
+    # and have a different mix in its first quarter than in the rest. Once every client
+    # has finished a connection and every bulk stream waits, tcpdump starts, then the go
+    # file lets the bulk streams connect, so the capture holds their handshakes.
     local t0=$SECONDS wpids=()
     for i in $(seq "$RR_CLIENTS"); do
         ip netns exec "$NS_C" "$PY" "$BENCH/lab/traffic.py" rr --host "$SRV_IP" --seed "$i" \
             >"$TMP/rr-$i.out" 2>&1 &
         wpids+=($!)
     done
+    for i in $(seq "$BULK_STREAMS"); do
+        ip netns exec "$NS_C" "$PY" "$BENCH/lab/traffic.py" bulk --host "$SRV_IP" --go "$TMP/go" \
+            >"$TMP/bulk-$i.out" 2>&1 &
+        wpids+=($!)
+    done
     PIDS+=("${wpids[@]}")
-    local running=0
+    local running=0 ready=0
     for i in $(seq 600); do
         running=$(cat "$TMP"/rr-*.out 2>/dev/null | grep -c '^running' || true)
-        ((running < RR_CLIENTS)) || break
+        ready=$(cat "$TMP"/bulk-*.out 2>/dev/null | grep -c '^ready' || true)
+        ((running < RR_CLIENTS || ready < BULK_STREAMS)) || break
         sleep 0.1
     done
-    ((running >= RR_CLIENTS)) || { echo "run.sh: only $running of $RR_CLIENTS clients running after 60 s" >&2; exit 1; }
+    ((running >= RR_CLIENTS && ready >= BULK_STREAMS)) || {
+        echo "run.sh: after 60 s, $running of $RR_CLIENTS clients running, $ready of $BULK_STREAMS bulk streams ready" >&2
+        exit 1
+    }
     local warmup=$((SECONDS - t0))
 
     # tcpdump stops by itself after CAP_PACKETS packets (-c). -B: 64 MB kernel buffer.
@@ -219,11 +231,7 @@ make_capture() {
     [[ $LOSS == 0 ]] || ip netns exec "$NS_R" iptables -Z FORWARD
 
     t0=$SECONDS
-    for i in $(seq "$BULK_STREAMS"); do
-        ip netns exec "$NS_C" "$PY" "$BENCH/lab/traffic.py" bulk --host "$SRV_IP" >/dev/null 2>&1 &
-        wpids+=($!)
-        PIDS+=($!)
-    done
+    touch "$TMP/go"
     wait "$tpid" || true
     local elapsed=$((SECONDS - t0)) counters="" loss_line="none"
     [[ $LOSS == 0 ]] || counters=$(loss_counters)
@@ -242,6 +250,14 @@ make_capture() {
     received=$(sed -n 's/^\([0-9]*\) packets\{0,1\} received by filter.*/\1/p' "$TMP/tcpdump.log")
     dropped=$(sed -n 's/^\([0-9]*\) packets\{0,1\} dropped by kernel.*/\1/p' "$TMP/tcpdump.log")
     mv "$CAPTURE.partial" "$CAPTURE"
+    # Connections opened (SYNs without ACK), in the whole and in the mixed prefix: the
+    # 4-tuple count understates them, since the clients' ports are reused within seconds.
+    local syns syns_mixed=""
+    syns=$(syn_count "$CAPTURE")
+    if [[ $MIXED != "$CAPTURE" ]]; then
+        tcpdump -Z root -r "$CAPTURE" -c "$PACKETS" -w "$MIXED" 2>/dev/null
+        syns_mixed="; first $PACKETS packets (the mixed capture): $(syn_count "$MIXED")"
+    fi
     ip netns del "$NS_C"
     ip netns del "$NS_R"
     ip netns del "$NS_S"
@@ -251,6 +267,7 @@ make_capture() {
         echo "loss (router FORWARD counters): $loss_line"
         echo "client's htb queue (twb-c): ${qdisc:-?}"
         echo "tcpdump on the client: ${captured:-?} captured, ${received:-?} received by filter, ${dropped:-?} dropped by kernel"
+        echo "connections opened (SYN without ACK): $syns in $CAP_PACKETS packets$syns_mixed"
     } >"$INFO"
 }
 
@@ -323,14 +340,12 @@ TCPWHY_REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
 git -C "$ROOT" diff --quiet HEAD 2>/dev/null || TCPWHY_REV="$TCPWHY_REV + uncommitted changes"
 
 # ---- captures --------------------------------------------------------------------------
-CAPTURED=0
 if ((REGEN == 0)) && [[ -s $CAPTURE && -s $INFO ]]; then
     section "reusing $CAPTURE"
 else
     make_capture
-    CAPTURED=1
 fi
-if [[ $MIXED != "$CAPTURE" ]] && { ((CAPTURED)) || [[ ! -s $MIXED ]]; }; then
+if [[ $MIXED != "$CAPTURE" && ! -s $MIXED ]]; then
     tcpdump -Z root -r "$CAPTURE" -c "$PACKETS" -w "$MIXED" 2>/dev/null
 fi
 if ((SKIP_MANY == 0)) && { ((REGEN == 1)) || [[ ! -s $MANY ]]; }; then

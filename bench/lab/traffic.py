@@ -3,7 +3,9 @@
 connections between two network namespaces. Standard library only.
 
     traffic.py serve --bind ADDR                    # bulk sink on 9000, request/response on 9001
-    traffic.py bulk --host ADDR                     # one stream sending until killed
+    traffic.py bulk --host ADDR [--go FILE]         # one stream sending until killed; with
+                                                    # --go, prints "ready" and connects
+                                                    # once FILE exists
     traffic.py rr --host ADDR [--seed N]            # short connections until killed; prints
                                                     # "running" after its first one
 
@@ -13,10 +15,12 @@ and closes.
 """
 
 import argparse
+import os
 import random
 import socket
 import socketserver
 import threading
+import time
 
 BULK_PORT = 9000
 RR_PORT = 9001
@@ -60,6 +64,12 @@ def serve(args):
 
 
 def bulk(args):
+    if args.go:
+        # Started ahead and held, so that many streams begin within milliseconds of each
+        # other instead of one Python start-up apart.
+        print("ready", flush=True)
+        while not os.path.exists(args.go):
+            time.sleep(0.005)
     with socket.create_connection((args.host, BULK_PORT)) as s:
         view = memoryview(PAYLOAD)
         while True:
@@ -93,6 +103,7 @@ def main():
     s.set_defaults(func=serve)
     b = sub.add_parser("bulk")
     b.add_argument("--host", required=True)
+    b.add_argument("--go", help="connect once this file exists")
     b.set_defaults(func=bulk)
     r = sub.add_parser("rr")
     r.add_argument("--host", required=True)
