@@ -367,7 +367,7 @@ if ((SKIP_MANY == 0)); then
     N_MANY=$PK
     SIZES="$SIZES; manyconns: $N_MANY packets, $TU 4-tuples, $(gb "$MANY")"
 fi
-echo "$SIZES" 
+echo "$SIZES"
 
 # ---- tcpwhy: check it works on a prefix before timing it ---------------------------
 if [[ -z $TCPWHY_ERR ]]; then
