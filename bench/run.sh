@@ -1,56 +1,89 @@
 #!/usr/bin/env bash
-# Benchmark: tcpwhy flows against tshark (conversations; TCP expert analysis), tcptrace and
-# a bare parse-headers + hash-the-4-tuple loop, all on one core and on the same capture of
-# real kernel traffic, in one run. See bench/README.md.
+# Benchmark: tcpwhy analyze and flows against tcptrace, tshark (-z conv,tcp; -z expert) and
+# a bare parse-headers + hash-the-4-tuple loop, on one core unless noted, on captures this
+# script makes itself, in one run; prints every figure with its target. See bench/README.md.
 #
-#   bench/run.sh [--packets N] [--keep] [--regen] [--runs R] [--skip-tshark-expert]
-#                [--expert-packets N]
+#   bench/run.sh [--packets N] [--long-packets N | --skip-long] [--connections N |
+#                --skip-manyconns] [--keep] [--regen] [--runs R] [--skip-tshark]
+#                [--skip-tshark-expert] [--expert-packets N] [--quick]
 #
-#   --packets N           packets in the large capture (default 5000000); the small one has N/5
+#   --packets N           packets in the lossy mixed capture (default 10000000)
+#   --long-packets N      packets in the long capture whose first --packets packets are the
+#                         mixed capture; analyze's peak RSS on both is compared
+#                         (default 4 × --packets, ≈ 5 GB at the default size)
+#   --skip-long           no long capture (the mixed one is captured on its own)
+#   --connections N       connections in the SYN, SYN/ACK, RST capture (default 1000000)
+#   --skip-manyconns      do not make or time that capture
 #   --keep                keep bench/out/*.pcap after the run (a later run reuses them)
 #   --regen               make new captures even if bench/out has them
-#   --runs R              timed runs of each fast tool, median reported (default 3)
-#   --skip-tshark-expert  do not run `tshark -z expert` (minutes, GBs of memory)
+#   --runs R              timed runs of each tool but tshark, median reported (default 3)
+#   --skip-tshark         do not run tshark at all (minutes, GBs of memory)
+#   --skip-tshark-expert  do not run `tshark -z expert`
 #   --expert-packets N    run `tshark -z expert` on the first N packets only
-#   Environment: TCPWHY=path times that binary instead of building this workspace's.
+#   --quick               a check of the script, not a measurement: --packets 300000
+#                         --connections 50000 --runs 1 (options after it win)
+#   Environment: TCPWHY=path times that binary instead of building this workspace's;
+#   BULK_STREAMS (8), RR_CLIENTS (48), RATE (1gbit), LOSS (0.001), PYTHON (python3).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BENCH="$ROOT/bench"
 OUT="$BENCH/out"
-PACKETS=5000000
+PACKETS=10000000
+LONG_PACKETS=""
+SKIP_LONG=0
+CONNECTIONS=1000000
+SKIP_MANY=0
 KEEP=0
 REGEN=0
 RUNS=3
+SKIP_TSHARK=0
 SKIP_EXPERT=0
 EXPERT_PACKETS=0
 while (($#)); do
     case $1 in
         --packets) PACKETS=$2; shift 2 ;;
+        --long-packets) LONG_PACKETS=$2; shift 2 ;;
+        --skip-long) SKIP_LONG=1; shift ;;
+        --connections) CONNECTIONS=$2; shift 2 ;;
+        --skip-manyconns) SKIP_MANY=1; shift ;;
         --keep) KEEP=1; shift ;;
         --regen) REGEN=1; shift ;;
         --runs) RUNS=$2; shift 2 ;;
+        --skip-tshark) SKIP_TSHARK=1; shift ;;
         --skip-tshark-expert) SKIP_EXPERT=1; shift ;;
         --expert-packets) EXPERT_PACKETS=$2; shift 2 ;;
+        --quick) PACKETS=300000 CONNECTIONS=50000 RUNS=1; shift ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
+LONG_PACKETS=${LONG_PACKETS:-$((4 * PACKETS))}
 [[ $PACKETS =~ ^[0-9]+$ && $PACKETS -ge 1000 ]] || { echo "run.sh: --packets must be ≥ 1000" >&2; exit 2; }
+[[ $LONG_PACKETS =~ ^[0-9]+$ && $LONG_PACKETS -gt $PACKETS ]] || { echo "run.sh: --long-packets must be > --packets" >&2; exit 2; }
+[[ $CONNECTIONS =~ ^[0-9]+$ && $CONNECTIONS -ge 1 ]] || { echo "run.sh: --connections must be ≥ 1" >&2; exit 2; }
+[[ $RUNS =~ ^[0-9]+$ && $RUNS -ge 1 ]] || { echo "run.sh: --runs must be ≥ 1" >&2; exit 2; }
 
-BIG="$OUT/bench-$PACKETS.pcap"
-SMALL="$OUT/bench-$PACKETS-fifth.pcap"
-INFO="$OUT/bench-$PACKETS.info"
+# One traffic session makes the mixed capture; with the long one, the mixed capture is the
+# long one's first PACKETS packets (same traffic, a quarter of it by default).
+if ((SKIP_LONG)); then CAP_PACKETS=$PACKETS; else CAP_PACKETS=$LONG_PACKETS; fi
+CAPTURE="$OUT/mixed-$CAP_PACKETS.pcap"
+INFO="$OUT/mixed-$CAP_PACKETS.info"
+if ((SKIP_LONG)); then MIXED=$CAPTURE LONG=""; else MIXED="$OUT/mixed-$CAP_PACKETS-first-$PACKETS.pcap" LONG=$CAPTURE; fi
+MANY="$OUT/manyconns-$CONNECTIONS.pcap"
 mkdir -p "$OUT"
 TMP=$(mktemp -d /tmp/tcpwhy-bench.XXXXXX)
 
-# Traffic generation: two namespaces joined by one veth pair, addresses we own.
-NS_C=twb-cli NS_S=twb-srv
-CLI_IP=10.78.0.1 SRV_IP=10.78.0.2
-BULK_STREAMS=${BULK_STREAMS:-4}
-RR_CLIENTS=${RR_CLIENTS:-3}
+# Traffic generation: client and server namespaces joined through a router namespace
+# (veth pairs, addresses we own); the router drops LOSS of the data packets.
+NS_C=twb-cli NS_R=twb-rtr NS_S=twb-srv
+CLI_IP=10.78.0.1 RTR_CLI_IP=10.78.0.254 RTR_SRV_IP=10.78.1.254 SRV_IP=10.78.1.2
+BULK_PORT=9000 RR_PORT=9001    # bench/lab/traffic.py
+BULK_STREAMS=${BULK_STREAMS:-8}
+RR_CLIENTS=${RR_CLIENTS:-48}
 # Caps the client's sending rate so tcpdump (sharing the 2 cores) keeps up.
 RATE=${RATE:-1gbit}
+LOSS=${LOSS:-0.001}
 PY=${PYTHON:-python3}
 PIDS=()
 
@@ -61,10 +94,11 @@ cleanup() {
         wait "$pid" 2>/dev/null || true
     done
     ip netns del "$NS_C" 2>/dev/null || true
+    ip netns del "$NS_R" 2>/dev/null || true
     ip netns del "$NS_S" 2>/dev/null || true
     rm -rf "$TMP"
     if ((KEEP == 0)); then
-        rm -f "$BIG" "$SMALL" "$BIG.partial" "$INFO"
+        rm -f "$CAPTURE" "$CAPTURE.partial" "$INFO" "$MIXED" "$MANY" "$MANY.partial"
     fi
 }
 trap cleanup EXIT
@@ -72,40 +106,74 @@ trap cleanup EXIT
 section() { printf '\n== %s\n' "$*"; }
 need() { command -v "$1" >/dev/null || { echo "run.sh: missing $1 ($2)" >&2; exit 2; }; }
 
-# Number of packets in a pcap, counted by the baseline program (fast).
-count_packets() { "$BARELOOP" "$1" | sed -n 's/^packets=\([0-9]*\).*/\1/p'; }
+# Packets and 4-tuples in a pcap, counted by the baseline program (fast): sets PK, TU.
+census() {
+    local line
+    line=$("$BARELOOP" "$1")
+    PK=$(sed -n 's/^packets=\([0-9]*\).*/\1/p' <<<"$line")
+    TU=$(sed -n 's/.* flows=\([0-9]*\).*/\1/p' <<<"$line")
+}
+syn_count() { tcpdump -n -r "$1" 'tcp[tcpflags] & (tcp-syn|tcp-ack) == tcp-syn' 2>/dev/null | wc -l; }
+gb() { awk -v b="$(stat -c %s "$1")" 'BEGIN{printf "%.2f GB", b / 1e9}'; }
 
-make_captures() {
+# Packet counters of the router's FORWARD rules, in order: bulk seen, bulk dropped,
+# responses seen, responses dropped.
+loss_counters() { ip netns exec "$NS_R" iptables -L FORWARD -v -x -n | awk 'NR > 2 {printf "%s ", $1}'; }
+
+make_capture() {
     [[ $(id -u) == 0 ]] || { echo "run.sh: making the capture needs root (network namespaces)" >&2; exit 2; }
     need tcpdump "apt-get install tcpdump"
+    need iptables "apt-get install iptables"
     need "$PY" "python3"
-    local ns
-    for ns in "$NS_C" "$NS_S"; do
+    local ns dev
+    for ns in "$NS_C" "$NS_R" "$NS_S"; do
         if ip netns list | grep -qw "$ns"; then
             echo "run.sh: namespace $ns exists (another run?); remove it: ip netns del $ns" >&2
             exit 2
         fi
     done
-    section "making a $PACKETS-packet capture of namespace traffic"
+    section "making a $CAP_PACKETS-packet capture of namespace traffic ($BULK_STREAMS bulk, $RR_CLIENTS request/response, loss $LOSS)"
     ip netns add "$NS_C"
+    ip netns add "$NS_R"
     ip netns add "$NS_S"
-    ip link add twb-c netns "$NS_C" type veth peer name twb-s netns "$NS_S"
+    ip link add twb-c netns "$NS_C" type veth peer name twb-rc netns "$NS_R"
+    ip link add twb-s netns "$NS_S" type veth peer name twb-rs netns "$NS_R"
     ip -n "$NS_C" addr add "$CLI_IP/24" dev twb-c
+    ip -n "$NS_R" addr add "$RTR_CLI_IP/24" dev twb-rc
+    ip -n "$NS_R" addr add "$RTR_SRV_IP/24" dev twb-rs
     ip -n "$NS_S" addr add "$SRV_IP/24" dev twb-s
-    local offloads=off
-    for ns in "$NS_C" "$NS_S"; do
+    for ns in "$NS_C" "$NS_R" "$NS_S"; do
         ip -n "$ns" link set lo up
         ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
     done
-    ip -n "$NS_C" link set twb-c up
-    ip -n "$NS_S" link set twb-s up
-    # One MSS per packet as on a wire: the packet count per byte is then realistic
-    # (veth would otherwise carry 64 KB TSO/GSO super-segments).
-    if command -v ethtool >/dev/null; then
-        ip netns exec "$NS_C" ethtool -K twb-c tso off gso off gro off >/dev/null || offloads="on (ethtool failed)"
-        ip netns exec "$NS_S" ethtool -K twb-s tso off gso off gro off >/dev/null || offloads="on (ethtool failed)"
-    else
-        offloads="on (no ethtool)"
+    # One MSS per packet as on a wire: the packet count per byte is then realistic (veth
+    # would otherwise carry 64 KB TSO/GSO super-segments), and the router's GRO off means
+    # its firewall sees, and drops, single packets.
+    local offloads=off
+    for dev in "$NS_C:twb-c" "$NS_R:twb-rc" "$NS_R:twb-rs" "$NS_S:twb-s"; do
+        ip -n "${dev%%:*}" link set "${dev#*:}" up
+        if command -v ethtool >/dev/null; then
+            ip netns exec "${dev%%:*}" ethtool -K "${dev#*:}" tso off gso off gro off >/dev/null ||
+                offloads="on (ethtool failed)"
+        else
+            offloads="on (no ethtool)"
+        fi
+    done
+    ip -n "$NS_C" route add default via "$RTR_CLI_IP"
+    ip -n "$NS_S" route add default via "$RTR_SRV_IP"
+    ip netns exec "$NS_R" sysctl -qw net.ipv4.ip_forward=1
+    # Loss: in the router, so that the capture on the client sees what a capture on a host
+    # sees: its own lost packets (bulk data) once and then again, lost incoming ones
+    # (responses) never. Not in the senders' OUTPUT chain: TCP hands GSO super-packets of
+    # up to 44 segments to it (segmentation happens below the qdisc), so a drop there
+    # loses a burst. First rule of each pair counts the packets, the second drops.
+    if [[ $LOSS != 0 ]]; then
+        ip netns exec "$NS_R" iptables -A FORWARD -p tcp --dport "$BULK_PORT"
+        ip netns exec "$NS_R" iptables -A FORWARD -p tcp --dport "$BULK_PORT" \
+            -m statistic --mode random --probability "$LOSS" -j DROP
+        ip netns exec "$NS_R" iptables -A FORWARD -p tcp --sport "$RR_PORT"
+        ip netns exec "$NS_R" iptables -A FORWARD -p tcp --sport "$RR_PORT" \
+            -m statistic --mode random --probability "$LOSS" -j DROP
     fi
     # Many short connections from one client address: widen the port range, reuse TIME_WAIT.
     ip netns exec "$NS_C" sysctl -qw net.ipv4.ip_local_port_range="1024 65535" net.ipv4.tcp_tw_reuse=1
@@ -116,50 +184,94 @@ make_captures() {
     PIDS+=($!)
     local i
     for i in $(seq 100); do
-        ip netns exec "$NS_S" ss -Hltn "sport = :9001" | grep -q . && break
+        ip netns exec "$NS_S" ss -Hltn "sport = :$RR_PORT" | grep -q . && break
         sleep 0.05
     done
-    ip netns exec "$NS_S" ss -Hltn "sport = :9001" | grep -q . || { cat "$TMP/server.log" >&2; exit 1; }
+    ip netns exec "$NS_S" ss -Hltn "sport = :$RR_PORT" | grep -q . || { cat "$TMP/server.log" >&2; exit 1; }
 
-    # tcpdump stops by itself after PACKETS packets (-c). -B: 64 MB kernel buffer.
-    ip netns exec "$NS_C" tcpdump -n -i twb-c -s 128 -B 65536 -Z root -c "$PACKETS" \
-        -w "$BIG.partial" >"$TMP/tcpdump.log" 2>&1 &
+    # Every worker is started, and the bulk streams held, before tcpdump: 56 Python
+    # processes take seconds to start on a loaded machine, and a capture begun before
+    # them would open with request/response traffic alone (bulk streams not yet running)
+    # and have a different mix in its first quarter than in the rest. Once every client
+    # has finished a connection and every bulk stream waits, tcpdump starts, then the go
+    # file lets the bulk streams connect, so the capture holds their handshakes.
+    local t0=$SECONDS wpids=()
+    for i in $(seq "$RR_CLIENTS"); do
+        ip netns exec "$NS_C" "$PY" "$BENCH/lab/traffic.py" rr --host "$SRV_IP" --seed "$i" \
+            >"$TMP/rr-$i.out" 2>&1 &
+        wpids+=($!)
+    done
+    for i in $(seq "$BULK_STREAMS"); do
+        ip netns exec "$NS_C" "$PY" "$BENCH/lab/traffic.py" bulk --host "$SRV_IP" --go "$TMP/go" \
+            >"$TMP/bulk-$i.out" 2>&1 &
+        wpids+=($!)
+    done
+    PIDS+=("${wpids[@]}")
+    local running=0 ready=0
+    for i in $(seq 600); do
+        running=$(cat "$TMP"/rr-*.out 2>/dev/null | grep -c '^running' || true)
+        ready=$(cat "$TMP"/bulk-*.out 2>/dev/null | grep -c '^ready' || true)
+        ((running < RR_CLIENTS || ready < BULK_STREAMS)) || break
+        sleep 0.1
+    done
+    ((running >= RR_CLIENTS && ready >= BULK_STREAMS)) || {
+        echo "run.sh: after 60 s, $running of $RR_CLIENTS clients running, $ready of $BULK_STREAMS bulk streams ready" >&2
+        exit 1
+    }
+    local warmup=$((SECONDS - t0))
+
+    # tcpdump stops by itself after CAP_PACKETS packets (-c). -B: 64 MB kernel buffer.
+    ip netns exec "$NS_C" tcpdump -n -i twb-c -s 128 -B 65536 -Z root -c "$CAP_PACKETS" \
+        -w "$CAPTURE.partial" >"$TMP/tcpdump.log" 2>&1 &
     local tpid=$!
     PIDS+=("$tpid")
     for i in $(seq 100); do grep -qs "listening on" "$TMP/tcpdump.log" && break; sleep 0.05; done
     grep -qs "listening on" "$TMP/tcpdump.log" || { cat "$TMP/tcpdump.log" >&2; exit 1; }
+    # Counters from here on: the loss while capturing.
+    [[ $LOSS == 0 ]] || ip netns exec "$NS_R" iptables -Z FORWARD
 
-    local t0=$SECONDS wpids=()
-    for i in $(seq "$BULK_STREAMS"); do
-        ip netns exec "$NS_C" "$PY" "$BENCH/lab/traffic.py" bulk --host "$SRV_IP" >/dev/null 2>&1 &
-        wpids+=($!)
-    done
-    for i in $(seq "$RR_CLIENTS"); do
-        ip netns exec "$NS_C" "$PY" "$BENCH/lab/traffic.py" rr --host "$SRV_IP" --seed "$i" >/dev/null 2>&1 &
-        wpids+=($!)
-    done
-    PIDS+=("${wpids[@]}")
+    t0=$SECONDS
+    touch "$TMP/go"
     wait "$tpid" || true
-    local elapsed=$((SECONDS - t0))
+    local elapsed=$((SECONDS - t0)) counters="" loss_line="none"
+    [[ $LOSS == 0 ]] || counters=$(loss_counters)
+    # Drops in the client's own rate-capping queue: loss too, before the capture point.
+    local qdisc
+    qdisc=$(ip netns exec "$NS_C" tc -s qdisc show dev twb-c | awk '/^ Sent/ {print; exit}' | sed 's/^ *//')
     for i in "${wpids[@]}"; do kill "$i" 2>/dev/null || true; done
     for i in "${wpids[@]}"; do wait "$i" 2>/dev/null || true; done
+    if [[ -n $counters ]]; then
+        loss_line=$(awk -v p="$LOSS" '{
+            printf "probability %s; dropped bulk data (client → :%s) %d of %d = %.3f %%, responses (:%s → client) %d of %d = %.3f %%",
+                p, "'"$BULK_PORT"'", $2, $1, $1 ? 100 * $2 / $1 : 0, "'"$RR_PORT"'", $4, $3, $3 ? 100 * $4 / $3 : 0 }' <<<"$counters")
+    fi
     local captured received dropped
     captured=$(sed -n 's/^\([0-9]*\) packets\{0,1\} captured.*/\1/p' "$TMP/tcpdump.log")
     received=$(sed -n 's/^\([0-9]*\) packets\{0,1\} received by filter.*/\1/p' "$TMP/tcpdump.log")
     dropped=$(sed -n 's/^\([0-9]*\) packets\{0,1\} dropped by kernel.*/\1/p' "$TMP/tcpdump.log")
-    mv "$BIG.partial" "$BIG"
-    # The small file is a prefix of the same traffic (1/5 of the packets).
-    tcpdump -Z root -r "$BIG" -c $((PACKETS / 5)) -w "$SMALL" 2>/dev/null
+    mv "$CAPTURE.partial" "$CAPTURE"
+    # Connections opened (SYNs without ACK), in the whole and in the mixed prefix: the
+    # 4-tuple count understates them, since the clients' ports are reused within seconds.
+    local syns syns_mixed=""
+    syns=$(syn_count "$CAPTURE")
+    if [[ $MIXED != "$CAPTURE" ]]; then
+        tcpdump -Z root -r "$CAPTURE" -c "$PACKETS" -w "$MIXED" 2>/dev/null
+        syns_mixed="; first $PACKETS packets (the mixed capture): $(syn_count "$MIXED")"
+    fi
     ip netns del "$NS_C"
+    ip netns del "$NS_R"
     ip netns del "$NS_S"
     {
-        echo "made: $(date -u '+%Y-%m-%d %H:%M UTC') on kernel $(uname -r), $(nproc) cores"
-        echo "traffic: $BULK_STREAMS bulk streams + $RR_CLIENTS short-connection clients, client rate cap $RATE, offloads $offloads, ${elapsed}s"
-        echo "tcpdump: ${captured:-?} captured, ${received:-?} received by filter, ${dropped:-?} dropped by kernel"
+        echo "made: $(date -u '+%Y-%m-%d %H:%M UTC') on kernel $(uname -r), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+        echo "traffic: $BULK_STREAMS bulk streams + $RR_CLIENTS request/response clients through a router namespace, client rate cap $RATE, offloads $offloads, clients started in ${warmup}s, captured in ${elapsed}s"
+        echo "loss (router FORWARD counters): $loss_line"
+        echo "client's htb queue (twb-c): ${qdisc:-?}"
+        echo "tcpdump on the client: ${captured:-?} captured, ${received:-?} received by filter, ${dropped:-?} dropped by kernel"
+        echo "connections opened (SYN without ACK): $syns in $CAP_PACKETS packets$syns_mixed"
     } >"$INFO"
 }
 
-# Times one command on one core with a warm page cache.
+# Times one command with a warm page cache.
 # Sets: WALL (median seconds over $2 runs), RSS_KB (peak of the last run), RC, ERR.
 timed() {
     local file=$1 runs=$2; shift 2
@@ -182,156 +294,246 @@ timed() {
     fi
 }
 
-ROWS=()     # "name|packets|wall|rss_kb|note"
-add_row() { ROWS+=("$1|$2|$3|$4|$5"); }
-pps() { awk -v p="$1" -v w="$2" 'BEGIN{ if (w > 0) printf "%.2f", p / w / 1e6; else print "-" }'; }
+# Measurements by key: label, capture name, packets, wall s, peak RSS KB, note.
+KEYS=()
+declare -A LABEL CAPNAME NPKT W RSS NOTE
+record() {   # key label capture packets wall rss note
+    KEYS+=("$1")
+    LABEL[$1]=$2 CAPNAME[$1]=$3 NPKT[$1]=$4 W[$1]=$5 RSS[$1]=$6 NOTE[$1]=$7
+}
+# run KEY LABEL CAPTURE-NAME FILE PACKETS RUNS COMMAND...: times COMMAND, records the row.
+run() {
+    local key=$1 label=$2 cname=$3 file=$4 n=$5 runs=$6; shift 6
+    if [[ $label == tcpwhy* && -n $TCPWHY_ERR ]]; then
+        record "$key" "$label" "$cname" "$n" "" "" "tcpwhy failed: $TCPWHY_ERR"
+        return
+    fi
+    echo "  $label ($cname)"
+    timed "$file" "$runs" "$@"
+    if ((RC == 0)); then record "$key" "$label" "$cname" "$n" "$WALL" "$RSS_KB" "${RUN_NOTE:-}"
+    else record "$key" "$label" "$cname" "$n" "" "" "failed: exit $RC: $ERR"; fi
+    RUN_NOTE=""
+}
+skip() { record "$1" "$2" "$3" "" "" "" "$4"; }   # key label capture why
 
 # ---- tools -------------------------------------------------------------------------
 need taskset "apt-get install util-linux"
+need tcptrace "apt-get install tcptrace"
 [[ -x /usr/bin/time ]] || { echo "run.sh: missing /usr/bin/time (apt-get install time)" >&2; exit 2; }
-PIN=(taskset -c 0)
+((SKIP_TSHARK)) || need tshark "apt-get install tshark"
+ONE=(taskset -c 0)
+TWO=(taskset -c 0,1)
 
 section "building the baseline and tcpwhy (release)"
 cargo build --release --quiet --manifest-path "$BENCH/bareloop/Cargo.toml"
 BARELOOP="$BENCH/bareloop/target/release/bareloop"
-TCPWHY_BUILD_ERR=""
+TCPWHY_ERR=""
 if [[ -n ${TCPWHY:-} ]]; then
     echo "using TCPWHY=$TCPWHY (not built)"
 else
     TCPWHY="${CARGO_TARGET_DIR:-$ROOT/target}/release/tcpwhy"
     if ! (cd "$ROOT" && cargo build --release --quiet --bin tcpwhy) 2>"$TMP/build.err"; then
-        TCPWHY_BUILD_ERR="build failed: $({ grep -m1 '^error' "$TMP/build.err" || true; } | cut -c1-80)"
+        TCPWHY_ERR="build failed: $({ grep -m1 '^error' "$TMP/build.err" || true; } | cut -c1-80)"
     fi
 fi
+TCPWHY_REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
+git -C "$ROOT" diff --quiet HEAD 2>/dev/null || TCPWHY_REV="$TCPWHY_REV + uncommitted changes"
 
-if ((REGEN == 0)) && [[ -s $BIG && -s $SMALL && -s $INFO ]]; then
-    section "reusing $BIG"
+# ---- captures --------------------------------------------------------------------------
+if ((REGEN == 0)) && [[ -s $CAPTURE && -s $INFO ]]; then
+    section "reusing $CAPTURE"
 else
-    make_captures
+    make_capture
+fi
+if [[ $MIXED != "$CAPTURE" && ! -s $MIXED ]]; then
+    tcpdump -Z root -r "$CAPTURE" -c "$PACKETS" -w "$MIXED" 2>/dev/null
+fi
+if ((SKIP_MANY == 0)) && { ((REGEN == 1)) || [[ ! -s $MANY ]]; }; then
+    section "making $MANY (bench/lab/manyconns.py)"
+    "$PY" "$BENCH/lab/manyconns.py" "$MANY.partial" --connections "$CONNECTIONS"
+    mv "$MANY.partial" "$MANY"
 fi
 cat "$INFO"
-N_BIG=$(count_packets "$BIG")
-N_SMALL=$(count_packets "$SMALL")
-printf 'large: %s packets, %s MB; small: %s packets, %s MB\n' \
-    "$N_BIG" "$(($(stat -c %s "$BIG") / 1000000))" "$N_SMALL" "$(($(stat -c %s "$SMALL") / 1000000))"
+census "$MIXED"
+N_MIXED=$PK
+SIZES="mixed: $N_MIXED packets, $TU 4-tuples, $(gb "$MIXED")"
+if [[ -n $LONG ]]; then
+    census "$LONG"
+    N_LONG=$PK
+    SIZES="$SIZES; long: $N_LONG packets, $TU 4-tuples, $(gb "$LONG") (mixed = its first $PACKETS packets)"
+fi
+if ((SKIP_MANY == 0)); then
+    census "$MANY"
+    N_MANY=$PK
+    SIZES="$SIZES; manyconns: $N_MANY packets, $TU 4-tuples, $(gb "$MANY")"
+fi
+echo "$SIZES"
 
-# ---- tcpwhy: check it works on the small file before timing it ----------------------
-TCPWHY_ERR="$TCPWHY_BUILD_ERR"
+# ---- tcpwhy: check it works on a prefix before timing it ---------------------------
 if [[ -z $TCPWHY_ERR ]]; then
+    tcpdump -Z root -r "$MIXED" -c 20000 -w "$TMP/check.pcap" 2>/dev/null
     rc=0
-    "$TCPWHY" flows "$SMALL" --format json >"$TMP/flows.json" 2>"$TMP/flows.err" || rc=$?
+    "$TCPWHY" flows "$TMP/check.pcap" --format json >"$TMP/flows.json" 2>"$TMP/flows.err" || rc=$?
     if ((rc)); then
         TCPWHY_ERR="exit $rc: $(tail -n 1 "$TMP/flows.err" | cut -c1-80)"
     elif [[ ! -s $TMP/flows.json ]]; then
         TCPWHY_ERR="printed nothing"
     fi
 fi
-
-section "timing (one core: ${PIN[*]}; page cache warmed before each run)"
-run_tcpwhy() {   # label file packets extra-args...
-    local label=$1 file=$2 n=$3; shift 3
-    if [[ -n $TCPWHY_ERR ]]; then
-        add_row "$label" "$n" "" "" "tcpwhy flows failed: $TCPWHY_ERR"
-        return
-    fi
-    echo "  $label"
-    timed "$file" "$RUNS" "$@" "$TCPWHY" flows "$file" --format json "${TCPWHY_EXTRA[@]}"
-    if ((RC == 0)); then add_row "$label" "$n" "$WALL" "$RSS_KB" ""
-    else add_row "$label" "$n" "" "" "tcpwhy flows failed: exit $RC: $ERR"; fi
+# -j N if this tcpwhy has it: one thread on one core, two on two.
+J1=() J2=()
+if [[ -z $TCPWHY_ERR ]] && "$TCPWHY" flows --help 2>/dev/null | grep -qE -- '(^|[ ,])-j\b'; then
+    J1=(-j 1) J2=(-j 2)
+fi
+# flows writes JSON; analyze's exit status 1 means "findings", not failure. `-` reads the
+# capture from standard input: a memory-mapped file's resident pages would count in RSS.
+flows_cmd() {    # threads file|-, then optional stdin file
+    local j=$1 f=$2 in=${3:-}
+    if [[ -n $in ]]; then CMD=(sh -c 'exec "$0" flows $1 --format json - <"$2"' "$TCPWHY" "$j" "$in")
+    else CMD=(sh -c 'exec "$0" flows $1 --format json "$2"' "$TCPWHY" "$j" "$f"); fi
 }
-run_tool() {   # label file packets runs command...
-    local label=$1 file=$2 n=$3 runs=$4; shift 4
-    echo "  $label"
-    timed "$file" "$runs" "$@"
-    if ((RC == 0)); then add_row "$label" "$n" "$WALL" "$RSS_KB" "${NOTE:-}"
-    else add_row "$label" "$n" "" "" "failed: exit $RC: $ERR"; fi
-    NOTE=""
+analyze_cmd() {
+    local j=$1 f=$2 in=${3:-}
+    if [[ -n $in ]]; then CMD=(sh -c '"$0" analyze $1 --format json - <"$2" >/dev/null; [ $? -le 1 ]' "$TCPWHY" "$j" "$in")
+    else CMD=(sh -c '"$0" analyze $1 --format json "$2" >/dev/null; [ $? -le 1 ]' "$TCPWHY" "$j" "$f"); fi
 }
 
-NOTE=""
-TCPWHY_EXTRA=()
-run_tcpwhy "tcpwhy flows --format json" "$BIG" "$N_BIG" "${PIN[@]}"
-# The main job: every detector on top of the tracker. Exit status 1 means "findings".
-ANALYZE_TCPWHY=(sh -c '"$0" analyze --format json "$1" >/dev/null; [ $? -le 1 ]' "$TCPWHY")
-run_tool "tcpwhy analyze --format json" "$BIG" "$N_BIG" "$RUNS" "${PIN[@]}" "${ANALYZE_TCPWHY[@]}" "$BIG"
-run_tool "bareloop (parse + 4-tuple hash)" "$BIG" "$N_BIG" "$RUNS" "${PIN[@]}" "$BARELOOP" "$BIG"
-run_tool "tcptrace -n" "$BIG" "$N_BIG" "$RUNS" "${PIN[@]}" tcptrace -n "$BIG"
-run_tool "tshark -z conv,tcp" "$BIG" "$N_BIG" 1 "${PIN[@]}" tshark -n -q -r "$BIG" -z conv,tcp
-if ((SKIP_EXPERT)); then
-    add_row "tshark -z expert" "" "" "" "skipped (--skip-tshark-expert)"
+# ---- lossy mixed capture: speed --------------------------------------------------------
+section "timing on the mixed capture (one core: ${ONE[*]}; page cache warmed before each run)"
+RUN_NOTE=""
+flows_cmd "${J1[*]}" "$MIXED"
+run flows1 "tcpwhy flows ${J1[*]}" mixed "$MIXED" "$N_MIXED" "$RUNS" "${ONE[@]}" "${CMD[@]}"
+analyze_cmd "${J1[*]}" "$MIXED"
+run analyze1 "tcpwhy analyze ${J1[*]}" mixed "$MIXED" "$N_MIXED" "$RUNS" "${ONE[@]}" "${CMD[@]}"
+if ((${#J2[@]})); then
+    flows_cmd "${J2[*]}" "$MIXED"
+    run flows2 "tcpwhy flows -j 2 (2 cores)" mixed "$MIXED" "$N_MIXED" "$RUNS" "${TWO[@]}" "${CMD[@]}"
+    analyze_cmd "${J2[*]}" "$MIXED"
+    run analyze2 "tcpwhy analyze -j 2 (2 cores)" mixed "$MIXED" "$N_MIXED" "$RUNS" "${TWO[@]}" "${CMD[@]}"
 else
-    EXPERT_FILE=$BIG N_EXPERT=$N_BIG
-    if ((EXPERT_PACKETS > 0 && EXPERT_PACKETS < N_BIG)); then
-        EXPERT_FILE="$OUT/bench-$PACKETS-first-$EXPERT_PACKETS.pcap"
-        tcpdump -Z root -r "$BIG" -c "$EXPERT_PACKETS" -w "$EXPERT_FILE" 2>/dev/null
-        N_EXPERT=$(count_packets "$EXPERT_FILE")
-        NOTE="on the first $N_EXPERT packets only"
-    fi
-    run_tool "tshark -z expert" "$EXPERT_FILE" "$N_EXPERT" 1 "${PIN[@]}" tshark -n -q -r "$EXPERT_FILE" -z expert
-    [[ $EXPERT_FILE == "$BIG" ]] || rm -f "$EXPERT_FILE"
+    skip flows2 "tcpwhy flows, 2 cores" mixed "skipped: no -j option"
+    skip analyze2 "tcpwhy analyze, 2 cores" mixed "skipped: no -j option"
 fi
-
-# Peak memory must not grow with capture length: same traffic, 1/5 of the packets.
-# A memory-mapped file's resident pages count in RSS, so the memory rows feed the capture
-# on standard input (`-`), where RSS is the program's own memory.
-run_tcpwhy "tcpwhy flows, small file (1/5)" "$SMALL" "$N_SMALL" "${PIN[@]}"
-run_tool "bareloop, small file (1/5)" "$SMALL" "$N_SMALL" "$RUNS" "${PIN[@]}" "$BARELOOP" "$SMALL"
-STDIN_TCPWHY=(sh -c 'exec "$0" flows - --format json <"$1"' "$TCPWHY")
-if [[ -n $TCPWHY_ERR ]]; then
-    add_row "tcpwhy flows - <large (stdin)" "$N_BIG" "" "" "tcpwhy flows failed: $TCPWHY_ERR"
+run bareloop "bareloop (parse + 4-tuple hash)" mixed "$MIXED" "$N_MIXED" "$RUNS" "${ONE[@]}" "$BARELOOP" "$MIXED"
+run tcptrace "tcptrace -n" mixed "$MIXED" "$N_MIXED" "$RUNS" "${ONE[@]}" tcptrace -n "$MIXED"
+run tcptrace_l "tcptrace -n -l" mixed "$MIXED" "$N_MIXED" "$RUNS" "${ONE[@]}" tcptrace -n -l "$MIXED"
+if ((SKIP_TSHARK)); then
+    skip conv "tshark -z conv,tcp" mixed "skipped (--skip-tshark)"
+    skip expert "tshark -z expert" mixed "skipped (--skip-tshark)"
 else
-    run_tool "tcpwhy flows - <large (stdin)" "$BIG" "$N_BIG" 1 "${PIN[@]}" "${STDIN_TCPWHY[@]}" "$BIG"
-    run_tool "tcpwhy flows - <small (stdin)" "$SMALL" "$N_SMALL" 1 "${PIN[@]}" "${STDIN_TCPWHY[@]}" "$SMALL"
-fi
-
-# Two cores, if tcpwhy flows has a thread option yet.
-if [[ -z $TCPWHY_ERR ]]; then
-    THREAD_OPT=$("$TCPWHY" flows --help 2>/dev/null | grep -oE -- '--threads|(^|[ ,])-j\b' | head -n 1 | tr -d ' ,' || true)
-    if [[ -n $THREAD_OPT ]]; then
-        TCPWHY_EXTRA=("$THREAD_OPT" 2)
-        run_tcpwhy "tcpwhy flows $THREAD_OPT 2 (2 cores)" "$BIG" "$N_BIG" taskset -c 0,1
-        TCPWHY_EXTRA=()
+    run conv "tshark -z conv,tcp" mixed "$MIXED" "$N_MIXED" 1 "${ONE[@]}" tshark -n -q -r "$MIXED" -z conv,tcp
+    if ((SKIP_EXPERT)); then
+        skip expert "tshark -z expert" mixed "skipped (--skip-tshark-expert)"
     else
-        add_row "tcpwhy flows, 2 cores" "" "" "" "skipped: no --threads/-j option yet"
+        EXPERT_FILE=$MIXED N_EXPERT=$N_MIXED EXPERT_CAP=mixed
+        if ((EXPERT_PACKETS > 0 && EXPERT_PACKETS < N_MIXED)); then
+            EXPERT_FILE="$TMP/expert.pcap"
+            tcpdump -Z root -r "$MIXED" -c "$EXPERT_PACKETS" -w "$EXPERT_FILE" 2>/dev/null
+            census "$EXPERT_FILE"
+            N_EXPERT=$PK
+            EXPERT_CAP="mixed 1st $N_EXPERT"
+        fi
+        run expert "tshark -z expert" "$EXPERT_CAP" "$EXPERT_FILE" "$N_EXPERT" 1 "${ONE[@]}" tshark -n -q -r "$EXPERT_FILE" -z expert
+        [[ $EXPERT_FILE == "$MIXED" ]] || rm -f "$EXPERT_FILE"
     fi
+fi
+
+# ---- memory against capture length: same traffic, 4× the packets, on standard input ----
+if [[ -n $LONG ]]; then
+    section "peak memory, mixed capture and the long capture it starts, on standard input (one core)"
+    analyze_cmd "${J1[*]}" - "$MIXED"
+    run analyze_in "tcpwhy analyze - <mixed" mixed "$MIXED" "$N_MIXED" 1 "${ONE[@]}" "${CMD[@]}"
+    analyze_cmd "${J1[*]}" - "$LONG"
+    run analyze_in_long "tcpwhy analyze - <long" long "$LONG" "$N_LONG" 1 "${ONE[@]}" "${CMD[@]}"
+    flows_cmd "${J1[*]}" - "$MIXED"
+    run flows_in "tcpwhy flows - <mixed" mixed "$MIXED" "$N_MIXED" 1 "${ONE[@]}" "${CMD[@]}"
+    flows_cmd "${J1[*]}" - "$LONG"
+    run flows_in_long "tcpwhy flows - <long" long "$LONG" "$N_LONG" 1 "${ONE[@]}" "${CMD[@]}"
+else
+    skip analyze_in "tcpwhy analyze - <mixed" mixed "skipped (--skip-long)"
+    skip analyze_in_long "tcpwhy analyze - <long" long "skipped (--skip-long)"
+fi
+
+# ---- many connections: speed from the file, memory from standard input ----------------
+if ((SKIP_MANY)); then
+    for k in many_flows many_analyze many_flows_in many_analyze_in many_tcptrace; do
+        skip "$k" "$k" manyconns "skipped (--skip-manyconns)"
+    done
+else
+    section "timing and memory on $CONNECTIONS SYN, SYN/ACK, RST connections (one core)"
+    flows_cmd "${J1[*]}" "$MANY"
+    run many_flows "tcpwhy flows ${J1[*]}" manyconns "$MANY" "$N_MANY" "$RUNS" "${ONE[@]}" "${CMD[@]}"
+    analyze_cmd "${J1[*]}" "$MANY"
+    run many_analyze "tcpwhy analyze ${J1[*]}" manyconns "$MANY" "$N_MANY" "$RUNS" "${ONE[@]}" "${CMD[@]}"
+    run many_tcptrace "tcptrace -n" manyconns "$MANY" "$N_MANY" "$RUNS" "${ONE[@]}" tcptrace -n "$MANY"
+    flows_cmd "${J1[*]}" - "$MANY"
+    run many_flows_in "tcpwhy flows - <manyconns" manyconns "$MANY" "$N_MANY" 1 "${ONE[@]}" "${CMD[@]}"
+    analyze_cmd "${J1[*]}" - "$MANY"
+    run many_analyze_in "tcpwhy analyze - <manyconns" manyconns "$MANY" "$N_MANY" 1 "${ONE[@]}" "${CMD[@]}"
 fi
 
 # ---- report ----------------------------------------------------------------------------
-section "results ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, kernel $(uname -r))"
-TCPWHY_PPS=""
-IFS='|' read -r _ n w _ _ <<<"${ROWS[0]}"
-[[ -n $w ]] && TCPWHY_PPS=$(awk -v p="$n" -v w="$w" 'BEGIN{print p / w}')
+# Speed ratio of two rows (packets/s of $1 ÷ packets/s of $2), or "" if either is missing.
+speedup() {
+    [[ -n ${W[$1]:-} && -n ${W[$2]:-} ]] || return 0
+    awk -v n1="${NPKT[$1]}" -v w1="${W[$1]}" -v n2="${NPKT[$2]}" -v w2="${W[$2]}" \
+        'BEGIN{ if (w1 > 0 && w2 > 0) printf "%.2f", (n1 / w1) / (n2 / w2) }'
+}
+mb() { [[ -n ${RSS[$1]:-} ]] && awk -v k="${RSS[$1]}" 'BEGIN{printf "%.1f", k / 1024}'; return 0; }
+rss_ratio() {
+    [[ -n ${RSS[$1]:-} && -n ${RSS[$2]:-} ]] || return 0
+    awk -v a="${RSS[$1]}" -v b="${RSS[$2]}" 'BEGIN{ if (b > 0) printf "%.2f", a / b }'
+}
+TARGETS=()   # "figure|value|unit|op|target"
+target() { TARGETS+=("$1|$2|$3|$4|$5"); }
+target "mixed: analyze / tcptrace -n -l (speed)" "$(speedup analyze1 tcptrace_l)" "x" ">=" 2.5
+target "mixed: flows / tcptrace -n (speed)" "$(speedup flows1 tcptrace)" "x" ">=" 4
+target "mixed: analyze, 2 cores / 1 core" "$(speedup analyze2 analyze1)" "x" ">=" 1.7
+target "mixed: flows, 2 cores / 1 core" "$(speedup flows2 flows1)" "x" ">=" 1.7
+target "manyconns: flows peak RSS (stdin)" "$(mb many_flows_in)" "MB" "<=" 400
+target "manyconns: analyze peak RSS (stdin)" "$(mb many_analyze_in)" "MB" "<=" 500
+target "manyconns: flows / tcptrace -n (speed)" "$(speedup many_flows many_tcptrace)" "x" ">=" 3
+target "manyconns: analyze / tcptrace -n (speed)" "$(speedup many_analyze many_tcptrace)" "x" ">=" 3
+target "analyze peak RSS, long / mixed (stdin)" "$(rss_ratio analyze_in_long analyze_in)" "x" "<=" 1.2
+# The design's older goals, kept so that figures compare across runs.
+target "design: flows / bareloop (speed)" "$(speedup flows1 bareloop)" "x" ">=" 0.67
+target "design: analyze / tshark -z expert (speed)" "$(speedup analyze1 expert)" "x" ">=" 50
+target "design: flows / tshark -z conv,tcp (speed)" "$(speedup flows1 conv)" "x" ">=" 50
+target "design: flows peak RSS, long / mixed (stdin)" "$(rss_ratio flows_in_long flows_in)" "x" "<=" 1.2
+
+section "results ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, kernel $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg))"
 {
-    printf '%-34s %10s %9s %9s %9s %12s  %s\n' tool packets "wall s" "Mpkt/s" "RSS MB" "tcpwhy ×" note
-    for row in "${ROWS[@]}"; do
-        IFS='|' read -r name n w rss note <<<"$row"
-        if [[ -n $w ]]; then
-            rate=$(pps "$n" "$w")
-            mb=$(awk -v k="$rss" 'BEGIN{printf "%.1f", k / 1024}')
-            if [[ -n $TCPWHY_PPS && $name == *"(2 cores)" ]]; then
-                # For the 2-core row: its speed ÷ tcpwhy's one-core speed (target ≥ 1.7).
-                ratio=$(awk -v a="$TCPWHY_PPS" -v p="$n" -v w="$w" 'BEGIN{printf "%.2f (vs 1 core)", (p / w) / a}')
-            elif [[ -n $TCPWHY_PPS && $name != tcpwhy* && $name != *small* ]]; then
-                ratio=$(awk -v a="$TCPWHY_PPS" -v p="$n" -v w="$w" 'BEGIN{printf "%.2f", a / (p / w)}')
-            else ratio="-"; fi
-            printf '%-34s %10s %9s %9s %9s %12s  %s\n' "$name" "$n" "$w" "$rate" "$mb" "$ratio" "$note"
+    echo "tcpwhy $TCPWHY_REV ($TCPWHY)"
+    sed 's/^/mixed capture /' "$INFO"
+    echo "$SIZES"
+    echo
+    printf '%-34s %-17s %10s %9s %8s %9s  %s\n' tool capture packets "wall s" "Mpkt/s" "RSS MB" note
+    for key in "${KEYS[@]}"; do
+        if [[ -n ${W[$key]} ]]; then
+            rate=$(awk -v p="${NPKT[$key]}" -v w="${W[$key]}" 'BEGIN{ if (w > 0) printf "%.2f", p / w / 1e6; else print "-" }')
+            printf '%-34s %-17s %10s %9s %8s %9s  %s\n' "${LABEL[$key]}" "${CAPNAME[$key]}" "${NPKT[$key]}" \
+                "${W[$key]}" "$rate" "$(mb "$key")" "${NOTE[$key]}"
         else
-            printf '%-34s %10s %9s %9s %9s %12s  %s\n' "$name" "${n:--}" - - - - "$note"
+            printf '%-34s %-17s %10s %9s %8s %9s  %s\n' "${LABEL[$key]}" "${CAPNAME[$key]}" "${NPKT[$key]:--}" - - - "${NOTE[$key]}"
         fi
     done
     echo
-    echo "tcpwhy × = tcpwhy's packets/s ÷ that tool's packets/s on one core (targets: ≥ 50 vs"
-    echo "tshark -z expert, ≥ 5 vs tcptrace, ≥ 0.67 vs bareloop, i.e. within 1.5×)."
-    # analyze against tshark's own TCP analysis: the comparison a user makes.
-    A_W="" E_W="" E_N=""
-    for row in "${ROWS[@]}"; do
-        IFS='|' read -r name n w _ _ <<<"$row"
-        [[ $name == "tcpwhy analyze"* ]] && A_W=$w
-        [[ $name == "tshark -z expert" ]] && E_W=$w E_N=$n
+    printf '%-46s %10s %10s  %s\n' figure value target verdict
+    for t in "${TARGETS[@]}"; do
+        IFS='|' read -r fig value unit op goal <<<"$t"
+        if [[ -z $value ]]; then
+            verdict="not measured"
+            shown=-
+        else
+            verdict=$(awk -v v="$value" -v g="$goal" -v op="$op" \
+                'BEGIN{ ok = (op == ">=") ? (v >= g) : (v <= g); print ok ? "met" : "NOT MET" }')
+            shown="$value $unit"
+        fi
+        printf '%-46s %10s %10s  %s\n' "$fig" "$shown" "$op $goal $unit" "$verdict"
     done
-    if [[ -n $A_W && -n $E_W ]]; then
-        awk -v an="$N_BIG" -v aw="$A_W" -v en="$E_N" -v ew="$E_W" \
-            'BEGIN{printf "tcpwhy analyze = %.1f × tshark -z expert (packets/s).\n", (an / aw) / (en / ew)}'
-    fi
-    echo "Wall time: median of $RUNS runs for tcpwhy, bareloop and tcptrace; one run for tshark."
+    echo
+    echo "Speed ratios: packets/s of the first ÷ the second, one core pinned (taskset -c 0, -j 1)"
+    echo "except the 2-core rows (taskset -c 0,1, -j 2). Wall time: median of $RUNS runs, one run for"
+    echo "tshark and for the stdin (memory) rows. RSS: peak of the last run; \"(stdin)\" rows read the"
+    echo "capture from standard input so that no memory-mapped page of the file counts."
 } | tee "$OUT/results-latest.txt"

@@ -3,8 +3,11 @@
 connections between two network namespaces. Standard library only.
 
     traffic.py serve --bind ADDR                    # bulk sink on 9000, request/response on 9001
-    traffic.py bulk --host ADDR                     # one stream sending until killed
-    traffic.py rr --host ADDR [--seed N]            # short connections until killed
+    traffic.py bulk --host ADDR [--go FILE]         # one stream sending until killed; with
+                                                    # --go, prints "ready" and connects
+                                                    # once FILE exists
+    traffic.py rr --host ADDR [--seed N]            # short connections until killed; prints
+                                                    # "running" after its first one
 
 Each rr connection: the client sends a 100-byte request naming a response size (1–32 KB),
 the server writes the response and closes first (HTTP/1.0 style), the client reads to EOF
@@ -12,10 +15,12 @@ and closes.
 """
 
 import argparse
+import os
 import random
 import socket
 import socketserver
 import threading
+import time
 
 BULK_PORT = 9000
 RR_PORT = 9001
@@ -59,6 +64,12 @@ def serve(args):
 
 
 def bulk(args):
+    if args.go:
+        # Started ahead and held, so that many streams begin within milliseconds of each
+        # other instead of one Python start-up apart.
+        print("ready", flush=True)
+        while not os.path.exists(args.go):
+            time.sleep(0.005)
     with socket.create_connection((args.host, BULK_PORT)) as s:
         view = memoryview(PAYLOAD)
         while True:
@@ -68,6 +79,7 @@ def bulk(args):
 def rr(args):
     rng = random.Random(args.seed)
     buf = bytearray(65536)
+    first = True
     while True:
         size = rng.randrange(1000, 32768)
         request = f"{size} GET".encode().ljust(REQUEST_LEN, b".")
@@ -76,6 +88,9 @@ def rr(args):
                 s.sendall(request)
                 while s.recv_into(buf):
                     pass
+            if first:
+                print("running", flush=True)
+                first = False
         except OSError:
             pass  # e.g. a full accept queue: try again, the capture shows what happened
 
@@ -88,6 +103,7 @@ def main():
     s.set_defaults(func=serve)
     b = sub.add_parser("bulk")
     b.add_argument("--host", required=True)
+    b.add_argument("--go", help="connect once this file exists")
     b.set_defaults(func=bulk)
     r = sub.add_parser("rr")
     r.add_argument("--host", required=True)
