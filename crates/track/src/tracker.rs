@@ -877,10 +877,21 @@ impl Conn {
         a.out.rst || b.out.rst || (a.out.fin && b.out.fin)
     }
 
+    /// Both FINs acknowledged at the capture point: each side delivered everything it
+    /// sent (the FIN is sequenced after the data, RFC 9293 §3.6), so what can still come
+    /// is a FIN or last ACK sent again when that ACK was lost after the capture point,
+    /// and the capture's own copies: it is as over as after an accepted RST.
+    fn finished(&self) -> bool {
+        let fin_acked = |me: &Dir, peer: &Dir| {
+            me.out.fin && matches!((me.next_seq, peer.max_ack), (Some(n), Some(a)) if seq_le(n, a))
+        };
+        fin_acked(&self.dirs[0], &self.dirs[1]) && fin_acked(&self.dirs[1], &self.dirs[0])
+    }
+
     fn expired(&self, now: Timestamp) -> bool {
         let idle = now.since(self.end);
         let reset = self.dirs[0].reset_in_sequence || self.dirs[1].reset_in_sequence;
-        (reset && idle > RESET_LINGER_NS)
+        ((reset || self.finished()) && idle > RESET_LINGER_NS)
             || (self.closed() && idle > CLOSED_LINGER_NS)
             || idle > IDLE_FINALISE_NS
     }
