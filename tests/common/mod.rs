@@ -13,6 +13,8 @@ pub fn connections(path: &Path) -> Vec<ConnSummary> {
     tcpwhy_pipeline::flows(&path.to_string_lossy(), &opts)
         .expect("open")
         .connections
+        .iter()
+        .collect()
 }
 
 /// Segment counts of both directions of every connection, added up.

@@ -1,10 +1,13 @@
 //! The frame: one captured record with its number, time and link type.
 
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Capture time in nanoseconds since the Unix epoch. The only time type in tcpwhy:
 /// libraries never read the clock, every instant comes from the capture.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct Timestamp(pub i64);
 
 impl Timestamp {

@@ -27,9 +27,7 @@ use tcpwhy_capture::{
     decode, flow_addrs, Capture, FileFormat, FlowAddrs, Packet, SkipCounts, Timestamp,
 };
 use tcpwhy_detect::{Analysis, Analyzer, Config};
-use tcpwhy_track::{
-    merge_by_stream, merge_shards, ConnSummary, SegmentEvent, Sharder, Tracker, PROVISIONAL_STREAM,
-};
+use tcpwhy_track::{ConnRows, ConnSummary, SegmentEvent, Sharder, Tracker, PROVISIONAL_STREAM};
 
 /// Frames between progress updates (cheap enough to be invisible on the hot path).
 const PROGRESS_EVERY: u64 = 1 << 16;
@@ -261,13 +259,14 @@ fn sharded<S: Sink + Send>(
     Ok(Sharded { report, sinks })
 }
 
-/// Collects connection rows for [`flows`].
+/// Collects connection rows for [`flows`], encoded as they end ([`ConnRows`]): a short
+/// connection's row takes tens of bytes instead of a 776-byte summary.
 #[derive(Default)]
-struct Rows(Vec<ConnSummary>);
+struct Rows(ConnRows);
 
 impl Sink for Rows {
     fn connection(&mut self, summary: ConnSummary) {
-        self.0.push(summary);
+        self.0.push(&summary);
     }
 }
 
@@ -276,14 +275,16 @@ impl Sink for Rows {
 pub fn flows(path: &str, opts: &Options<'_>) -> Result<FileReport, String> {
     let s = sharded(path, opts, |_| Rows::default())?;
     let mut report = s.report;
-    let mut shards: Vec<Vec<ConnSummary>> = s.sinks.into_iter().map(|r| r.0).collect();
+    let mut shards: Vec<ConnRows> = s.sinks.into_iter().map(|r| r.0).collect();
     report.connections = if shards.len() == 1 {
-        merge_by_stream(shards.pop().unwrap_or_default())
+        let mut rows = shards.pop().unwrap_or_default();
+        rows.merge_by_stream();
+        rows
     } else {
         // Each thread's rows sorted in parallel would save little next to the merge.
-        merge_shards(shards)
+        ConnRows::merge_shards(shards)
     };
-    report.stats = ConnStats::of(&report.connections);
+    report.stats = ConnStats::of(report.connections.iter());
     Ok(report)
 }
 

@@ -2,7 +2,7 @@
 //! where reading stopped, and its connections.
 
 use tcpwhy_capture::{SkipCounts, Timestamp};
-use tcpwhy_track::ConnSummary;
+use tcpwhy_track::{ConnRows, ConnSummary};
 
 /// Where a capture stopped early, for the report.
 #[derive(Clone, Debug)]
@@ -42,9 +42,9 @@ impl ConnStats {
     }
 
     /// The statistics of `conns` (continuations already merged).
-    pub fn of(conns: &[ConnSummary]) -> Self {
+    pub fn of(conns: impl IntoIterator<Item = ConnSummary>) -> Self {
         let mut s = ConnStats::default();
-        conns.iter().for_each(|c| s.add(c));
+        conns.into_iter().for_each(|c| s.add(&c));
         s
     }
 
@@ -71,9 +71,10 @@ pub struct FileReport {
     pub error: Option<ReadError>,
     /// What the reports say of the connections as a whole.
     pub stats: ConnStats,
-    /// Connections sorted by stream index (continuations merged): filled by `flows`,
-    /// empty after `analyze`, which judges each as it ends and keeps none.
-    pub connections: Vec<ConnSummary>,
+    /// Connections sorted by stream index (continuations merged), compactly; `iter()`
+    /// decodes one at a time. Filled by `flows`, empty after `analyze`, which judges each
+    /// as it ends and keeps none.
+    pub connections: ConnRows,
 }
 
 impl FileReport {
@@ -93,7 +94,7 @@ impl FileReport {
             skipped,
             error,
             stats: ConnStats::default(),
-            connections: Vec::new(),
+            connections: ConnRows::new(),
         }
     }
 }

@@ -3,9 +3,10 @@
 use crate::table::{Align, Table};
 use crate::units::{bytes, ms, ns_to_ms, secs};
 use crate::SCHEMA_VERSION;
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use tcpwhy_track::{
-    ClientBy, ConnSummary, DirSummary, LimitTimes, RttStats, SegmentCounts, Vantage, WindowScale,
+    ClientBy, ConnRows, ConnSummary, DirSummary, LimitTimes, RttStats, SegmentCounts, Vantage,
+    WindowScale,
 };
 
 pub use tcpwhy_pipeline::{FileReport, ReadError};
@@ -123,9 +124,9 @@ pub fn render_text(files: &[FileReport]) -> String {
             ("LIMIT", Align::Left),
         ]);
         let t0 = f.connections.iter().map(|c| c.start).min();
-        for c in &f.connections {
+        for c in f.connections.iter() {
             let [cs, sc] = &c.dirs;
-            let rtt = path_rtt(c).map_or("-".into(), |r| {
+            let rtt = path_rtt(&c).map_or("-".into(), |r| {
                 format!("{}/{}/{}", ms(r.min_ns), ms(r.median_ns), ms(r.p95_ns))
             });
             let flight = cs.max_in_flight.max(sc.max_in_flight);
@@ -157,7 +158,7 @@ pub fn render_text(files: &[FileReport]) -> String {
                 retx(|x| x.out_of_order).to_string(),
                 retx(|x| x.dup_acks).to_string(),
                 retx(|x| x.zero_windows).to_string(),
-                limit_text(&c.dirs[main_direction(c)].limits),
+                limit_text(&c.dirs[main_direction(&c)].limits),
             ]);
         }
         if t.is_empty() {
@@ -223,7 +224,17 @@ struct JsonFile<'a> {
     tcp_frames: u64,
     skipped: serde_json::Map<String, serde_json::Value>,
     error: Option<JsonError<'a>>,
-    connections: Vec<JsonConn>,
+    connections: JsonConns<'a>,
+}
+
+/// A file's connections, each decoded and written in turn: the document is streamed row
+/// by row, never held whole.
+struct JsonConns<'a>(&'a ConnRows);
+
+impl Serialize for JsonConns<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|c| json_conn(&c)))
+    }
 }
 
 #[derive(Serialize)]
@@ -368,6 +379,32 @@ fn json_dir(d: &DirSummary) -> JsonDir {
     }
 }
 
+fn json_conn(c: &ConnSummary) -> JsonConn {
+    JsonConn {
+        stream: c.stream,
+        client: c.endpoints[0].to_string(),
+        server: c.endpoints[1].to_string(),
+        client_by: match c.client_by {
+            ClientBy::Syn => "syn",
+            ClientBy::SynAck => "syn_ack",
+            ClientBy::KnownServer => "known_server",
+            ClientBy::PortGuess => "port_guess",
+        },
+        first_frame: c.first_frame,
+        last_frame: c.last_frame,
+        start: c.start.to_string(),
+        duration_ms: ns_to_ms(c.duration_ns()),
+        vantage: c.vantage.name(),
+        handshake_rtt_ms: c.handshake_rtt_ns().map(ns_to_ms),
+        syn_to_synack_ms: c.syn_to_synack_ns.map(ns_to_ms),
+        synack_to_ack_ms: c.synack_to_ack_ns.map(ns_to_ms),
+        rtt_ms: json_rtt(path_rtt(c)),
+        reused_port: c.reused_port,
+        client_to_server: json_dir(&c.dirs[0]),
+        server_to_client: json_dir(&c.dirs[1]),
+    }
+}
+
 /// Writes the JSON document of `tcpwhy flows --format json`, streamed: no copy of the
 /// whole document is built in memory.
 pub fn write_json(files: &[FileReport], out: &mut impl std::io::Write) -> std::io::Result<()> {
@@ -391,33 +428,7 @@ pub fn write_json(files: &[FileReport], out: &mut impl std::io::Write) -> std::i
                     frame: e.frame,
                     offset: e.offset,
                 }),
-                connections: f
-                    .connections
-                    .iter()
-                    .map(|c| JsonConn {
-                        stream: c.stream,
-                        client: c.endpoints[0].to_string(),
-                        server: c.endpoints[1].to_string(),
-                        client_by: match c.client_by {
-                            ClientBy::Syn => "syn",
-                            ClientBy::SynAck => "syn_ack",
-                            ClientBy::KnownServer => "known_server",
-                            ClientBy::PortGuess => "port_guess",
-                        },
-                        first_frame: c.first_frame,
-                        last_frame: c.last_frame,
-                        start: c.start.to_string(),
-                        duration_ms: ns_to_ms(c.duration_ns()),
-                        vantage: c.vantage.name(),
-                        handshake_rtt_ms: c.handshake_rtt_ns().map(ns_to_ms),
-                        syn_to_synack_ms: c.syn_to_synack_ns.map(ns_to_ms),
-                        synack_to_ack_ms: c.synack_to_ack_ns.map(ns_to_ms),
-                        rtt_ms: json_rtt(path_rtt(c)),
-                        reused_port: c.reused_port,
-                        client_to_server: json_dir(&c.dirs[0]),
-                        server_to_client: json_dir(&c.dirs[1]),
-                    })
-                    .collect(),
+                connections: JsonConns(&f.connections),
             })
             .collect(),
     };

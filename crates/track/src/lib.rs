@@ -8,6 +8,7 @@
 pub mod ipid;
 pub mod limits;
 pub mod model;
+pub mod rows;
 pub mod rtt;
 pub mod seq;
 pub mod summary;
@@ -16,6 +17,7 @@ pub mod tracker;
 pub use ipid::IdStep;
 pub use limits::{Limit, LimitTimes, MAX_APP_GAP_NS};
 pub use model::{effective_mss, ConnModel, DirModel, SynSeen};
+pub use rows::ConnRows;
 pub use rtt::{RttSamples, RttStats};
 pub use summary::*;
 pub use tracker::{Sharder, Tracker, PROVISIONAL_STREAM};

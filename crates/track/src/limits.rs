@@ -33,6 +33,7 @@
 //! Cost: a few comparisons per segment and a fixed ring of [`ACK_RING`] ACKs per
 //! direction; nothing is allocated per packet.
 
+use serde::{Deserialize, Serialize};
 use tcpwhy_capture::Timestamp;
 
 /// A pause with nothing outstanding longer than this is a pause between transfers, not a
@@ -61,7 +62,7 @@ pub const LAG_NOISE_NS: u64 = 1_000_000;
 const DEFAULT_MSS: u64 = 1460;
 
 /// Time of one direction spent in each limit, in nanoseconds (docs/tracking.md).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LimitTimes {
     /// The receiver's advertised window was full (including zero-window time).
     pub rwnd_ns: u64,

@@ -4,11 +4,12 @@ use crate::ipid::IdStep;
 use crate::limits::{Limit, LimitTimes};
 use crate::model::ConnModel;
 use crate::rtt::RttStats;
+use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 use tcpwhy_capture::Timestamp;
 
 /// One end of a connection.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Endpoint {
     pub addr: IpAddr,
     pub port: u16,
@@ -83,7 +84,7 @@ impl<T> std::ops::IndexMut<Side> for [T; 2] {
 }
 
 /// How the client (the side that opened the connection) was identified.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ClientBy {
     /// It sent the SYN.
     Syn,
@@ -97,7 +98,7 @@ pub enum ClientBy {
 }
 
 /// Window scaling of one direction, as learned from the handshake.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WindowScale {
     /// No SYN or SYN/ACK was captured: the scale is unknown and windows are shown raw.
     Unknown,
@@ -109,7 +110,7 @@ pub enum WindowScale {
 }
 
 /// Where the capture was taken, inferred from the handshake timing (design.md).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Vantage {
     /// SYN→SYN/ACK ≈ RTT and SYN/ACK→ACK ≈ 0.
     Client,
@@ -133,7 +134,7 @@ impl Vantage {
 }
 
 /// Options one side sent in its SYN or SYN/ACK.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SynOptions {
     pub mss: Option<u16>,
     pub wscale: Option<u8>,
@@ -143,7 +144,7 @@ pub struct SynOptions {
 
 /// Segment classification counts of one direction. The meanings follow
 /// `docs/tracking.md`; where they differ from Wireshark's flags the reason is there.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SegmentCounts {
     /// Every retransmission, including fast and spurious ones (as Wireshark counts).
     pub retransmissions: u64,
@@ -168,7 +169,7 @@ pub struct SegmentCounts {
 }
 
 /// Statistics of one direction of a connection (from `from` to the other endpoint).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct DirSummary {
     pub packets: u64,
     /// Segments carrying payload.
@@ -198,13 +199,19 @@ pub struct DirSummary {
 }
 
 /// A finished connection (or the part of one seen before it was finalised).
-#[derive(Clone, Debug)]
+///
+/// Its serde encoding is the compact row of [`ConnRows`](crate::ConnRows), which keeps
+/// `stream`, `first_frame` and `continuation` in its own key (they change while rows are
+/// sorted and numbered): those three are not encoded.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ConnSummary {
     /// Wireshark's `tcp.stream` index.
+    #[serde(skip)]
     pub stream: u64,
     /// `[client, server]` when the client is known (see `client_by`).
     pub endpoints: [Endpoint; 2],
     pub client_by: ClientBy,
+    #[serde(skip)]
     pub first_frame: u64,
     pub last_frame: u64,
     pub start: Timestamp,
@@ -220,6 +227,7 @@ pub struct ConnSummary {
     pub reused_port: bool,
     /// More packets arrived after the connection had been finalised; this summary
     /// holds only the later part (merge with the earlier one by `stream`).
+    #[serde(skip)]
     pub continuation: bool,
 }
 
@@ -409,56 +417,6 @@ impl ConnSummary {
         self.start = self.start.min(later.start);
         self.end = self.end.max(later.end);
     }
-}
-
-/// Sorts summaries by stream index, folds continuations into their stream, and settles
-/// the client of connections without a handshake when their other endpoint is a server
-/// elsewhere in the capture.
-pub fn merge_by_stream(all: Vec<ConnSummary>) -> Vec<ConnSummary> {
-    let mut out = fold_continuations(all);
-    let servers: std::collections::HashSet<Endpoint> = out
-        .iter()
-        .filter(|c| matches!(c.client_by, ClientBy::Syn | ClientBy::SynAck))
-        .map(|c| c.endpoints[1])
-        .collect();
-    for c in out
-        .iter_mut()
-        .filter(|c| c.client_by == ClientBy::PortGuess)
-    {
-        if servers.contains(&c.endpoints[0]) && !servers.contains(&c.endpoints[1]) {
-            c.endpoints.swap(0, 1);
-            c.dirs.swap(0, 1);
-            c.client_by = ClientBy::KnownServer;
-        } else if servers.contains(&c.endpoints[1]) {
-            c.client_by = ClientBy::KnownServer;
-        }
-    }
-    out
-}
-
-/// Joins the summaries of trackers that each saw a disjoint share of the connections
-/// ([`Sharder`](crate::Sharder)) and numbers the streams as one
-/// tracker would have: in the order of their first frame.
-pub fn merge_shards(shards: Vec<Vec<ConnSummary>>) -> Vec<ConnSummary> {
-    let mut all: Vec<ConnSummary> = shards.into_iter().flat_map(merge_by_stream).collect();
-    all.sort_by_key(|c| c.first_frame);
-    for (i, c) in all.iter_mut().enumerate() {
-        c.stream = i as u64;
-    }
-    // Roles may now be settled by a server seen in another shard.
-    merge_by_stream(all)
-}
-
-fn fold_continuations(mut all: Vec<ConnSummary>) -> Vec<ConnSummary> {
-    all.sort_by_key(|c| (c.stream, c.continuation, c.first_frame));
-    let mut out: Vec<ConnSummary> = Vec::with_capacity(all.len());
-    for c in all {
-        match out.last_mut() {
-            Some(prev) if prev.stream == c.stream => prev.absorb(&c),
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

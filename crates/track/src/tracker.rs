@@ -557,7 +557,7 @@ impl Tracker {
     /// A tracker for one shard of a parallel pass: it sees only some connections, so it
     /// cannot know their `tcp.stream` numbers. Each stream is numbered
     /// [`PROVISIONAL_STREAM`] | its first frame instead, unique across shards;
-    /// [`merge_shards`](crate::merge_shards) then assigns the final numbers (the order of
+    /// [`ConnRows::merge_shards`](crate::ConnRows::merge_shards) then assigns the final numbers (the order of
     /// the first frames).
     pub fn with_provisional_streams() -> Self {
         Tracker {
