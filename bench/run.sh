@@ -335,3 +335,4 @@ IFS='|' read -r _ n w _ _ <<<"${ROWS[0]}"
     fi
     echo "Wall time: median of $RUNS runs for tcpwhy, bareloop and tcptrace; one run for tshark."
 } | tee "$OUT/results-latest.txt"
+{ [[ $(id -u) == 0 ]] && "$BENCH/emulator.sh" | tee -a "$OUT/results-latest.txt"; } || echo "bench/emulator.sh: not run (needs root) or failed"
