@@ -181,22 +181,27 @@ fn http_keep_alive_uses_one_port_for_three_requests() {
 #[test]
 fn http_think_time_is_in_the_latency() {
     let (c, s) = run(http(serde_json::json!({"requests": 1, "think_ms": 120})));
-    assert!(u(&c["requests"][0]["latency_ns"]) >= 120 * MS);
+    // The server slept at least its 120 ms and the client waited at least that long (its
+    // latency spans the server's think time). No upper bound: a busy machine wakes the
+    // sleeper later, and that is not the workload's fault.
+    let latency = u(&c["requests"][0]["latency_ns"]);
     let think = u(&s["connections"][0]["requests"][0]["think_ns"]);
-    assert!((120 * MS..200 * MS).contains(&think), "think {think}");
+    assert!(think >= 120 * MS, "think {think}");
+    assert!(latency >= think, "latency {latency}, think {think}");
 }
 
 #[test]
 fn http_server_idle_close_after_the_configured_idle_then_the_client_reconnects() {
-    // Requests at 0 and 400 ms; the server closes after 150 ms idle in between.
+    // Requests at 0 and 1000 ms; the server closes after 150 ms idle in between (850 ms
+    // to spare for a busy machine to finish the first response and notice the idle time).
     let (c, s) = run(http(serde_json::json!({
-        "requests": 2, "interval_ms": 400, "server_idle_close_ms": 150
+        "requests": 2, "interval_ms": 1000, "server_idle_close_ms": 150
     })));
     let conns = s["connections"].as_array().unwrap();
     assert_eq!(conns.len(), 2);
     assert_eq!(conns[0]["close"]["reason"], "idle_timeout");
     let idle = u(&conns[0]["close"]["idle_ns"]);
-    assert!((150 * MS..250 * MS).contains(&idle), "idle {idle}");
+    assert!(idle >= 150 * MS, "idle {idle}");
     // Closed ≈ 150 ms after the first response was written.
     let written = u(&conns[0]["requests"][0]["response_written_ns"]);
     let closed = u(&conns[0]["closed_ns"]);
@@ -204,7 +209,7 @@ fn http_server_idle_close_after_the_configured_idle_then_the_client_reconnects()
     let reqs = c["requests"].as_array().unwrap();
     assert_eq!(reqs[1]["reconnected"], true);
     assert_eq!(ports(&c).len(), 2);
-    assert!(u(&reqs[1]["start_ns"]) >= 400 * MS);
+    assert!(u(&reqs[1]["start_ns"]) >= 1000 * MS);
 }
 
 fn echo(client_sock: Value, server_sock: Value) -> Vec<Vec<u64>> {
@@ -310,8 +315,8 @@ fn paced_bulk_moves_at_the_writers_rate_both_ways() {
         let t = &c["transfer"];
         assert_eq!(u(&t["bytes"]), 32_768, "{dir}");
         let took = u(&t["last_byte_ns"]) - u(&t["connected_ns"]);
+        // 8 writes 20 ms apart: at least 7 gaps. No upper bound (the machine's speed).
         assert!(took >= 140 * MS, "{dir}: {took} ns");
-        assert!(took < 1000 * MS, "{dir}: {took} ns");
         let sc = &s["connections"][0];
         let moved = if dir == "download" {
             &sc["bytes_sent"]
@@ -355,7 +360,9 @@ fn client_past_its_deadline_fails_with_a_clear_message() {
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("deadline of 300 ms exceeded"), "{err}");
-    assert!(start.elapsed() < std::time::Duration::from_secs(2));
+    // It gave up at the deadline (10 rounds 100 ms apart would take ≥ 900 ms and write
+    // the timings): no sooner than 300 ms, and without the timings file.
+    assert!(start.elapsed() >= std::time::Duration::from_millis(300));
     assert!(!out.exists());
     s.stop();
 }
