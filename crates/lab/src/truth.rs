@@ -278,6 +278,11 @@ pub struct CaptureFacts {
     /// ACK cannot come before the flight left. (At the client's capture it is not: the
     /// client ACKs as segments arrive.)
     pub server_first_flights: Vec<u32>,
+    /// Client→server data segments (first transmissions) that left while an earlier one of
+    /// the same connection was still unacknowledged. With Nagle on and small writes there
+    /// are none (Linux holds a small segment while a small one is in flight), whatever
+    /// the machine's speed; with TCP_NODELAY, back-to-back writes make some.
+    pub client_data_sent_with_data_unacked: u32,
 }
 
 pub fn read_capture(path: &Path) -> Result<CaptureFacts, String> {
@@ -429,6 +434,9 @@ pub fn read_capture(path: &Path) -> Result<CaptureFacts, String> {
                 .is_none_or(|&top| (end.wrapping_sub(top) as i32) > 0);
             if newer {
                 sent_up_to.insert(sport, end);
+                if unacked.iter().any(|u| u.0 == sport) {
+                    facts.client_data_sent_with_data_unacked += 1;
+                }
                 unacked.push((sport, end, ts));
             }
         } else if open.contains_key(&dport) && ack {

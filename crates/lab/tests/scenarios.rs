@@ -157,8 +157,10 @@ fn idle_restart_resets_cubic_but_not_bbr() {
     // back, is 10 segments (an ss sample of cwnd would depend on when ss got to run).
     for (i, f) in flights.iter().enumerate().skip(1) {
         assert_eq!(*f, 10.0, "cubic response {i}: first flight {f} after idle");
+        // Above 2 × IW before the gap (how far above depends on when HyStart left slow
+        // start, which a busy machine's jitter moves: 50 seen under load, 300+ idle).
         let b = before[i].as_f64().unwrap_or(0.0);
-        assert!(b >= 100.0, "cubic response {i}: window before idle {b}");
+        assert!(b > 20.0, "cubic response {i}: window before idle {b}");
     }
     let resp = nums(&cubic["key_numbers"]["response_ms"]);
     assert!(resp[1..].iter().all(|&r| r >= 4.0 * 25.0), "cubic {resp:?}");
@@ -167,9 +169,11 @@ fn idle_restart_resets_cubic_but_not_bbr() {
     let b = nums(&bbr["key_numbers"]["scenario"]["cwnd_first_sample_per_response"]);
     // cwnd only grows during a loss-free response, so a late ss sample is no smaller; no
     // bound on the response times (from above they would measure the machine).
+    // Above 4 × IW, the scenario's own check (BBR's window follows the bandwidth it
+    // measured, which a busy machine lowers).
     for (i, w) in b.iter().enumerate().skip(1) {
         assert!(
-            *w >= 100.0,
+            *w > 40.0,
             "bbr response {i}: cwnd {w} after idle, want no drop"
         );
     }
@@ -186,9 +190,15 @@ fn nagle_meets_delayed_ack_without_nodelay_only() {
     assert_eq!(w.len(), 5);
     // Linux's minimum delayed-ACK timer is 40 ms at HZ 250.
     assert!(w[1..].iter().all(|&x| x >= 30.0), "{w:?}");
+    // Nagle: never a small segment out while another is unacknowledged (client capture).
+    let k = &m["key_numbers"]["scenario"];
+    assert_eq!(k["client_data_sent_with_data_unacked"], 0, "{k:#}");
+    // With TCP_NODELAY the writes leave back to back. Not "no recv waits ≥ 20 ms": a busy
+    // machine wakes a reader that late (25 ms seen beside two busy loops).
     let m = run("nagle-nodelay");
-    let w = nums(&m["key_numbers"]["echo_max_recv_wait_ms"]);
-    assert!(w.iter().all(|&x| x < 20.0), "{w:?}");
+    let k = &m["key_numbers"]["scenario"];
+    let n = k["client_data_sent_with_data_unacked"].as_u64().unwrap();
+    assert!(n >= 1, "{k:#}");
 }
 
 #[test]
@@ -251,10 +261,13 @@ fn cached_ssthresh_is_used_by_the_next_connection() {
     let s = &m["key_numbers"]["scenario"];
     let cached = s["tcp_metrics_ssthresh"].as_u64().expect("ssthresh cached");
     assert!(cached < 100, "cached ssthresh {cached}");
-    assert_eq!(
-        s["second_connection_ssthresh"].as_f64(),
-        Some(cached as f64)
-    );
+    // The second connection starts with the cached ssthresh; HyStart may lower it further
+    // if the RTT jitters (a busy machine: 19 after a cached 21), and tcp_update_metrics
+    // stores max(cwnd / 2, ssthresh) when it closes, so the final cache is never below.
+    let second = s["second_connection_ssthresh"]
+        .as_f64()
+        .expect("second connection's ssthresh");
+    assert!(second <= cached as f64, "{second} > cached {cached}");
 }
 
 #[test]

@@ -197,18 +197,25 @@ fn http_server_idle_close_after_the_configured_idle_then_the_client_reconnects()
     let (c, s) = run(http(serde_json::json!({
         "requests": 2, "interval_ms": 1000, "server_idle_close_ms": 150
     })));
+    // Two connections, or three when a busy machine kept the client from sending its
+    // first request within 150 ms of connecting (the server then closed that one idle
+    // too, and the client, as it should, reconnected).
     let conns = s["connections"].as_array().unwrap();
-    assert_eq!(conns.len(), 2);
-    assert_eq!(conns[0]["close"]["reason"], "idle_timeout");
-    let idle = u(&conns[0]["close"]["idle_ns"]);
-    assert!(idle >= 150 * MS, "idle {idle}");
-    // Closed ≈ 150 ms after the first response was written.
-    let written = u(&conns[0]["requests"][0]["response_written_ns"]);
-    let closed = u(&conns[0]["closed_ns"]);
+    assert!((2..=3).contains(&conns.len()), "{conns:?}");
+    let last = conns.len() - 1;
+    for conn in &conns[..last] {
+        assert_eq!(conn["close"]["reason"], "idle_timeout", "{conn}");
+        let idle = u(&conn["close"]["idle_ns"]);
+        assert!(idle >= 150 * MS, "idle {idle}");
+    }
+    // The first request's connection closed ≥ 150 ms after its response was written.
+    let answered = &conns[last - 1];
+    let written = u(&answered["requests"][0]["response_written_ns"]);
+    let closed = u(&answered["closed_ns"]);
     assert!(closed - written >= 150 * MS);
     let reqs = c["requests"].as_array().unwrap();
     assert_eq!(reqs[1]["reconnected"], true);
-    assert_eq!(ports(&c).len(), 2);
+    assert_eq!(ports(&c).len(), conns.len());
     assert!(u(&reqs[1]["start_ns"]) >= 1000 * MS);
 }
 
@@ -242,23 +249,20 @@ fn echo(client_sock: Value, server_sock: Value) -> Vec<Vec<u64>> {
 /// quick-ACK mode); on loopback, where the RTT is ~20 µs, the client's writes do not
 /// always coalesce the same way, so some rounds may not wait (typically every round from
 /// the 2nd does; the worst of 16 runs of 9 rounds had 2 waiting rounds).
+///
+/// Only the lower bound is asserted (the kernel's timer): that the other recvs do *not*
+/// wait would be an upper bound on how soon a reader wakes, which a busy machine breaks
+/// (a 1st or 2nd recv ≥ 30 ms was seen beside two busy loops and a build). The lab's
+/// nagle-delayed-ack scenario shows the mechanism in a capture instead.
 #[test]
 fn echo_default_sockets_block_the_third_recv_about_40ms() {
     let waits = echo(serde_json::json!({}), serde_json::json!({}));
-    assert!(
-        waits[0].iter().all(|&w| w < 30 * MS),
-        "round 0: {:?}",
-        waits[0]
-    );
+    assert_eq!(waits.len(), 10);
+    assert!(waits.iter().all(|w| w.len() == 3), "{waits:?}");
     let stalled: Vec<usize> = (1..waits.len())
         .filter(|&i| waits[i][2] >= 30 * MS)
         .collect();
     assert!(!stalled.is_empty(), "no round waited: {waits:?}");
-    for (i, w) in waits.iter().enumerate() {
-        // Only the 3rd recv waits, and for one delayed-ACK timer, not more.
-        assert!(w[0] < 30 * MS && w[1] < 30 * MS, "round {i}: {w:?}");
-        assert!(w[2] < 250 * MS, "round {i}: {w:?}");
-    }
 }
 
 #[test]
@@ -314,10 +318,17 @@ fn paced_bulk_moves_at_the_writers_rate_both_ways() {
         let (c, s) = run(cfg);
         let t = &c["transfer"];
         assert_eq!(u(&t["bytes"]), 32_768, "{dir}");
-        let took = u(&t["last_byte_ns"]) - u(&t["connected_ns"]);
-        // 8 writes 20 ms apart: at least 7 gaps. No upper bound (the machine's speed).
-        assert!(took >= 140 * MS, "{dir}: {took} ns");
+        // 8 writes 20 ms apart: at least 7 gaps, timed on the writer's own clock (the
+        // server's accept to close when it writes; the client's connect to last byte when
+        // it does: a busy machine can note the client's connect after the server's first
+        // write, 128 ms seen). No upper bound (the machine's speed).
         let sc = &s["connections"][0];
+        let took = if dir == "download" {
+            u(&sc["closed_ns"]) - u(&sc["accepted_ns"])
+        } else {
+            u(&t["last_byte_ns"]) - u(&t["connected_ns"])
+        };
+        assert!(took >= 140 * MS, "{dir}: {took} ns");
         let moved = if dir == "download" {
             &sc["bytes_sent"]
         } else {
