@@ -718,9 +718,11 @@ pub fn all() -> Vec<Scenario> {
                     !later.is_empty() && later.iter().all(|&r| r >= 2.0 * rtt + 30.0),
                     fmt_list(later),
                 );
+                // At least one: a busy machine can make other ACKs late too (4 of 12 seen
+                // beside two busy loops and a build), never the timer's ACK early.
                 o.check(
-                    "client capture: one ACK per later request arrives ≥ RTT + 30 ms after its data",
-                    delayed == later.len(),
+                    "client capture: an ACK per later request arrives ≥ RTT + 30 ms after its data",
+                    delayed >= later.len(),
                     format!("{delayed} of {} ({})", waits.len(), fmt_list(&waits)),
                 );
                 // TcpExtDelayedACKs: delayed-ACK timer expiries that sent an ACK.

@@ -390,9 +390,10 @@ fn delayed_ack_holds_a_full_one_segment_window_after_idle() {
         resp[1..].iter().all(|&r| r >= 2.0 * 25.0 + 30.0),
         "{resp:?}"
     );
-    // In the client's capture: exactly one ACK per later request came ≥ RTT + 30 ms
-    // after its data segment, and the server's delayed-ACK timer fired for each.
-    assert_eq!(s["acks_delayed"], 3, "{s:#}");
+    // In the client's capture: an ACK per later request came ≥ RTT + 30 ms after its data
+    // segment (more only if the machine was busy), and the server's delayed-ACK timer
+    // fired for each.
+    assert!(s["acks_delayed"].as_u64().unwrap() >= 3, "{s:#}");
     assert!(counter(&m, "server", "DelayedACKs") >= 3);
     assert_eq!(m["key_numbers"]["retransmissions"]["client"], 0);
 }
