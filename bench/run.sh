@@ -537,3 +537,4 @@ section "results ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, kernel $(una
     echo "tshark and for the stdin (memory) rows. RSS: peak of the last run; \"(stdin)\" rows read the"
     echo "capture from standard input so that no memory-mapped page of the file counts."
 } | tee "$OUT/results-latest.txt"
+{ [[ $(id -u) == 0 ]] && "$BENCH/emulator.sh" | tee -a "$OUT/results-latest.txt"; } || echo "bench/emulator.sh: not run (needs root) or failed"

@@ -340,9 +340,12 @@ fn check_handshake_rtt(e: &Evidence, o: &mut Outcome) {
     let rtts = e.handshake_rtts_ms();
     o.key("handshake_rtt_ms", &rtts);
     let want = e.rtt_configured_ms;
-    let ok = !rtts.is_empty() && rtts.iter().all(|r| (r - want).abs() <= want * 0.3 + 1.0);
+    // From below only: the emulator holds each packet at least its delay, and a busy
+    // machine only adds to it (how much is in the emulator's log, `late_us`). 10 µs for
+    // the capture's timestamps.
+    let ok = !rtts.is_empty() && rtts.iter().all(|&r| r >= want - 0.01);
     o.check(
-        &format!("handshake RTT ≈ {want} ms (±30 %)"),
+        &format!("handshake RTT ≥ {want} ms (the path's delays)"),
         ok,
         fmt_list(&rtts),
     );
@@ -381,6 +384,7 @@ fn idle_restart_common(e: &Evidence, o: &mut Outcome) -> (Vec<f64>, CwndPerRespo
     let resp = e.response_ms();
     let cw = cwnd_per_response(e);
     o.key("response_ms", &resp);
+    o.key("server_first_flight_segments", server_first_flights(e));
     o.key(
         "cwnd_first_sample_per_response",
         cw.iter().map(|c| c.0).collect::<Vec<_>>(),
@@ -392,10 +396,21 @@ fn idle_restart_common(e: &Evidence, o: &mut Outcome) -> (Vec<f64>, CwndPerRespo
     (resp, cw)
 }
 
-/// After the first response: responses take as long as a cold one (≥ 4 RTT) and the
-/// window seen while sending them is back near the initial window.
+/// The server's first flight of each response, from its own capture (see
+/// [`CaptureFacts::server_first_flights`]); empty without that capture.
+fn server_first_flights(e: &Evidence) -> Vec<u32> {
+    e.capture_server
+        .as_ref()
+        .map(|c| c.server_first_flights.clone())
+        .unwrap_or_default()
+}
+
+/// After the first response: responses take as long as a cold one (≥ 4 RTT) and each
+/// later one starts with a first flight of at most the initial window. Both hold at any
+/// speed: times from below, and the flight is counted in the server's capture before the
+/// first ACK could come back (an ss sample of cwnd would depend on when ss ran).
 fn check_restart(e: &Evidence, o: &mut Outcome) {
-    let (resp, cw) = idle_restart_common(e, o);
+    let (resp, _) = idle_restart_common(e, o);
     let rtt = e.rtt_configured_ms;
     let later = resp.get(1..).unwrap_or(&[]);
     o.check(
@@ -403,28 +418,20 @@ fn check_restart(e: &Evidence, o: &mut Outcome) {
         !later.is_empty() && later.iter().all(|&r| r >= 4.0 * rtt),
         fmt_list(later),
     );
-    let restarted = cw
-        .iter()
-        .skip(1)
-        .filter_map(|c| c.0)
-        .all(|c| c <= 4 * IW_SEGMENTS);
+    let flights = server_first_flights(e);
+    let later = flights.get(1..).unwrap_or(&[]);
     o.check(
-        "cwnd early in each later response ≤ 4 × IW (restarted from ≈ IW)",
-        restarted && cw.iter().skip(1).any(|c| c.0.is_some()),
-        format!("{:?}", cw.iter().map(|c| c.0).collect::<Vec<_>>()),
+        "each later response's first flight ≤ IW segments (restarted)",
+        later.len() + 1 == resp.len() && later.iter().all(|&f| u64::from(f) <= IW_SEGMENTS),
+        format!("{flights:?}"),
     );
 }
 
-/// Control: later responses are faster than the first (warm window kept).
+/// Control: the window is kept across idle gaps. From the ss samples of cwnd, which only
+/// grows during a loss-free response, so a sample taken late (a busy machine) is no
+/// smaller; the response times are recorded, not bounded (they would measure the machine).
 fn check_no_restart(e: &Evidence, o: &mut Outcome) {
-    let (resp, cw) = idle_restart_common(e, o);
-    let rtt = e.rtt_configured_ms;
-    let later = resp.get(1..).unwrap_or(&[]);
-    o.check(
-        "responses after an idle gap take < 4 RTT (window kept)",
-        !later.is_empty() && later.iter().all(|&r| r < 4.0 * rtt),
-        fmt_list(later),
-    );
+    let (_, cw) = idle_restart_common(e, o);
     let kept = cw
         .iter()
         .skip(1)
@@ -601,6 +608,16 @@ pub fn all() -> Vec<Scenario> {
                     !later.is_empty() && later.iter().all(|&x| x >= 30.0),
                     fmt_list(&w),
                 );
+                let n = e
+                    .capture_client
+                    .as_ref()
+                    .map(|c| c.client_data_sent_with_data_unacked);
+                o.key("client_data_sent_with_data_unacked", n);
+                o.check(
+                    "client capture: no data segment left with earlier data unacknowledged (Nagle)",
+                    n == Some(0),
+                    format!("{n:?}"),
+                );
             },
         },
         Scenario {
@@ -629,10 +646,19 @@ pub fn all() -> Vec<Scenario> {
             check: |e, o| {
                 let w = e.echo_max_wait_ms();
                 o.key("echo_max_recv_wait_ms", &w);
+                // Not "no recv waits ≥ 20 ms": a busy machine delays a wake-up that long
+                // (25 ms seen beside two busy loops). What TCP_NODELAY changes, at any
+                // speed: a small write leaves with an earlier one unacknowledged, which
+                // Nagle never allows (nagle-delayed-ack has none).
+                let n = e
+                    .capture_client
+                    .as_ref()
+                    .map(|c| c.client_data_sent_with_data_unacked);
+                o.key("client_data_sent_with_data_unacked", n);
                 o.check(
-                    "no recv waits ≥ 20 ms",
-                    !w.is_empty() && w.iter().all(|&x| x < 20.0),
-                    fmt_list(&w),
+                    "client capture: small writes leave with earlier data unacknowledged (Nagle off)",
+                    n.is_some_and(|n| n >= 1),
+                    format!("{n:?}"),
                 );
             },
         },
@@ -681,20 +707,20 @@ pub fn all() -> Vec<Scenario> {
                 o.key("client_data_ack_ms", &waits);
                 let delayed = waits.iter().filter(|&&w| w >= rtt + 30.0).count();
                 o.key("acks_delayed", delayed);
-                o.check(
-                    "the first request: request sent → last byte < 2 RTT + 20 ms (ACKed at once)",
-                    resp.first().is_some_and(|&r| r < 2.0 * rtt + 20.0),
-                    fmt_list(&resp),
-                );
+                // The first request, ACKed at once (quick-ACK mode), takes ≈ 2 RTT: only an
+                // upper bound could check it, which a busy machine breaks (72 ms seen for
+                // < 70), so it is in response_ms, not a check.
                 let later = resp.get(1..).unwrap_or(&[]);
                 o.check(
                     "later requests: ≥ 2 RTT + 30 ms (one delayed ACK each)",
                     !later.is_empty() && later.iter().all(|&r| r >= 2.0 * rtt + 30.0),
                     fmt_list(later),
                 );
+                // At least one: a busy machine can make other ACKs late too (4 of 12 seen
+                // beside two busy loops and a build), never the timer's ACK early.
                 o.check(
-                    "client capture: one ACK per later request arrives ≥ RTT + 30 ms after its data",
-                    delayed == later.len(),
+                    "client capture: an ACK per later request arrives ≥ RTT + 30 ms after its data",
+                    delayed >= later.len(),
                     format!("{delayed} of {} ({})", waits.len(), fmt_list(&waits)),
                 );
                 // TcpExtDelayedACKs: delayed-ACK timer expiries that sent an ACK.
@@ -1252,9 +1278,12 @@ pub fn all() -> Vec<Scenario> {
                 let tp = e.throughput_bytes_per_s().unwrap_or(0.0);
                 o.key("app_rate_bytes_per_s", app_rate);
                 o.key("throughput_bytes_per_s", tp);
+                // From above only: the application's pace caps the transfer; a busy
+                // machine, waking the writer late, only makes it slower. That the
+                // application and not the path set the pace is the ss samples' word below.
                 o.check(
-                    "throughput ≈ the application's 16 KiB / 50 ms (±15 %)",
-                    (tp - app_rate).abs() <= 0.15 * app_rate,
+                    "throughput ≤ the application's 16 KiB / 50 ms (+15 %)",
+                    tp > 0.0 && tp <= 1.15 * app_rate,
                     format!("{tp:.0} B/s (application {app_rate:.0})"),
                 );
                 let socks: Vec<&SsSocket> = e.server_sockets().collect();

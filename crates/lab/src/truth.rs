@@ -271,6 +271,18 @@ pub struct CaptureFacts {
     /// that is the RTT plus whatever the server waited before acknowledging (a delayed
     /// ACK); a segment never acknowledged in the capture has no entry.
     pub client_data_ack_ms: Vec<f64>,
+    /// Per request (client data after the server's last answer): how many server→client
+    /// data segments (first transmissions) the capture saw before the first client ACK of
+    /// any of them. At the server's capture that is the server's first flight, bounded by
+    /// its congestion window (and the peer's window) whatever the machine's speed: the
+    /// ACK cannot come before the flight left. (At the client's capture it is not: the
+    /// client ACKs as segments arrive.)
+    pub server_first_flights: Vec<u32>,
+    /// Client→server data segments (first transmissions) that left while an earlier one of
+    /// the same connection was still unacknowledged. With Nagle on and small writes there
+    /// are none (Linux holds a small segment while a small one is in flight), whatever
+    /// the machine's speed; with TCP_NODELAY, back-to-back writes make some.
+    pub client_data_sent_with_data_unacked: u32,
 }
 
 pub fn read_capture(path: &Path) -> Result<CaptureFacts, String> {
@@ -301,6 +313,11 @@ pub fn read_capture(path: &Path) -> Result<CaptureFacts, String> {
     let mut unacked: Vec<(u16, u32, f64)> = Vec::new();
     // Per client port: the highest sequence number after data sent (no retransmissions).
     let mut sent_up_to: BTreeMap<u16, u32> = BTreeMap::new();
+    // The same for the server's data, per client port.
+    let mut server_sent_up_to: BTreeMap<u16, u32> = BTreeMap::new();
+    // Per client port, the flight being counted since the last request: (server data
+    // segments so far, the sequence number after the first of them).
+    let mut flight: BTreeMap<u16, (u32, Option<u32>)> = BTreeMap::new();
     let mut off = 24;
     while off + 16 <= data.len() {
         let ts = rd32(&data[off..]) as f64
@@ -354,6 +371,8 @@ pub fn read_capture(path: &Path) -> Result<CaptureFacts, String> {
                 facts.client_wscale = ws;
                 // A new connection on this port starts from a new sequence number.
                 sent_up_to.remove(&sport);
+                server_sent_up_to.remove(&sport);
+                flight.remove(&sport);
                 unacked.retain(|u| u.0 != sport);
                 // A SYN on a port whose handshake finished is a new connection.
                 let reuse = open.get(&sport).is_some_and(|h| h.ack_s.is_some());
@@ -381,6 +400,33 @@ pub fn read_capture(path: &Path) -> Result<CaptureFacts, String> {
         }
         let seq = u32::from_be_bytes([tcp[4], tcp[5], tcp[6], tcp[7]]);
         let ackno = u32::from_be_bytes([tcp[8], tcp[9], tcp[10], tcp[11]]);
+        if open.contains_key(&sport) && ack {
+            // A client ACK of the flight's first segment ends the count.
+            let acked = flight.get(&sport).and_then(|&(n, first)| {
+                first.filter(|&end| (ackno.wrapping_sub(end) as i32) >= 0)?;
+                Some(n)
+            });
+            if let Some(n) = acked {
+                facts.server_first_flights.push(n);
+                flight.remove(&sport);
+            }
+        }
+        if open.contains_key(&sport) && payload > 0 && !syn && !flight.contains_key(&sport) {
+            flight.insert(sport, (0, None));
+        }
+        if open.contains_key(&dport) && payload > 0 && !syn {
+            let end = seq.wrapping_add(payload);
+            let newer = server_sent_up_to
+                .get(&dport)
+                .is_none_or(|&top| (end.wrapping_sub(top) as i32) > 0);
+            if newer {
+                server_sent_up_to.insert(dport, end);
+                if let Some((n, first)) = flight.get_mut(&dport) {
+                    *n += 1;
+                    first.get_or_insert(end);
+                }
+            }
+        }
         if open.contains_key(&sport) && payload > 0 && !syn {
             let end = seq.wrapping_add(payload);
             let newer = sent_up_to
@@ -388,6 +434,9 @@ pub fn read_capture(path: &Path) -> Result<CaptureFacts, String> {
                 .is_none_or(|&top| (end.wrapping_sub(top) as i32) > 0);
             if newer {
                 sent_up_to.insert(sport, end);
+                if unacked.iter().any(|u| u.0 == sport) {
+                    facts.client_data_sent_with_data_unacked += 1;
+                }
                 unacked.push((sport, end, ts));
             }
         } else if open.contains_key(&dport) && ack {

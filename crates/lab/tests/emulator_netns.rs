@@ -1,7 +1,13 @@
 //! The path emulator with the real kernel: client — router — server namespaces (10.91.x),
 //! NFQUEUE in the router's FORWARD chain, the built `tcpwhy-lab emulate` on it. Checks the
 //! handshake time through 20 ms each way, a dropped SYN's 1 s retransmission, a dropped data
-//! packet recovered by TCP, and how late verdicts leave under 1000 packets/s.
+//! packet recovered by TCP, a dropped tail recovered by a loss probe, and that under 1000
+//! packets/s each way verdicts leave in order of due time with nothing lost.
+//!
+//! Nothing here depends on the machine's speed or load: times are checked from below (the
+//! emulator holds a packet at least its delay, the kernel's timers wait at least their
+//! timeout), and the rest from the emulator's own log (what it planned and in which order
+//! it issued verdicts). How late verdicts leave is measured by `bench/emulator.sh`.
 //!
 //! Needs root and `ip netns`; without them each test prints a note and passes (CI is root).
 
@@ -309,13 +315,23 @@ fn handshake_through_20ms_each_way_takes_40ms() {
     server.join().unwrap();
     let (code, lines) = lab.stop();
     eprintln!("connect times through 20+20 ms: {times:?}");
+    // The SYN and the SYN/ACK are each held 20 ms after the emulator read them: at least
+    // 40 ms whatever the load. How much more is lateness (the benchmark's), so no upper
+    // bound here; the log shows the plan was exactly 20 ms each way.
     for t in &times {
-        assert!(
-            (Duration::from_millis(38)..Duration::from_millis(60)).contains(t),
-            "{times:?}"
-        );
+        assert!(*t >= Duration::from_millis(40), "{times:?}");
     }
     assert_eq!(code, Some(0));
+    let handshake: Vec<_> = packets(&lines)
+        .into_iter()
+        .filter(|l| l["flags"] == "S" || l["flags"] == "SA")
+        .collect();
+    // Each connection's SYN and SYN/ACK, and those of the closing "end" connection.
+    assert_eq!(handshake.len(), 2 * (times.len() + 1));
+    for l in &handshake {
+        assert_eq!(us(l, "release_us"), us(l, "t_us") + 20_000, "{l}");
+        assert!(us(l, "verdict_us") >= us(l, "release_us"), "{l}");
+    }
     assert!(lines[0].get("start").is_some());
     let summary = &lines.last().unwrap()["summary"];
     assert_eq!(summary["counts"]["dropped_loss"], 0);
@@ -342,14 +358,20 @@ fn dropped_syn_is_retransmitted_after_the_initial_rto() {
     let (code, lines) = lab.stop();
     eprintln!("connect time with the first SYN dropped: {times:?}");
     assert!(times[0] >= INITIAL_RTO, "{times:?}");
-    assert!(
-        times[0] < INITIAL_RTO + Duration::from_millis(500),
-        "{times:?}"
-    );
     assert_eq!(code, Some(0));
     let r = rules(&lines);
     assert_eq!(r[0], ("to_server".into(), "S".into(), "drop_syn".into()));
     assert_eq!(r[1], ("to_server".into(), "S".into(), "delay".into()));
+    // One retransmission was enough: the connection sent two SYNs in all (the next RTO
+    // would send a third 3 s after the first; the "end" connection has its own port). No
+    // upper bound on the connect time: that would measure the machine.
+    let pkts = packets(&lines);
+    let first_port = &pkts.iter().find(|l| l["flags"] == "S").unwrap()["sport"];
+    let syns = pkts
+        .iter()
+        .filter(|l| l["flags"] == "S" && l["sport"] == *first_port)
+        .count();
+    assert_eq!(syns, 2);
     assert_eq!(
         lines.last().unwrap()["summary"]["counts"]["dropped_drop_syn"],
         1
@@ -396,11 +418,30 @@ fn dropped_third_data_packet_is_recovered_and_logged() {
         .any(|l| l["seq"] == *seq && l["verdict"] == "accept" && l["len"].as_u64() > Some(0)));
 }
 
+/// Packet lines of the log (not the start, kernel_drops or summary lines).
+fn packets(lines: &[serde_json::Value]) -> Vec<&serde_json::Value> {
+    lines.iter().filter(|l| l.get("id").is_some()).collect()
+}
+
+fn us(line: &serde_json::Value, key: &str) -> u64 {
+    line[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{key} in {line}"))
+}
+
+/// What must hold at any speed: every packet is logged once, none is dropped (by a rule or
+/// by the kernel's queue), each held packet's due time is its arrival plus the configured
+/// delay, and verdicts leave in order of due time, never before it. How late they leave
+/// and how many packets a busy machine manages in 2 s are the benchmark's
+/// (`bench/emulator.sh`), not a pass/fail matter.
 #[test]
-fn release_times_under_1000_packets_per_second_each_way() {
+fn a_thousand_writes_per_second_each_way_leave_in_due_order_and_none_is_lost() {
     if !usable() {
         return;
     }
+    const DELAY_US: u64 = 20_000;
+    const WRITES: u32 = 2000;
+    const WRITE_BYTES: usize = 100;
     let mut lab = Lab::new(
         "a",
         40,
@@ -408,40 +449,80 @@ fn release_times_under_1000_packets_per_second_each_way() {
     );
     let server = serve(&lab, true);
     let addr = lab.server_addr();
-    // 2 s of a 100-byte write every ms, echoed: ≈ 1000 data packets/s each way (plus ACKs).
-    lab.in_ns(0, move || {
-        let mut s = TcpStream::connect(addr).unwrap();
-        s.set_nodelay(true).unwrap();
-        let mut r = s.try_clone().unwrap();
-        let reader = std::thread::spawn(move || {
-            let mut buf = [0u8; 65536];
-            while r.read(&mut buf).unwrap_or(0) > 0 {}
-        });
-        let start = Instant::now();
-        for i in 0..2000u32 {
-            let next = start + Duration::from_millis(u64::from(i));
-            std::thread::sleep(next.saturating_duration_since(Instant::now()));
-            s.write_all(&[7u8; 100]).unwrap();
-        }
-        s.shutdown(std::net::Shutdown::Write).unwrap();
-        reader.join().unwrap();
-    })
-    .join()
-    .unwrap();
+    // A 100-byte write every ms for 2 s, echoed: ≈ 1000 data packets/s each way (plus
+    // ACKs) when the machine keeps up; fewer, larger packets when it does not.
+    let echoed = lab
+        .in_ns(0, move || {
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.set_nodelay(true).unwrap();
+            let mut r = s.try_clone().unwrap();
+            let reader = std::thread::spawn(move || {
+                let mut buf = [0u8; 65536];
+                let mut total = 0;
+                loop {
+                    match r.read(&mut buf) {
+                        Ok(0) | Err(_) => return total,
+                        Ok(n) => total += n,
+                    }
+                }
+            });
+            let start = Instant::now();
+            for i in 0..WRITES {
+                let next = start + Duration::from_millis(u64::from(i));
+                std::thread::sleep(next.saturating_duration_since(Instant::now()));
+                s.write_all(&[7u8; WRITE_BYTES]).unwrap();
+            }
+            s.shutdown(std::net::Shutdown::Write).unwrap();
+            reader.join().unwrap()
+        })
+        .join()
+        .unwrap();
     end_server(&lab);
     server.join().unwrap();
     let (code, lines) = lab.stop();
     assert_eq!(code, Some(0));
+    assert_eq!(echoed, WRITES as usize * WRITE_BYTES, "bytes echoed back");
     let summary = &lines.last().unwrap()["summary"];
     eprintln!("summary under load: {summary}");
-    assert_eq!(summary["kernel_queue_dropped"], 0);
-    assert_eq!(summary["kernel_user_dropped"], 0);
-    assert!(summary["counts"]["packets"].as_u64().unwrap() > 3000);
-    // Loose bound for a shared CI machine; the measured figures are in the module doc.
-    assert!(
-        summary["late_us"]["p99"].as_u64().unwrap() < 5_000,
+    assert_eq!(summary["kernel_queue_dropped"], 0, "{summary}");
+    assert_eq!(summary["kernel_user_dropped"], 0, "{summary}");
+    assert_eq!(summary["verdict_errors"], 0, "{summary}");
+    let counts = &summary["counts"];
+    let n = counts["packets"].as_u64().unwrap();
+    assert_eq!(
+        counts["accepted"].as_u64().unwrap() + counts["accepted_at_shutdown"].as_u64().unwrap(),
+        n,
         "{summary}"
     );
+
+    let pkts = packets(&lines);
+    // Every packet logged once: ids 1..=n, each once.
+    let mut ids: Vec<u64> = pkts.iter().map(|l| us(l, "id")).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (1..=n).collect::<Vec<_>>());
+    for l in &pkts {
+        assert_eq!(l["verdict"], "accept", "{l}");
+        // Never released before its due time.
+        assert!(us(l, "verdict_us") >= us(l, "release_us"), "{l}");
+        // Held packets: due exactly the configured delay after arrival (no jitter, no
+        // reordering configured). Those still held at SIGTERM leave at once ("shutdown").
+        match l["rule"].as_str() {
+            Some("delay") => assert_eq!(us(l, "release_us"), us(l, "t_us") + DELAY_US, "{l}"),
+            Some("shutdown") => {}
+            _ => panic!("unexpected rule: {l}"),
+        }
+    }
+    // The log is written as verdicts are issued: in order of due time, ties by arrival,
+    // and the packets still held at SIGTERM after all of them.
+    let held = pkts.iter().take_while(|l| l["rule"] == "delay").count();
+    assert!(pkts[held..].iter().all(|l| l["rule"] == "shutdown"));
+    let order: Vec<(u64, u64)> = pkts[..held]
+        .iter()
+        .map(|l| (us(l, "release_us"), us(l, "id")))
+        .collect();
+    if let Some(w) = order.windows(2).find(|w| w[0] >= w[1]) {
+        panic!("verdict for (due, id) {:?} issued before {:?}", w[1], w[0]);
+    }
 }
 
 #[test]

@@ -181,30 +181,42 @@ fn http_keep_alive_uses_one_port_for_three_requests() {
 #[test]
 fn http_think_time_is_in_the_latency() {
     let (c, s) = run(http(serde_json::json!({"requests": 1, "think_ms": 120})));
-    assert!(u(&c["requests"][0]["latency_ns"]) >= 120 * MS);
+    // The server slept at least its 120 ms and the client waited at least that long (its
+    // latency spans the server's think time). No upper bound: a busy machine wakes the
+    // sleeper later, and that is not the workload's fault.
+    let latency = u(&c["requests"][0]["latency_ns"]);
     let think = u(&s["connections"][0]["requests"][0]["think_ns"]);
-    assert!((120 * MS..200 * MS).contains(&think), "think {think}");
+    assert!(think >= 120 * MS, "think {think}");
+    assert!(latency >= think, "latency {latency}, think {think}");
 }
 
 #[test]
 fn http_server_idle_close_after_the_configured_idle_then_the_client_reconnects() {
-    // Requests at 0 and 400 ms; the server closes after 150 ms idle in between.
+    // Requests at 0 and 1000 ms; the server closes after 150 ms idle in between (850 ms
+    // to spare for a busy machine to finish the first response and notice the idle time).
     let (c, s) = run(http(serde_json::json!({
-        "requests": 2, "interval_ms": 400, "server_idle_close_ms": 150
+        "requests": 2, "interval_ms": 1000, "server_idle_close_ms": 150
     })));
+    // Two connections, or three when a busy machine kept the client from sending its
+    // first request within 150 ms of connecting (the server then closed that one idle
+    // too, and the client, as it should, reconnected).
     let conns = s["connections"].as_array().unwrap();
-    assert_eq!(conns.len(), 2);
-    assert_eq!(conns[0]["close"]["reason"], "idle_timeout");
-    let idle = u(&conns[0]["close"]["idle_ns"]);
-    assert!((150 * MS..250 * MS).contains(&idle), "idle {idle}");
-    // Closed ≈ 150 ms after the first response was written.
-    let written = u(&conns[0]["requests"][0]["response_written_ns"]);
-    let closed = u(&conns[0]["closed_ns"]);
+    assert!((2..=3).contains(&conns.len()), "{conns:?}");
+    let last = conns.len() - 1;
+    for conn in &conns[..last] {
+        assert_eq!(conn["close"]["reason"], "idle_timeout", "{conn}");
+        let idle = u(&conn["close"]["idle_ns"]);
+        assert!(idle >= 150 * MS, "idle {idle}");
+    }
+    // The first request's connection closed ≥ 150 ms after its response was written.
+    let answered = &conns[last - 1];
+    let written = u(&answered["requests"][0]["response_written_ns"]);
+    let closed = u(&answered["closed_ns"]);
     assert!(closed - written >= 150 * MS);
     let reqs = c["requests"].as_array().unwrap();
     assert_eq!(reqs[1]["reconnected"], true);
-    assert_eq!(ports(&c).len(), 2);
-    assert!(u(&reqs[1]["start_ns"]) >= 400 * MS);
+    assert_eq!(ports(&c).len(), conns.len());
+    assert!(u(&reqs[1]["start_ns"]) >= 1000 * MS);
 }
 
 fn echo(client_sock: Value, server_sock: Value) -> Vec<Vec<u64>> {
@@ -237,23 +249,20 @@ fn echo(client_sock: Value, server_sock: Value) -> Vec<Vec<u64>> {
 /// quick-ACK mode); on loopback, where the RTT is ~20 µs, the client's writes do not
 /// always coalesce the same way, so some rounds may not wait (typically every round from
 /// the 2nd does; the worst of 16 runs of 9 rounds had 2 waiting rounds).
+///
+/// Only the lower bound is asserted (the kernel's timer): that the other recvs do *not*
+/// wait would be an upper bound on how soon a reader wakes, which a busy machine breaks
+/// (a 1st or 2nd recv ≥ 30 ms was seen beside two busy loops and a build). The lab's
+/// nagle-delayed-ack scenario shows the mechanism in a capture instead.
 #[test]
 fn echo_default_sockets_block_the_third_recv_about_40ms() {
     let waits = echo(serde_json::json!({}), serde_json::json!({}));
-    assert!(
-        waits[0].iter().all(|&w| w < 30 * MS),
-        "round 0: {:?}",
-        waits[0]
-    );
+    assert_eq!(waits.len(), 10);
+    assert!(waits.iter().all(|w| w.len() == 3), "{waits:?}");
     let stalled: Vec<usize> = (1..waits.len())
         .filter(|&i| waits[i][2] >= 30 * MS)
         .collect();
     assert!(!stalled.is_empty(), "no round waited: {waits:?}");
-    for (i, w) in waits.iter().enumerate() {
-        // Only the 3rd recv waits, and for one delayed-ACK timer, not more.
-        assert!(w[0] < 30 * MS && w[1] < 30 * MS, "round {i}: {w:?}");
-        assert!(w[2] < 250 * MS, "round {i}: {w:?}");
-    }
 }
 
 #[test]
@@ -309,10 +318,17 @@ fn paced_bulk_moves_at_the_writers_rate_both_ways() {
         let (c, s) = run(cfg);
         let t = &c["transfer"];
         assert_eq!(u(&t["bytes"]), 32_768, "{dir}");
-        let took = u(&t["last_byte_ns"]) - u(&t["connected_ns"]);
-        assert!(took >= 140 * MS, "{dir}: {took} ns");
-        assert!(took < 1000 * MS, "{dir}: {took} ns");
+        // 8 writes 20 ms apart: at least 7 gaps, timed on the writer's own clock (the
+        // server's accept to close when it writes; the client's connect to last byte when
+        // it does: a busy machine can note the client's connect after the server's first
+        // write, 128 ms seen). No upper bound (the machine's speed).
         let sc = &s["connections"][0];
+        let took = if dir == "download" {
+            u(&sc["closed_ns"]) - u(&sc["accepted_ns"])
+        } else {
+            u(&t["last_byte_ns"]) - u(&t["connected_ns"])
+        };
+        assert!(took >= 140 * MS, "{dir}: {took} ns");
         let moved = if dir == "download" {
             &sc["bytes_sent"]
         } else {
@@ -355,7 +371,9 @@ fn client_past_its_deadline_fails_with_a_clear_message() {
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("deadline of 300 ms exceeded"), "{err}");
-    assert!(start.elapsed() < std::time::Duration::from_secs(2));
+    // It gave up at the deadline (10 rounds 100 ms apart would take ≥ 900 ms and write
+    // the timings): no sooner than 300 ms, and without the timings file.
+    assert!(start.elapsed() >= std::time::Duration::from_millis(300));
     assert!(!out.exists());
     s.stop();
 }
