@@ -69,7 +69,7 @@ impl Analysis {
 /// Runs every detector over one capture.
 pub struct Analyzer {
     config: Config,
-    detectors: Vec<Box<dyn Detector>>,
+    detectors: detectors::Detectors,
     conns: StreamMap<ConnState>,
     /// Slots of finalised connections, to be reused; `slots` were ever given out.
     free_slots: Vec<usize>,
@@ -81,7 +81,7 @@ impl Analyzer {
     pub fn new(config: Config) -> Self {
         Analyzer {
             config,
-            detectors: detectors::registry(),
+            detectors: detectors::Detectors::default(),
             conns: StreamMap::default(),
             free_slots: Vec::new(),
             slots: 0,
@@ -129,9 +129,7 @@ impl Analyzer {
             ev,
             slot,
         };
-        for d in &mut self.detectors {
-            d.on_segment(&seg);
-        }
+        self.detectors.on_segment(&seg);
     }
 
     /// A connection the tracker finalised: the detectors judge it and free its state.
@@ -169,9 +167,7 @@ impl Analyzer {
             vantage,
             rtt_ns,
         };
-        for d in &mut self.detectors {
-            d.on_connection(&conn, &mut self.out.findings);
-        }
+        self.detectors.on_connection(&conn, &mut self.out.findings);
         if slot != usize::MAX {
             self.free_slots.push(slot);
         }
@@ -185,18 +181,14 @@ impl Analyzer {
     /// Takes in another shard's analyzer (same configuration, other connections), so that
     /// `finish` reports on the connections of both.
     pub fn absorb(&mut self, other: Analyzer) {
-        for (mine, theirs) in self.detectors.iter_mut().zip(other.detectors) {
-            mine.absorb(theirs);
-        }
+        self.detectors.absorb(other.detectors);
         self.out.findings.extend(other.out.findings);
         self.out.exchanges.extend(other.out.exchanges);
     }
 
     /// Ends the pass: findings about patterns across connections, then everything sorted.
     pub fn finish(mut self) -> Analysis {
-        for d in &mut self.detectors {
-            d.finish(&mut self.out.findings);
-        }
+        self.detectors.finish(&mut self.out.findings);
         let mut out = self.out;
         // A total order, so that the report does not depend on how the connections were
         // sharded between threads.

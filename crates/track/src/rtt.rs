@@ -57,8 +57,16 @@ impl RttSamples {
 
     /// Min, median, 95th percentile (nearest rank) and max; `None` without samples.
     pub fn stats(&self) -> Option<RttStats> {
+        self.min?;
+        self.clone().stats_in_place()
+    }
+
+    /// [`Self::stats`], sorting the kept samples in place instead of a copy of them: for
+    /// a connection being finalised, whose samples are not added to again (a copy and
+    /// a sort per collection were 1.3 % of `analyze`, callgrind).
+    pub fn stats_in_place(&mut self) -> Option<RttStats> {
         let (min, max) = (self.min?, self.max?);
-        let mut v = self.samples.clone();
+        let v = &mut self.samples;
         v.sort_unstable();
         let rank = |p: f64| -> u64 {
             if v.is_empty() {

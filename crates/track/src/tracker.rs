@@ -9,7 +9,7 @@
 use crate::ipid::{IdStep, IpIds};
 use crate::limits::{Limit, Limits};
 use crate::model::{ConnModel, DirModel, SynSeen, COARSEST_TICK_NS};
-use crate::rtt::RttSamples;
+use crate::rtt::{RttSamples, RttStats};
 use crate::seq::{seq_gt, seq_le, seq_lt, SeqUnwrapper};
 use crate::summary::*;
 use rustc_hash::FxHashMap;
@@ -426,13 +426,15 @@ impl Dir {
         dup
     }
 
-    fn summary(&self) -> DirSummary {
+    /// The direction's summary, `rtt_ack` its [`RttSamples::stats_in_place`] already
+    /// taken (the vantage inference reads them too).
+    fn summary(&mut self, rtt_ack: Option<RttStats>) -> DirSummary {
         let mut out = self.out.clone();
         out.unique_bytes = self
             .first_data_rel
             .map_or(0, |f| self.max_end_rel.saturating_sub(f));
-        out.rtt_ack = self.rtt_ack.stats();
-        out.rtt_ts = self.rtt_ts.stats();
+        out.rtt_ack = rtt_ack;
+        out.rtt_ts = self.rtt_ts.stats_in_place();
         out.limits = self.limits.times();
         out.wscale = Some(match self.scale {
             Scale::Unknown => WindowScale::Unknown,
@@ -970,7 +972,7 @@ impl Tracker {
             self.free_slots.push(i);
             self.slots.get_mut(i).and_then(Option::take)
         });
-        if let Some(c) = conn {
+        if let Some(mut c) = conn {
             let tomb = Tombstone {
                 stream: c.stream,
                 origin: c.origin,
@@ -1053,19 +1055,22 @@ impl Conn {
         (d, ClientBy::PortGuess)
     }
 
-    fn summary(&self) -> ConnSummary {
+    /// The connection's summary; its RTT samples are left sorted (it is being finalised).
+    fn summary(&mut self) -> ConnSummary {
         let (c, client_by) = self.client_dir();
         let s = 1 - c;
         let ends = [self.origin, self.other];
+        let rtt_ack = [
+            self.dirs[c].rtt_ack.stats_in_place(),
+            self.dirs[s].rtt_ack.stats_in_place(),
+        ];
         // Data→ACK gaps are long for data sent from the capture side (a full RTT) and
         // short for data it receives (only the peer's ACK delay).
-        let median = |d: &Dir| {
-            d.rtt_ack
-                .stats()
-                .filter(|s| s.samples >= MIN_VANTAGE_SAMPLES)
+        let median = |d: Option<RttStats>| {
+            d.filter(|s| s.samples >= MIN_VANTAGE_SAMPLES)
                 .map(|s| s.median_ns)
         };
-        let by_data = match (median(&self.dirs[c]), median(&self.dirs[s])) {
+        let by_data = match (median(rtt_ack[0]), median(rtt_ack[1])) {
             (Some(a), Some(b)) if b.saturating_mul(VANTAGE_RATIO) <= a => Vantage::Client,
             (Some(a), Some(b)) if a.saturating_mul(VANTAGE_RATIO) <= b => Vantage::Server,
             _ => Vantage::Unknown,
@@ -1096,7 +1101,11 @@ impl Conn {
             last_frame: self.last_frame,
             start: self.start,
             end: self.end,
-            dirs: [self.dirs[c].summary(), self.dirs[s].summary()],
+            dirs: {
+                let [a, b] = &mut self.dirs;
+                let (dc, ds) = if c == 0 { (a, b) } else { (b, a) };
+                [dc.summary(rtt_ack[0]), ds.summary(rtt_ack[1])]
+            },
             syn_to_synack_ns: self.syn_to_synack_ns,
             synack_to_ack_ns: self.synack_to_ack_ns,
             vantage,

@@ -223,15 +223,12 @@ struct Conn {
     dirs: [Dir; 2],
 }
 
-impl Conn {
-    /// Full segment size of the sender `s`: the connection model's effective MSS
-    /// (`tcpwhy_track::effective_mss`); without the handshake, the largest payload seen
-    /// so far, at least RFC 9293's default + 1. Segments at least this large (TSO
-    /// super-segments included) are full.
-    fn smss(&self, m: &ConnModel, s: Side) -> u64 {
-        m.mss(s)
-            .map_or(self.largest.max(DEFAULT_MSS + 1), u64::from)
-    }
+/// Full segment size of the sender `s`: the connection model's effective MSS
+/// (`tcpwhy_track::effective_mss`); without the handshake, the largest payload seen so
+/// far (`largest`), at least RFC 9293's default + 1. Segments at least this large (TSO
+/// super-segments included) are full.
+fn smss(m: &ConnModel, s: Side, largest: u64) -> u64 {
+    m.mss(s).map_or(largest.max(DEFAULT_MSS + 1), u64::from)
 }
 
 #[derive(Default)]
@@ -252,7 +249,9 @@ impl Detector for DelayedAck {
         if flags.syn() {
             return;
         }
-        let smss_peer = c.smss(&ev.conn, peer);
+        // The peer's segment size as of the segments before this one, read only when a
+        // stall is judged (the MSS rule on every segment was 0.9 % of `analyze`).
+        let largest_before = c.largest;
         c.largest = c.largest.max(u64::from(ev.payload_len));
 
         // This segment as the receiver's side of the other direction's flight.
@@ -272,6 +271,7 @@ impl Detector for DelayedAck {
                     && ev.kinds.0 & not_pure == 0;
                 let covers = d.highest.is_some_and(|h| ack >= h);
                 if pure && covers && !d.spoiled && !d.crowded {
+                    let smss_peer = smss(&ev.conn, peer, largest_before);
                     d.waiting = stall_of(d, smss_peer, seg);
                 } else {
                     d.silence_acks = d.silence_acks.saturating_add(1);

@@ -330,12 +330,14 @@ impl Detector for Recovery {
         // The receiver's last packet: a timer retransmission fires at least one timer
         // after the last ACK reached the sender, never right after it (ACK-clocked data).
         let peer_last = c.dirs[y].last_pkt.map(|p| p.1);
-        // SACK unless a whole SYN showed it off (Linux negotiates it by default).
-        let sack_ok = ev
-            .conn
-            .dirs
-            .iter()
-            .all(|d| d.syn.options().is_none_or(|o| o.sack_permitted));
+        // SACK unless a whole SYN showed it off (Linux negotiates it by default); read
+        // only for a segment after hidden losses.
+        let sack_ok = || {
+            ev.conn
+                .dirs
+                .iter()
+                .all(|d| d.syn.options().is_none_or(|o| o.sack_permitted))
+        };
         let d = &mut c.dirs[x];
 
         let len = u64::from(ev.payload_len);
@@ -387,6 +389,7 @@ impl Detector for Recovery {
                     let since = |t: Timestamp| seg.ts.elapsed_since(t);
                     let gap = since(lt);
                     let quiet = peer_last.map_or(gap, since).min(gap);
+                    let sack_ok = sack_ok();
                     if timer_chain_fits(k, gap, hs_rtt, sack_ok)
                         && timer_chain_fits(k, quiet, hs_rtt, sack_ok)
                     {
