@@ -254,15 +254,26 @@ fn echo(client_sock: Value, server_sock: Value) -> Vec<Vec<u64>> {
 /// wait would be an upper bound on how soon a reader wakes, which a busy machine breaks
 /// (a 1st or 2nd recv ≥ 30 ms was seen beside two busy loops and a build). The lab's
 /// nagle-delayed-ack scenario shows the mechanism in a capture instead.
+///
+/// The hold needs the client's 2nd write to meet its 1st still unacknowledged, which on
+/// loopback is a window of microseconds: a client descheduled between its writes (beside
+/// two busy loops, one run in three had no waiting round among ten) sends them apart and
+/// nothing waits. So up to [`ECHO_ATTEMPTS`] echoes of ten rounds are made until one
+/// round waits; a stack without Nagle or delayed ACKs still fails every attempt.
 #[test]
 fn echo_default_sockets_block_the_third_recv_about_40ms() {
-    let waits = echo(serde_json::json!({}), serde_json::json!({}));
-    assert_eq!(waits.len(), 10);
-    assert!(waits.iter().all(|w| w.len() == 3), "{waits:?}");
-    let stalled: Vec<usize> = (1..waits.len())
-        .filter(|&i| waits[i][2] >= 30 * MS)
-        .collect();
-    assert!(!stalled.is_empty(), "no round waited: {waits:?}");
+    const ECHO_ATTEMPTS: usize = 5;
+    let mut seen = Vec::new();
+    for _ in 0..ECHO_ATTEMPTS {
+        let waits = echo(serde_json::json!({}), serde_json::json!({}));
+        assert_eq!(waits.len(), 10);
+        assert!(waits.iter().all(|w| w.len() == 3), "{waits:?}");
+        if (1..waits.len()).any(|i| waits[i][2] >= 30 * MS) {
+            return;
+        }
+        seen.push(waits);
+    }
+    panic!("no round waited in {ECHO_ATTEMPTS} echoes: {seen:?}");
 }
 
 #[test]
