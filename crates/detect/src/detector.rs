@@ -59,7 +59,7 @@ impl<V: Default> Slots<V> {
     /// Removes and returns the state of a finalised connection.
     pub fn take(&mut self, conn: &Connection<'_>) -> Option<V> {
         let e = self.slots.get_mut(conn.slot)?;
-        if e.0 == Some(conn.key) {
+        if e.0 == Some(conn.summary.stream) {
             e.0 = None;
             Some(std::mem::take(&mut e.1))
         } else {
@@ -86,12 +86,10 @@ pub struct Segment<'a> {
 
 /// A finished connection as the detectors see it.
 pub struct Connection<'a> {
+    /// Its summary. `summary.stream` is the stream id its segments carried
+    /// (`SegmentEvent::stream`): in a sharded pass a provisional id, renumbered in the
+    /// findings once every shard finished (write it into text with `StreamRef`).
     pub summary: &'a ConnSummary,
-    /// The stream id its segments carried (`SegmentEvent::stream`): look up per-stream
-    /// state by this. In a parallel pass it is a provisional id, and `summary.stream` is
-    /// the final `tcp.stream` number, assigned once every shard finished; findings and
-    /// their text use `summary.stream`.
-    pub key: u64,
     /// The slot its segments carried ([`Segment::slot`]); `usize::MAX` when the
     /// analyzer saw none of its segments.
     pub slot: usize,
@@ -114,7 +112,7 @@ pub struct Connection<'a> {
 /// instances see `on_segment` and `on_connection` for their shard only, are then merged
 /// with [`Detector::absorb`], and `finish` runs once on the merged one. The findings must
 /// not depend on how connections were sharded.
-pub trait Detector: std::any::Any + Send {
+pub trait Detector: Send + Sized {
     /// Sees every TCP segment, in capture order.
     fn on_segment(&mut self, _seg: &Segment<'_>) {}
     /// A connection was finalised: emit its findings and drop its state.
@@ -123,18 +121,10 @@ pub trait Detector: std::any::Any + Send {
     /// patterns across connections.
     fn finish(&mut self, _out: &mut Vec<Finding>) {}
     /// Takes in what another shard's instance of this detector kept after its
-    /// `on_connection` calls (`other` is always of the same type: use [`downcast`]), so that
-    /// `finish` sees every connection. Required, so that no detector with state across
+    /// `on_connection` calls, so that `finish` sees every connection. Required, so that no detector with state across
     /// connections forgets it; a detector whose state is per connection has nothing left
     /// by then and does nothing.
-    fn absorb(&mut self, other: Box<dyn Detector>);
-}
-
-/// `other` as the concrete detector type, for [`Detector::absorb`].
-pub fn downcast<T: Detector>(other: Box<dyn Detector>) -> Box<T> {
-    let any: Box<dyn std::any::Any> = other;
-    any.downcast::<T>()
-        .expect("absorb is called with an instance of the same detector")
+    fn absorb(&mut self, other: Self);
 }
 
 impl Connection<'_> {

@@ -3,7 +3,7 @@
 //!
 //! The [`Analyzer`] is fed the tracker's per-segment events and finished connections,
 //! builds each connection's request/response [`exchange`]s, and runs every detector of the
-//! [`detectors::registry`]. Each detector is one module that documents its mechanism and
+//! [`detectors::Detectors`] registry. Each detector is one module that documents its mechanism and
 //! owns its state; adding one changes no other's output.
 
 pub mod catalogue;
@@ -136,24 +136,13 @@ impl Analyzer {
     /// A continuation (packets on the 4-tuple after the connection was finalised) is not
     /// judged again: its segments were seen, its state is freed.
     pub fn on_connection(&mut self, summary: &ConnSummary) {
+        let st = self.conns.remove(&summary.stream);
         if summary.continuation {
-            if let Some(st) = self.conns.remove(&summary.stream) {
+            if let Some(st) = st {
                 self.free_slots.push(st.slot);
             }
             return;
         }
-        self.on_connection_keyed(summary, summary.stream)
-    }
-
-    /// Connections whose state the analyzer holds (seen, not yet finalised).
-    pub fn open_connections(&self) -> usize {
-        self.conns.len()
-    }
-
-    /// A connection finalised by a tracker of a parallel pass, whose segments carried the
-    /// provisional stream id `key` (see [`Connection::key`]).
-    pub fn on_connection_keyed(&mut self, summary: &ConnSummary, key: u64) {
-        let st = self.conns.remove(&key);
         let slot = st.as_ref().map_or(usize::MAX, |st| st.slot);
         let st = st.unwrap_or_default();
         let exchanges = st.builder.finish();
@@ -161,7 +150,6 @@ impl Analyzer {
         let rtt_ns = summary.handshake_rtt_ns().filter(|&h| h > 0);
         let conn = Connection {
             summary,
-            key,
             slot,
             exchanges: &exchanges,
             vantage,
@@ -176,6 +164,11 @@ impl Analyzer {
                 .exchanges
                 .push((summary.stream, summary.endpoints, exchanges));
         }
+    }
+
+    /// Connections whose state the analyzer holds (seen, not yet finalised).
+    pub fn open_connections(&self) -> usize {
+        self.conns.len()
     }
 
     /// Takes in another shard's analyzer (same configuration, other connections), so that

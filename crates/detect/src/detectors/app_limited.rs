@@ -279,5 +279,5 @@ impl Detector for AppLimited {
     }
 
     /// Nothing is kept across connections: each one's state is dropped in `on_connection`.
-    fn absorb(&mut self, _other: Box<dyn Detector>) {}
+    fn absorb(&mut self, _other: Self) {}
 }

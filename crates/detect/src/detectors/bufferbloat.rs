@@ -251,7 +251,7 @@ impl Detector for Bufferbloat {
     }
 
     /// Nothing is kept across connections: each one's state is dropped in `on_connection`.
-    fn absorb(&mut self, _other: Box<dyn Detector>) {}
+    fn absorb(&mut self, _other: Self) {}
 }
 
 /// What the samples of one direction show.

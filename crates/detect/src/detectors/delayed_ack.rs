@@ -352,7 +352,7 @@ impl Detector for DelayedAck {
     }
 
     /// Nothing is kept across connections: each one's state is dropped in `on_connection`.
-    fn absorb(&mut self, _other: Box<dyn Detector>) {}
+    fn absorb(&mut self, _other: Self) {}
 }
 
 /// The flight of `d` acknowledged late by the ACK `seg`, if it is small enough to be one.

@@ -30,7 +30,7 @@
 //! a real bottleneck (then the flat window is the path's capacity, not small). Responses
 //! that fit in a few rounds cannot show the pattern and are not judged.
 
-use crate::detector::{downcast, ms, Connection, Detector, Segment, Slots};
+use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::exchange::Span;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
 use std::collections::HashMap;
@@ -269,8 +269,7 @@ impl Detector for EarlyExit {
         }
     }
 
-    fn absorb(&mut self, other: Box<dyn Detector>) {
-        let o = downcast::<Self>(other);
+    fn absorb(&mut self, o: Self) {
         self.pending.extend(o.pending);
         self.pending.sort_by_key(|p| p.finding.stream);
         for (peer, list) in o.peers {

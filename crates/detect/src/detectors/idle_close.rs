@@ -32,7 +32,7 @@
 //! shutting down. Not detected: closes by RST, and closes with no later connection in the
 //! capture (nobody paid yet).
 
-use crate::detector::{downcast, ms, Connection, Detector, Segment, Slots};
+use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::IpAddr;
@@ -205,8 +205,7 @@ impl Detector for IdleClose {
         }
     }
 
-    fn absorb(&mut self, other: Box<dyn Detector>) {
-        let o = downcast::<Self>(other);
+    fn absorb(&mut self, o: Self) {
         self.tracked += o.tracked;
         for (key, list) in o.closes {
             let mine = self.closes.entry(key).or_default();

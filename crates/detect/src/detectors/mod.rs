@@ -25,7 +25,7 @@ use crate::finding::Finding;
 /// - [`FindingId`], one variant per id in the order written, which is also its `Ord`
 ///   (the report's tie-breaker between findings of equal cost on one stream), and
 ///   [`FindingId::entry`], the id's catalogue entry;
-/// - [`registry`], every detector in the order written.
+/// - [`Detectors`], every detector in the order written.
 ///
 /// An enum rather than a pointer to the entry: ids stay one byte, `match`able, and
 /// compare and sort without a lookup.
@@ -50,17 +50,12 @@ macro_rules! registry {
             }
         }
 
-        /// Every detector, in the order their findings are produced (the report sorts
-        /// by cost).
-        pub fn registry() -> Vec<Box<dyn Detector>> {
-            vec![$(Box::new($module::$detector::default()),)+]
-        }
-
-        /// Every detector of the [`registry`], in its order, as one value the
-        /// [`Analyzer`](crate::Analyzer) calls directly: a call through a `dyn Detector`
-        /// per segment and detector cannot be inlined, and the detectors that look at a
-        /// segment only to return were as costly as the vtable call and their stack
-        /// frames (callgrind, `analyze` of the mixed bench capture).
+        /// Every detector, in the order written (the order their findings are produced;
+        /// the report sorts by cost), as one value the [`Analyzer`](crate::Analyzer)
+        /// calls directly: a call through a `dyn Detector` per segment and detector
+        /// cannot be inlined, and the detectors that look at a segment only to return
+        /// were as costly as the vtable call and their stack frames (callgrind, `analyze`
+        /// of the mixed bench capture).
         #[derive(Default)]
         pub struct Detectors {
             $($module: $module::$detector,)+
@@ -82,7 +77,7 @@ macro_rules! registry {
 
             /// [`Detector::absorb`] of each detector: `other` holds another shard's.
             pub fn absorb(&mut self, other: Detectors) {
-                $(self.$module.absorb(Box::new(other.$module));)+
+                $(self.$module.absorb(other.$module);)+
             }
         }
     };

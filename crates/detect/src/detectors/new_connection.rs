@@ -50,7 +50,7 @@
 //! connection that is reused afterwards is reported too (it did pay slow start), with
 //! the note that later exchanges did not.
 
-use crate::detector::{downcast, ms, Connection, Detector, Segment, Slots};
+use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::exchange::{Exchange, Span};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
 use std::collections::HashMap;
@@ -308,8 +308,7 @@ impl Detector for NewConnection {
         }
     }
 
-    fn absorb(&mut self, other: Box<dyn Detector>) {
-        let o = downcast::<Self>(other);
+    fn absorb(&mut self, o: Self) {
         for (key, w) in o.warm {
             let mine = self.warm.entry(key).or_default();
             // One thread keeps the first largest round in stream order.

@@ -469,7 +469,7 @@ impl Detector for Recovery {
     }
 
     /// Nothing is kept across connections: each one's state is dropped in `on_connection`.
-    fn absorb(&mut self, _other: Box<dyn Detector>) {}
+    fn absorb(&mut self, _other: Self) {}
 }
 
 /// Whether `gap` can be the time a sender's timers took to send `k` transmissions that

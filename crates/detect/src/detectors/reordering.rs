@@ -791,7 +791,7 @@ impl Detector for Reordering {
     }
 
     /// Nothing is kept across connections: each one's state is dropped in `on_connection`.
-    fn absorb(&mut self, _other: Box<dyn Detector>) {}
+    fn absorb(&mut self, _other: Self) {}
 }
 
 /// The segment size of `dir`'s data: the receiver's MSS option less 12 bytes of

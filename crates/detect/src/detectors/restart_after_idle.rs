@@ -306,7 +306,7 @@ impl Detector for RestartAfterIdle {
     }
 
     /// Nothing is kept across connections: each one's state is dropped in `on_connection`.
-    fn absorb(&mut self, _other: Box<dyn Detector>) {}
+    fn absorb(&mut self, _other: Self) {}
 }
 
 /// One response that restarted from a small window.

@@ -32,7 +32,7 @@
 //! purpose (the cost is then real but harmless). Connections whose handshake was not
 //! captured are ignored, so a capture started mid-way under-counts.
 
-use crate::detector::{downcast, ms, Connection, Detector, Segment, Slots};
+use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
@@ -274,8 +274,7 @@ impl Detector for ShortLived {
         }
     }
 
-    fn absorb(&mut self, other: Box<dyn Detector>) {
-        let o = downcast::<Self>(other);
+    fn absorb(&mut self, o: Self) {
         self.tracked += o.tracked;
         for (key, list) in o.pairs {
             let mine = self.pairs.entry(key).or_default();

@@ -221,7 +221,7 @@ impl Detector for SndbufLimited {
     }
 
     /// Nothing is kept across connections.
-    fn absorb(&mut self, _other: Box<dyn Detector>) {}
+    fn absorb(&mut self, _other: Self) {}
 }
 
 /// p95 over min of RTT samples, when there are enough.

@@ -157,5 +157,5 @@ impl Detector for SynRetransmit {
     }
 
     /// Nothing is kept across connections: each one's state is dropped in `on_connection`.
-    fn absorb(&mut self, _other: Box<dyn Detector>) {}
+    fn absorb(&mut self, _other: Self) {}
 }

@@ -267,7 +267,7 @@ impl Detector for Windows {
     }
 
     /// Nothing is kept across connections.
-    fn absorb(&mut self, _other: Box<dyn Detector>) {}
+    fn absorb(&mut self, _other: Self) {}
 }
 
 /// Names for the two ends of one data direction.
