@@ -118,20 +118,8 @@ impl FlowKey {
     }
 
     fn new(src: &Endpoint, dst: &Endpoint) -> Self {
-        let addr = |e: &Endpoint| match e.addr {
-            std::net::IpAddr::V4(a) => v4_mapped(a),
-            std::net::IpAddr::V6(a) => u128::from(a),
-        };
-        let (s, d) = ((addr(src), src.port), (addr(dst), dst.port));
+        let (s, d) = ((addr_bits(src), src.port), (addr_bits(dst), dst.port));
         let (lo, hi) = if s <= d { (s, d) } else { (d, s) };
-        let words = |a: u128| {
-            [
-                (a >> 96) as u32,
-                (a >> 64) as u32,
-                (a >> 32) as u32,
-                a as u32,
-            ]
-        };
         FlowKey {
             lo_addr: words(lo.0),
             hi_addr: words(hi.0),
@@ -239,9 +227,8 @@ impl Sharder {
     }
 }
 
-/// `u128::from(a.to_ipv6_mapped())` (::ffff:a.b.c.d) without going through 16 bytes.
-#[inline]
 /// An endpoint's address as 128 bits (IPv4 mapped into IPv6).
+#[inline]
 fn addr_bits(e: &Endpoint) -> u128 {
     match e.addr {
         std::net::IpAddr::V4(a) => v4_mapped(a),
@@ -250,6 +237,7 @@ fn addr_bits(e: &Endpoint) -> u128 {
 }
 
 /// 128 bits as four 32-bit words, most significant first.
+#[inline]
 fn words(a: u128) -> [u32; 4] {
     [
         (a >> 96) as u32,
@@ -259,6 +247,8 @@ fn words(a: u128) -> [u32; 4] {
     ]
 }
 
+/// `u128::from(a.to_ipv6_mapped())` (::ffff:a.b.c.d) without going through 16 bytes.
+#[inline]
 fn v4_mapped(a: std::net::Ipv4Addr) -> u128 {
     const MAPPED_PREFIX: u128 = 0xffff << 32;
     MAPPED_PREFIX | u128::from(u32::from(a))

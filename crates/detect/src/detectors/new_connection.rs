@@ -95,8 +95,9 @@ pub const MIN_IW_SEGMENTS: u64 = 2;
 /// full at this fraction (pcapplusplus-one-tcp-stream-max-seq: 1360-byte segments with
 /// MSS 1420, 0.96)
 pub const FULL_SEGMENT_FRACTION: f64 = 0.9;
-/// The TCP timestamp option takes 12 bytes of every segment when both sides use it.
-pub const TIMESTAMP_OPTION_BYTES: u64 = 12;
+/// The TCP timestamp option's bytes in every segment when both sides use it (the
+/// tracker's one constant).
+const TIMESTAMP_OPTION_BYTES: u64 = tcpwhy_track::model::TIMESTAMPS_OPTION_BYTES as u64;
 /// Window samples kept per connection during its first exchange; when full, every
 /// other one is dropped (the lookup then finds a slightly earlier sample).
 pub const MAX_WINDOW_SAMPLES: usize = 1024;
@@ -157,7 +158,7 @@ fn sender_mss(s: &ConnSummary) -> Option<(u64, String)> {
         let eff = mss - TIMESTAMP_OPTION_BYTES;
         Some((
             eff,
-            format!("MSS {mss} B from the SYNs − 12 B of timestamp option = {eff} B"),
+            format!("MSS {mss} B from the SYNs − {TIMESTAMP_OPTION_BYTES} B of timestamp option = {eff} B"),
         ))
     } else {
         Some((mss, format!("MSS {mss} B from the SYNs")))
