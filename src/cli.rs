@@ -340,7 +340,7 @@ pub fn flows(a: FlowsArgs) -> Result<ExitCode, String> {
             }
         };
         if let Some(s) = a.stream {
-            r.connections.retain_streams(|stream| stream == s);
+            r.retain_streams(|stream| stream == s);
         }
         // The text report says it in its footer; JSON readers may not look at `error`.
         if let (Some(e), Format::Json) = (&r.error, a.format) {

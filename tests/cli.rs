@@ -180,6 +180,20 @@ fn json_shows_window_scaling_not_negotiated() {
     assert!(c.handshake_rtt_ms.is_some());
 }
 
+/// `flows --stream N` shows one connection, and its footer counts that one (stream 3 of
+/// this capture has no ACK of unseen data, while 7 of its 68 connections do: checked with
+/// `tshark -Y "tcp.stream eq 3"` and the unfiltered footer).
+#[test]
+fn flows_of_one_stream_count_that_stream_in_the_footer() {
+    let name = "suricata-verify-tls-subjectaltname.pcap";
+    let all = text(&tcpwhy(&["flows", &public(name)]).stdout);
+    assert!(all.contains("68 connections;"), "{all}");
+    assert!(all.contains("on 7 connection(s) acknowledged"), "{all}");
+    let one = text(&tcpwhy(&["flows", "--stream", "3", &public(name)]).stdout);
+    assert!(one.contains("1 connections;"), "{one}");
+    assert!(!one.contains("acked_unseen"), "{one}");
+}
+
 #[test]
 fn help_teaches_with_examples() {
     let out = tcpwhy(&["--help"]);

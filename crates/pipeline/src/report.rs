@@ -78,6 +78,13 @@ pub struct FileReport {
 }
 
 impl FileReport {
+    /// Keeps only the connections whose stream `keep` accepts (`flows --stream`), and
+    /// what is said of them as a whole with them.
+    pub fn retain_streams(&mut self, keep: impl FnMut(u64) -> bool) {
+        self.connections.retain_streams(keep);
+        self.stats = ConnStats::of(self.connections.iter());
+    }
+
     pub(crate) fn new(
         path: &str,
         format: String,
