@@ -241,8 +241,9 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
         vantage,
         keep_exchanges: a.exchanges,
     };
-    let bar = Bar::new();
     for f in &a.files {
+        // A bar per file: a finished indicatif bar is not drawn again.
+        let bar = Bar::new();
         let opts = tcpwhy_pipeline::Options {
             threads: a.threads.map_or(0, usize::from),
             progress: Some(&bar),
@@ -322,11 +323,11 @@ fn broken_pipe_ok(r: std::io::Result<()>) -> Result<(), String> {
 
 pub fn flows(a: FlowsArgs) -> Result<ExitCode, String> {
     check_stdin_once(&a.files)?;
-    let bar = Bar::new();
     let mut reports = Vec::new();
     let mut failed = false;
     for f in &a.files {
         // One unreadable file does not hide the others: report it and go on.
+        let bar = Bar::new();
         let opts = tcpwhy_pipeline::Options {
             threads: a.threads.map_or(0, usize::from),
             progress: Some(&bar),
