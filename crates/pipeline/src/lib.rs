@@ -102,20 +102,56 @@ fn next_frame(cap: &mut Capture) -> Result<Option<tcpwhy_capture::Frame<'_>>, Re
     })
 }
 
-/// One thread's pass over `cap`. `shard` is `(this, of)` in a sharded pass: then every
-/// frame is decoded and counted (TCP or skipped) by exactly one thread — the owner of its
-/// connection, or for a frame without readable endpoints thread `number % of`.
+/// This thread's share of a sharded pass.
+struct Shard {
+    me: usize,
+    of: usize,
+    /// The same on every thread, fed every frame's endpoints, so they agree on owners.
+    sharder: Sharder,
+}
+
+/// The tracker and what consumes its output, packet by packet: the summary of every
+/// connection finalised while a packet was processed goes to the sink before that
+/// packet's segment (see [`Sink`]).
+struct Stage<S> {
+    tracker: Tracker,
+    sink: S,
+}
+
+impl<S: Sink> Stage<S> {
+    fn packet(&mut self, frame: u64, ts: Timestamp, pkt: &Packet<'_>) -> SegmentEvent {
+        let ev = self.tracker.process(frame, ts, pkt);
+        for c in self.tracker.drain_finished() {
+            self.sink.connection(c);
+        }
+        self.sink.segment(frame, ts, pkt, &ev);
+        ev
+    }
+
+    /// Finalises every connection still open and returns the sink.
+    fn finish(self) -> S {
+        let mut sink = self.sink;
+        for c in self.tracker.finish() {
+            sink.connection(c);
+        }
+        sink
+    }
+}
+
+/// One thread's pass over `cap` into `sink`. In a sharded pass every frame is decoded
+/// and counted (TCP or skipped) by exactly one thread: the owner of its connection, or
+/// for a frame without readable endpoints thread `number % of`.
 fn run<S: Sink>(
     cap: &mut Capture,
-    shard: Option<(usize, usize)>,
-    sink: &mut S,
+    mut shard: Option<Shard>,
+    sink: S,
     progress: Option<&dyn Progress>,
-) -> Tally {
-    let mut tracker = match shard {
+) -> (Tally, S) {
+    let tracker = match shard {
         None => Tracker::new(),
         Some(_) => Tracker::with_provisional_streams(),
     };
-    let mut sharder = shard.map(|(_, of)| Sharder::new(of));
+    let mut stage = Stage { tracker, sink };
     if let Some(p) = progress {
         p.start(cap.total_bytes());
     }
@@ -132,12 +168,13 @@ fn run<S: Sink>(
             Err(e) => break Some(e),
         };
         t.frames += 1;
-        let owner = match (&mut sharder, shard) {
-            (Some(s), Some((me, _))) => match flow_addrs(&frame).map(|a| s.shard(&a)) {
-                Some(o) if o != me => continue,
+        // Another shard's frame is recognised by its endpoints alone, before a full decode.
+        let owner = match &mut shard {
+            Some(s) => match flow_addrs(&frame).map(|a| s.sharder.shard(&a)) {
+                Some(o) if o != s.me => continue,
                 o => o,
             },
-            _ => None,
+            None => None,
         };
         // Borrow the decoded packet in place: moving the 136-byte value out of the
         // Result cost a memcpy per frame (measured: ~10 % of the pass).
@@ -145,36 +182,28 @@ fn run<S: Sink>(
         let pkt = match &decoded {
             Ok(pkt) => pkt,
             Err(reason) => {
-                let mine = shard.is_none_or(|(me, of)| {
-                    owner.unwrap_or((frame.number % of as u64) as usize) == me
-                });
+                let mine = shard
+                    .as_ref()
+                    .is_none_or(|s| owner.unwrap_or((frame.number % s.of as u64) as usize) == s.me);
                 if mine {
                     t.skipped.add(*reason);
                 }
                 continue;
             }
         };
-        let mine = match (&mut sharder, shard) {
-            (Some(s), Some((me, _))) => owner.unwrap_or_else(|| s.shard(&FlowAddrs::of(pkt))) == me,
-            _ => true,
-        };
-        if !mine {
-            continue;
+        if let Some(s) = &mut shard {
+            if owner.unwrap_or_else(|| s.sharder.shard(&FlowAddrs::of(pkt))) != s.me {
+                continue;
+            }
         }
         t.tcp_frames += 1;
-        let ev = tracker.process(frame.number, frame.ts, pkt);
-        for c in tracker.drain_finished() {
-            sink.connection(c);
-        }
-        sink.segment(frame.number, frame.ts, pkt, &ev);
+        stage.packet(frame.number, frame.ts, pkt);
     };
-    for c in tracker.finish() {
-        sink.connection(c);
-    }
+    let sink = stage.finish();
     if let Some(p) = progress {
         p.finish();
     }
-    t
+    (t, sink)
 }
 
 fn format_name(f: FileFormat) -> String {
@@ -213,8 +242,7 @@ fn sharded<S: Sink + Send>(
     if threads <= 1 || path == "-" {
         let mut cap = open(path)?;
         let format = format_name(cap.format());
-        let mut sink = make(false);
-        let t = run(&mut cap, None, &mut sink, opts.progress);
+        let (t, sink) = run(&mut cap, None, make(false), opts.progress);
         return Ok(Sharded {
             report: FileReport::new(path, format, t.frames, t.tcp_frames, t.skipped, t.error),
             sinks: vec![sink],
@@ -232,9 +260,12 @@ fn sharded<S: Sink + Send>(
                 // Thread 0 reports progress: every thread reads every frame.
                 let progress = if shard == 0 { opts.progress } else { None };
                 scope.spawn(move || {
-                    let mut sink = make(true);
-                    let t = run(&mut cap, Some((shard, threads)), &mut sink, progress);
-                    (t, sink)
+                    let s = Shard {
+                        me: shard,
+                        of: threads,
+                        sharder: Sharder::new(threads),
+                    };
+                    run(&mut cap, Some(s), make(true), progress)
                 })
             })
             .collect();
@@ -305,8 +336,7 @@ pub fn segments(
     }
     let mut cap = open(path)?;
     let format = format_name(cap.format());
-    let mut sink = Each(on_segment, ConnStats::default());
-    let t = run(&mut cap, None, &mut sink, None);
+    let (t, sink) = run(&mut cap, None, Each(on_segment, ConnStats::default()), None);
     let mut report = FileReport::new(path, format, t.frames, t.tcp_frames, t.skipped, t.error);
     report.stats = sink.1;
     Ok(report)
@@ -395,44 +425,34 @@ pub fn analyze(
 
 /// The pass the tests and fuzz targets make on frames they build themselves: each
 /// packet through the tracker and the analyzer, as [`analyze`] does on one thread.
-pub struct Pass {
-    tracker: Tracker,
-    sink: Analyzing,
-}
+pub struct Pass(Stage<Analyzing>);
 
 impl Pass {
     pub fn new(config: Config) -> Self {
-        Pass {
+        Pass(Stage {
             tracker: Tracker::new(),
             sink: Analyzing {
                 analyzer: Analyzer::new(config),
                 stats: ConnStats::default(),
                 first_frames: None,
             },
-        }
+        })
     }
 
     /// One TCP packet seen at `ts` in frame `frame`.
     pub fn packet(&mut self, frame: u64, ts: Timestamp, pkt: &Packet<'_>) -> SegmentEvent {
-        let ev = self.tracker.process(frame, ts, pkt);
-        for c in self.tracker.drain_finished() {
-            self.sink.connection(c);
-        }
-        self.sink.segment(frame, ts, pkt, &ev);
-        ev
+        self.0.packet(frame, ts, pkt)
     }
 
     /// Connections the analyzer holds state for right now.
     pub fn open_connections(&self) -> usize {
-        self.sink.analyzer.open_connections()
+        self.0.sink.analyzer.open_connections()
     }
 
     /// Ends the pass: every open connection finalised, then the findings.
-    pub fn finish(mut self) -> (ConnStats, Analysis) {
-        for c in self.tracker.finish() {
-            self.sink.connection(c);
-        }
-        (self.sink.stats, self.sink.analyzer.finish())
+    pub fn finish(self) -> (ConnStats, Analysis) {
+        let sink = self.0.finish();
+        (sink.stats, sink.analyzer.finish())
     }
 }
 
