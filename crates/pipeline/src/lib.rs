@@ -82,6 +82,11 @@ pub fn open(path: &str) -> Result<Capture, String> {
 pub trait Sink {
     fn segment(&mut self, _frame: u64, _ts: Timestamp, _pkt: &Packet<'_>, _ev: &SegmentEvent) {}
     fn connection(&mut self, summary: ConnSummary);
+    /// Whether `segment` reads [`SegmentEvent::ip_id`]; if not, the tracker does not keep
+    /// the senders' IP ID order ([`Tracker::without_ip_ids`]).
+    fn reads_ip_ids(&self) -> bool {
+        true
+    }
 }
 
 /// Frame counts and where reading stopped, for one thread's pass.
@@ -147,10 +152,13 @@ fn run<S: Sink>(
     sink: S,
     progress: Option<&dyn Progress>,
 ) -> (Tally, S) {
-    let tracker = match shard {
+    let mut tracker = match shard {
         None => Tracker::new(),
         Some(_) => Tracker::with_provisional_streams(),
     };
+    if !sink.reads_ip_ids() {
+        tracker = tracker.without_ip_ids();
+    }
     let mut stage = Stage { tracker, sink };
     if let Some(p) = progress {
         p.start(cap.total_bytes());
@@ -298,6 +306,9 @@ struct Rows(ConnRows);
 impl Sink for Rows {
     fn connection(&mut self, summary: ConnSummary) {
         self.0.push(&summary);
+    }
+    fn reads_ip_ids(&self) -> bool {
+        false
     }
 }
 
