@@ -123,7 +123,7 @@ pub fn render_text(files: &[FileReport]) -> String {
             ("ZWIN", Align::Right),
             ("LIMIT", Align::Left),
         ]);
-        let t0 = f.connections.iter().map(|c| c.start).min();
+        let t0 = f.stats.start;
         for c in f.connections.iter() {
             let [cs, sc] = &c.dirs;
             let rtt = path_rtt(&c).map_or("-".into(), |r| {
