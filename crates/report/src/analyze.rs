@@ -352,6 +352,6 @@ pub fn write_json(reports: &[AnalyzeReport], out: &mut impl std::io::Write) -> s
             })
             .collect(),
     };
-    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    crate::json::to_writer_pretty(&mut *out, &doc)?;
     out.write_all(b"\n")
 }

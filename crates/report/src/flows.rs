@@ -432,7 +432,7 @@ pub fn write_json(files: &[FileReport], out: &mut impl std::io::Write) -> std::i
             })
             .collect(),
     };
-    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    crate::json::to_writer_pretty(&mut *out, &doc)?;
     out.write_all(b"\n")
 }
 

@@ -268,7 +268,7 @@ pub fn write_json(r: &HostReport<'_>, out: &mut impl std::io::Write) -> std::io:
         unread: &v.unread,
         diagnostics: &r.diagnostics,
     };
-    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    crate::json::to_writer_pretty(&mut *out, &doc)?;
     out.write_all(b"\n")
 }
 

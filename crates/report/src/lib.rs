@@ -6,6 +6,7 @@
 pub mod analyze;
 pub mod flows;
 pub mod host;
+mod json;
 pub mod table;
 pub mod units;
 
