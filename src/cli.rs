@@ -357,7 +357,13 @@ pub fn flows(a: FlowsArgs) -> Result<ExitCode, String> {
             Format::Text => write_out(&flows::render_text(&reports))?,
             Format::Json => {
                 let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-                let r = flows::write_json(&reports, &mut out).and_then(|_| out.flush());
+                // The rows are turned into JSON on as many threads as the pass used.
+                let threads = a.threads.map_or_else(
+                    || std::thread::available_parallelism().map_or(1, |n| n.get()),
+                    usize::from,
+                );
+                let r = flows::write_json_threads(&reports, &mut out, threads)
+                    .and_then(|_| out.flush());
                 broken_pipe_ok(r)?;
             }
         }

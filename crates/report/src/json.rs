@@ -95,8 +95,22 @@ pub(crate) fn to_writer_pretty<W: Write, T: ?Sized + Serialize>(
     out: W,
     value: &T,
 ) -> serde_json::Result<()> {
-    let mut ser = serde_json::Serializer::with_formatter(out, Pretty::default());
-    value.serialize(&mut ser)
+    to_writer_pretty_at(out, value, 0)
+}
+
+/// `value` as `to_writer_pretty` writes it when it sits `depth` levels deep in a
+/// document (a row inside an array inside objects), so that pieces of one document can
+/// be written separately, and in parallel, and joined.
+pub(crate) fn to_writer_pretty_at<W: Write, T: ?Sized + Serialize>(
+    out: W,
+    value: &T,
+    depth: usize,
+) -> serde_json::Result<()> {
+    let f = Pretty {
+        depth,
+        has_value: false,
+    };
+    value.serialize(&mut serde_json::Serializer::with_formatter(out, f))
 }
 
 #[cfg(test)]
