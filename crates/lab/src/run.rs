@@ -144,10 +144,11 @@ fn snapshot(lab: &Lab, side: Side) -> Snapshot {
     Snapshot { nstat, sockstat }
 }
 
-/// tcpdump's `-s` for a scenario: `--snaplen`, else whole packets (0) for the small
-/// scenarios and headers for the others.
+/// tcpdump's `-s` for a scenario: `--snaplen`, else the scenario's own (a cut it is
+/// about), else whole packets (0) for the small scenarios and headers for the others.
 fn snaplen(s: &Scenario, args: &RunArgs) -> u32 {
     args.snaplen
+        .or(s.topology.snaplen)
         .unwrap_or(if s.full_snaplen { 0 } else { SNAPLEN_HEADERS })
 }
 

@@ -444,6 +444,28 @@ fn check_no_restart(e: &Evidence, o: &mut Outcome) {
     );
 }
 
+/// No ssthresh cached for the client (the server's tcp_metrics after the run has no
+/// ssthresh for it), and the server's first ss sample shows none (ss prints `ssthresh`
+/// only once it is below TCP_INFINITE_SSTHRESH): the connection started without one.
+fn check_no_cached_ssthresh(e: &Evidence, o: &mut Outcome) {
+    let cached = e
+        .tcp_metrics_server
+        .lines()
+        .any(|l| l.starts_with(CLIENT_IP) && l.contains("ssthresh"));
+    o.check(
+        "no ssthresh cached for the client (server tcp_metrics)",
+        !cached,
+        e.tcp_metrics_server.trim(),
+    );
+    let first = e.server_sockets().next().map(|s| s.num("ssthresh"));
+    o.key("server_first_sample_ssthresh", first);
+    o.check(
+        "the server's first ss sample has no ssthresh (infinite at the start)",
+        first == Some(None),
+        format!("{first:?}"),
+    );
+}
+
 fn max_field(socks: &[&SsSocket], key: &str) -> Option<f64> {
     socks
         .iter()
@@ -741,7 +763,12 @@ pub fn all() -> Vec<Scenario> {
                 has no wscale and the receive window stops at 65,535 bytes: at most \
                 64 KiB per 150 ms RTT (≈ 427 KiB/s) whatever the bandwidth.",
             path: rtt150(),
-            workload: workload(bulk_download(2 << 20, 64 << 10), cubic(), cubic()),
+            workload: {
+                let mut k = http(1, 0, false, 2 << 20);
+                // MSS-sized writes: a larger one overshoots the buffer (see small-sndbuf).
+                k["response_write_size"] = json!(1448);
+                workload(k, cubic(), cubic())
+            },
             topology: TopologySpec {
                 client_sysctls: vec![sysctl("net.ipv4.tcp_window_scaling", "0")],
                 ..TopologySpec::default()
@@ -1330,6 +1357,117 @@ pub fn all() -> Vec<Scenario> {
             check: |e, o| {
                 check_handshake_rtt(e, o);
                 check_no_retransmissions(e, o);
+                o.key("throughput_bytes_per_s", e.throughput_bytes_per_s());
+            },
+        },
+        Scenario {
+            name: "snaplen-64",
+            summary: "issue 12 class 8: 4 MB through a 20 Mbit/s bottleneck, captured with a 64-byte snaplen",
+            description: "A 4 MB download through a 20 Mbit/s bottleneck (100-packet \
+                FIFO), captured with tcpdump -s 64: 54 bytes of Ethernet, IPv4 and TCP \
+                headers leave 10 bytes of the SYN's options, so MSS and SACK-permitted are \
+                read and timestamps and window scaling are cut. The kernel negotiated \
+                scaling (ss shows wscale 7,7) and the receiver's window was never the \
+                limit: an option the snaplen cut is unknown, not absent.",
+            path: rtt25(),
+            workload: workload(bulk_download(4 << 20, 64 << 10), cubic(), cubic()),
+            topology: TopologySpec {
+                rate_mbit: Some(20),
+                queue_packets: Some(100),
+                snaplen: Some(64),
+                ..TopologySpec::default()
+            },
+            must: &[],
+            must_not: &[
+                "rwnd.limited",
+                "rwnd.not_growing",
+                "rwnd.no_window_scaling",
+                "rwnd.zero_window",
+                "sndbuf.limited",
+            ],
+            full_snaplen: false,
+            status: Status::Ready,
+            check: |e, o| {
+                let socks: Vec<&SsSocket> = e.server_sockets().collect();
+                let rl = max_field(&socks, "rwnd_limited").unwrap_or(0.0);
+                o.key("server_max_rwnd_limited_ms", rl);
+                let ws: Vec<&str> = socks
+                    .iter()
+                    .filter_map(|s| s.fields.get("wscale").map(String::as_str))
+                    .collect();
+                o.key("server_ss_wscale", ws.first());
+                o.check(
+                    "the kernel negotiated window scaling both ways (ss wscale a,b)",
+                    !ws.is_empty() && ws.iter().all(|w| w.split(',').count() == 2),
+                    format!("{:?}", ws.first()),
+                );
+                let seen = e.capture_client.as_ref().map(|c| c.client_wscale);
+                o.key("capture_client_syn_wscale", seen);
+                o.check(
+                    "the client capture's SYN shows no wscale (the snaplen cut it)",
+                    seen == Some(None),
+                    format!("{seen:?}"),
+                );
+                o.key("throughput_bytes_per_s", e.throughput_bytes_per_s());
+            },
+        },
+        Scenario {
+            name: "sndbuf-capped",
+            summary: "issue 12 class 3a: send buffer autotuning capped by tcp_wmem (64 KB), 2 MB at 150 ms",
+            description: "The server's tcp_wmem max is 64 KB (its namespace), so its send \
+                buffer grows with cwnd during slow start (tcp_sndbuf_expand) and stops at \
+                the cap: the rounds double, then stay flat while cwnd has room. The flight \
+                is limited by the send buffer, not by cwnd (tcp_is_cwnd_limited is false, \
+                so cwnd stops growing), and no ssthresh was cached: tcp_metrics is empty \
+                and the first sample's ssthresh is infinite.",
+            path: rtt150(),
+            workload: {
+                let mut k = http(1, 0, false, 2 << 20);
+                // MSS-sized writes: a larger one overshoots the buffer (see small-sndbuf).
+                k["response_write_size"] = json!(1448);
+                workload(k, cubic(), cubic())
+            },
+            topology: TopologySpec {
+                server_sysctls: vec![
+                    sysctl("net.ipv4.tcp_wmem", "4096 16384 65536"),
+                    sysctl("net.ipv4.tcp_no_metrics_save", "1"),
+                ],
+                ..TopologySpec::default()
+            },
+            must: &["sndbuf.limited"],
+            must_not: &["slow_start.early_exit", "rwnd.limited"],
+            full_snaplen: false,
+            status: Status::Ready,
+            check: |e, o| {
+                check_no_retransmissions(e, o);
+                check_no_cached_ssthresh(e, o);
+                o.key("throughput_bytes_per_s", e.throughput_bytes_per_s());
+            },
+        },
+        Scenario {
+            name: "hystart-1ms",
+            summary: "issue 12 class 3b: CUBIC with HyStart at 1 ms RTT, TSO on at the server, a 32 MB response",
+            description: "A 32 MB response at 1 ms RTT with TSO/GSO left on at the \
+                server's veth. CUBIC's HyStart (tcp_cubic.c hystart_update) ends slow \
+                start when a round's ACK train lasts half the minimum RTT or the RTT rises: \
+                a real signal of the path, not a cached ssthresh (none was: tcp_metrics is \
+                empty and the first sample's ssthresh is infinite).",
+            path: path(1, 0),
+            workload: workload(http(1, 0, false, 32 << 20), cubic(), cubic()),
+            topology: TopologySpec {
+                tso_at_server: true,
+                server_sysctls: vec![sysctl("net.ipv4.tcp_no_metrics_save", "1")],
+                ..TopologySpec::default()
+            },
+            must: &[],
+            must_not: &["slow_start.early_exit", "rwnd.limited"],
+            full_snaplen: false,
+            status: Status::Ready,
+            check: |e, o| {
+                check_no_cached_ssthresh(e, o);
+                let socks: Vec<&SsSocket> = e.server_sockets().collect();
+                let ss = socks.iter().find_map(|s| s.num("ssthresh"));
+                o.key("server_ssthresh_first_sampled", ss);
                 o.key("throughput_bytes_per_s", e.throughput_bytes_per_s());
             },
         },

@@ -78,6 +78,10 @@ pub struct TopologySpec {
     /// `initcwnd` of the client's default route (segments): the initial and the restart
     /// window (after idle) of its connections (`tcp_init_cwnd` reads the route first).
     pub client_initcwnd: Option<u32>,
+    /// tcpdump's snaplen for this scenario's captures, when the cut is what the scenario
+    /// is about (`--snaplen` still wins); `None`: the scenario's `full_snaplen`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snaplen: Option<u32>,
 }
 
 /// Everything that must be undone, shared with the Ctrl-C handler.

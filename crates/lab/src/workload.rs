@@ -151,6 +151,9 @@ pub struct HttpConfig {
     /// this long, counted from the end of its last response write (or from the accept).
     /// Seed 01's 60 s timeouts, scaled down. None: never.
     pub server_idle_close_ms: Option<u64>,
+    /// The server writes each response in writes of this many bytes. None: one write_all
+    /// (a write of 8 KB or more overshoots a small send buffer, see small-sndbuf).
+    pub response_write_size: Option<u32>,
 }
 
 impl Default for HttpConfig {
@@ -163,6 +166,7 @@ impl Default for HttpConfig {
             response_bytes: 741_342,
             think_ms: 0,
             server_idle_close_ms: None,
+            response_write_size: None,
         }
     }
 }

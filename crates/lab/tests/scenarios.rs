@@ -53,9 +53,72 @@ fn namespaces_of(pid: u32) -> Vec<String> {
 /// Runs one scenario, checks nothing is left, and returns its manifest.
 fn run(name: &str) -> Value {
     let dir = out_dir(name);
+    let m = run_in(name, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    m
+}
+
+/// One side's capture of a run as the current code analyzes it (`analyze`, every
+/// finding whatever its cost).
+struct Analyzed {
+    side: &'static str,
+    findings: Vec<tcpwhy_detect::Finding>,
+}
+
+/// Runs one scenario and analyzes each of its captures with the current code: the
+/// rules of issue 12 are checked on captures the real kernel made just now.
+fn run_analyzed(name: &str) -> (Value, Vec<Analyzed>) {
+    let dir = out_dir(name);
+    let m = run_in(name, &dir);
+    let mut out = Vec::new();
+    for side in ["client", "server"] {
+        let p = dir.join(name).join(format!("{side}.pcap"));
+        if !p.exists() {
+            continue;
+        }
+        let (_, a) = tcpwhy_pipeline::analyze(
+            p.to_str().unwrap(),
+            &tcpwhy_pipeline::Options {
+                threads: 1,
+                progress: None,
+            },
+            &tcpwhy_detect::Config::default(),
+        )
+        .unwrap_or_else(|e| panic!("{name} {side}: {e}"));
+        out.push(Analyzed {
+            side,
+            findings: a.findings,
+        });
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    (m, out)
+}
+
+/// Fails if any capture of the run has a finding of these ids.
+fn named_none_of(name: &str, runs: &[Analyzed], ids: &[&str]) {
+    for a in runs {
+        let bad: Vec<&tcpwhy_detect::Finding> = a
+            .findings
+            .iter()
+            .filter(|f| ids.contains(&f.id.as_str()))
+            .collect();
+        assert!(
+            bad.is_empty(),
+            "{name} {}: {:#?}",
+            a.side,
+            bad.iter()
+                .map(|f| (f.id.as_str(), f.cost_ns / 1_000_000, &f.explanation))
+                .collect::<Vec<_>>()
+        );
+    }
+}
+
+/// Runs one scenario into `dir`, checks nothing is left, and returns its manifest (the
+/// run's files stay in `dir`).
+fn run_in(name: &str, dir: &Path) -> Value {
     let child = Command::new(lab())
         .args(["run", name, "-o"])
-        .arg(&dir)
+        .arg(dir)
         .spawn()
         .unwrap();
     let pid = child.id();
@@ -100,7 +163,6 @@ fn run(name: &str) -> Value {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
     m
 }
 
@@ -443,4 +505,66 @@ fn one_lost_packet_is_fast_retransmitted_without_rto() {
     assert!(counter(&m, "server", "TcpExtTCPSackRecovery") >= 1);
     assert_eq!(counter(&m, "server", "TCPTimeouts"), 0);
     assert_eq!(counter(&m, "server", "TcpRetransSegs"), 1);
+}
+
+/// Issue 12, class 8. With a 64-byte snaplen the SYN's options stop after MSS and
+/// SACK-permitted: window scaling was negotiated (the kernel's ss says so) but the
+/// capture cannot show it. Read as "not negotiated", every window looked 128 times
+/// smaller than it was and a clean transfer was called receive-window limited.
+#[test]
+fn snaplen_64_cut_syn_options_are_unknown_not_absent() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !usable() {
+        return;
+    }
+    let (m, runs) = run_analyzed("snaplen-64");
+    assert_eq!(m["parameters"]["snaplen"], 64, "{:#}", m["parameters"]);
+    assert_eq!(runs.len(), 2);
+    named_none_of(
+        "snaplen-64",
+        &runs,
+        &[
+            "rwnd.limited",
+            "rwnd.not_growing",
+            "rwnd.no_window_scaling",
+            "rwnd.zero_window",
+            "sndbuf.limited",
+        ],
+    );
+}
+
+/// Issue 12, class 3. No ssthresh was cached (the scenarios' own checks: tcp_metrics
+/// empty, no ssthresh in the first ss sample), so slow_start.early_exit must not be
+/// named: (a) the send buffer's cap, not cwnd, held the flight (sndbuf.limited is the
+/// finding); (b) CUBIC's HyStart ended slow start at 1 ms RTT with TSO. Before the fix
+/// (b) named it in one of two runs (the server's capture, 24.6 ms) and (a) when the
+/// last full round happened to be near the first flat one; the judge's unit tests in
+/// early_exit.rs hold those shapes fixed.
+#[test]
+fn early_exit_needs_a_cwnd_limited_flight_and_no_hystart() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !usable() {
+        return;
+    }
+    let (_, runs) = run_analyzed("sndbuf-capped");
+    assert_eq!(runs.len(), 2);
+    for a in &runs {
+        assert!(
+            a.findings.iter().any(|f| f.id.as_str() == "sndbuf.limited"),
+            "sndbuf-capped {}: {:?}",
+            a.side,
+            a.findings.iter().map(|f| f.id.as_str()).collect::<Vec<_>>()
+        );
+    }
+    named_none_of(
+        "sndbuf-capped",
+        &runs,
+        &["slow_start.early_exit", "rwnd.limited"],
+    );
+    let (_, runs) = run_analyzed("hystart-1ms");
+    named_none_of(
+        "hystart-1ms",
+        &runs,
+        &["slow_start.early_exit", "rwnd.limited"],
+    );
 }

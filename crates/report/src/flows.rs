@@ -61,6 +61,10 @@ fn opts(d: &DirSummary) -> String {
     if s.timestamps {
         o.push("ts".into());
     }
+    // The snaplen cut the options: those after the last one shown are unknown.
+    if d.syn_cut {
+        o.push("cut".into());
+    }
     if o.is_empty() {
         "-".into()
     } else {
@@ -271,6 +275,10 @@ struct JsonSyn {
     wscale: Option<u8>,
     sack_permitted: bool,
     timestamps: bool,
+    /// The snaplen cut the options: an option not shown may have been sent. Written
+    /// only when true (docs/json.md).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    cut: bool,
 }
 
 #[derive(Serialize)]
@@ -336,6 +344,7 @@ fn json_dir(d: &DirSummary) -> JsonDir {
             wscale: s.wscale,
             sack_permitted: s.sack_permitted,
             timestamps: s.timestamps,
+            cut: d.syn_cut,
         }),
         window_scale: match d.wscale {
             Some(WindowScale::Shift(s)) => serde_json::Value::from(s),

@@ -100,7 +100,8 @@ pub enum ClientBy {
 /// Window scaling of one direction, as learned from the handshake.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WindowScale {
-    /// No SYN or SYN/ACK was captured: the scale is unknown and windows are shown raw.
+    /// No SYN or SYN/ACK was captured, or the snaplen cut its options before the
+    /// window scale: the scale is unknown and windows are shown raw.
     Unknown,
     /// The handshake was seen and one side lacked the option: windows are not scaled
     /// (RFC 7323 §2.2), so they cannot exceed 65,535 bytes.
@@ -179,8 +180,13 @@ pub struct DirSummary {
     /// Distinct sequence space covered (highest byte − first byte), retransmissions excluded.
     pub unique_bytes: u64,
     pub isn: Option<u32>,
-    /// Options of this side's SYN or SYN/ACK, if captured.
+    /// Options of this side's SYN or SYN/ACK, if captured: those the capture shows
+    /// (see [`Self::syn_cut`]).
     pub syn: Option<SynOptions>,
+    /// The snaplen cut that SYN's options: an option missing from [`Self::syn`] may
+    /// have been sent. Rules that need to know one is absent use [`Self::syn_whole`].
+    #[serde(default)]
+    pub syn_cut: bool,
     pub wscale: Option<WindowScale>,
     /// Largest window this side advertised, in bytes after scaling (raw when unknown).
     pub max_window_bytes: Option<u64>,
@@ -380,13 +386,24 @@ impl SegmentCounts {
 }
 
 impl DirSummary {
+    /// The SYN's options when all of them were captured: an option missing from them
+    /// was not sent. `None` when the SYN was not captured or the snaplen cut its options
+    /// (a 64-byte snaplen leaves 10 bytes of a Linux SYN's 20: MSS and SACK-permitted,
+    /// not timestamps or window scale), so the options are unknown, not absent.
+    pub fn syn_whole(&self) -> Option<SynOptions> {
+        self.syn.filter(|_| !self.syn_cut)
+    }
+
     fn absorb(&mut self, o: &DirSummary) {
         self.packets += o.packets;
         self.data_packets += o.data_packets;
         self.bytes += o.bytes;
         self.unique_bytes += o.unique_bytes;
         self.isn = self.isn.or(o.isn);
-        self.syn = self.syn.or(o.syn);
+        if self.syn.is_none() {
+            self.syn = o.syn;
+            self.syn_cut = o.syn_cut;
+        }
         self.max_window_bytes = self.max_window_bytes.max(o.max_window_bytes);
         self.max_in_flight = self.max_in_flight.max(o.max_in_flight);
         // Quantiles cannot be merged exactly: keep the part with more samples.

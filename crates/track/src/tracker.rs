@@ -1454,6 +1454,7 @@ impl Conn {
                 sack_permitted: o.sack_permitted,
                 timestamps: o.timestamps.is_some(),
             });
+            self.dirs[f].out.syn_cut = o.truncated;
             self.dirs[f].model.syn = if o.truncated {
                 SynSeen::Cut
             } else {
@@ -1475,7 +1476,23 @@ impl Conn {
             // Wireshark's verify_tcp_window_scaling: a SYN or SYN/ACK without the option
             // means neither direction scales; a SYN/ACK with it after a SYN without it
             // does not scale either.
-            if o.wscale.is_none() {
+            if o.wscale.is_none() && o.truncated {
+                // The snaplen cut the options before the window scale (a 64-byte snaplen
+                // leaves a Linux SYN its MSS and SACK-permitted): it is unknown, not
+                // absent. This side's shift is unknown, and with it whether the peer's
+                // applies — unless the peer already turned scaling off. A later SYN/ACK
+                // that carries the option proves the SYN had it (RFC 7323 §2.2: it may be
+                // sent only in reply to one; Linux's tcp_synack_options adds it only when
+                // the request's wscale_ok), so the peer's shift then holds.
+                if self.dirs[r].scale == Scale::None {
+                    self.dirs[f].scale = Scale::None;
+                } else {
+                    self.dirs[f].scale = Scale::Unknown;
+                    if flags.ack() {
+                        self.dirs[r].scale = Scale::Unknown;
+                    }
+                }
+            } else if o.wscale.is_none() {
                 self.dirs[f].scale = Scale::None;
                 self.dirs[r].scale = Scale::None;
             } else if flags.ack() && self.dirs[r].scale == Scale::None {

@@ -14,7 +14,25 @@
 //! (≤ ×`MAX_CA_GROWTH` per round on average) for at least `MIN_CA_ROUNDS` rounds, with no
 //! retransmission, D-SACK or ECN echo before the switch and no RTT jump (the round before
 //! the switch took at most `MAX_RTT_JUMP` × the first round's duration — a jump would be
-//! HyStart's delay exit, RFC 9406). Repeatable across new connections to the same peer;
+//! HyStart's delay exit, RFC 9406). Two facts of Linux's CUBIC tell a small initial
+//! ssthresh from the look-alikes:
+//! - The flight was cwnd-limited after the switch: congestion avoidance grows cwnd only
+//!   while `tcp_is_cwnd_limited` (`cubictcp_cong_avoid` returns first otherwise, tcp.h /
+//!   tcp_cubic.c), and then by at least CUBIC's Reno-friendly rate, 3(1 − β)/(1 + β) =
+//!   0.53 segment per RTT (RFC 9438 §4.3, `tcp_friendliness`). A flight held by the send
+//!   buffer, the receive window or the application stays flat: the rounds must grow by
+//!   at least [`MIN_CA_GROWTH_SEGMENTS`] segment per round on average.
+//! - HyStart did not end slow start (`hystart_update`, on by default, from a cwnd of
+//!   `hystart_low_window` = 16 segments): neither its ACK-train test — the ACKs of one
+//!   round spread over at least half the minimum RTT, i.e. a round whose data took
+//!   ≥ RTT / 2 to pass ([`HYSTART_LOW_WINDOW_SEGMENTS`]) — nor its delay test — a round's
+//!   RTT above the minimum + clamp(min / 8, 4 ms, 16 ms) (`HYSTART_DELAY_MIN`/`MAX`). At
+//!   a 1 ms RTT with TSO the ACK train fires after a few rounds: slow start ends for
+//!   the path, not for a cache. Below twice the round splitter's floor
+//!   (`exchange::MIN_ROUND_GAP_NS`, 1 ms) the capture's rounds are not RTT rounds and
+//!   nothing is judged.
+//!
+//! Repeatable across new connections to the same peer;
 //! an earlier connection to the same peer with retransmissions explains where the small
 //! ssthresh came from (both raise the confidence).
 //!
@@ -25,10 +43,12 @@
 //! Fix (on the sender): `ip tcp_metrics delete ADDR` (the peer) or `ip tcp_metrics flush`;
 //! `sysctl -w net.ipv4.tcp_no_metrics_save=1` to stop caching.
 //!
-//! Known false positives: a sender limited by its send buffer or the application makes
-//! flat rounds too (the response is produced at that rate); HyStart's ACK-train exit at
-//! a real bottleneck (then the flat window is the path's capacity, not small). Responses
-//! that fit in a few rounds cannot show the pattern and are not judged.
+//! Known false positives: a sender limited by its send buffer or the application whose
+//! rounds happen to grow (they are flat on average, see above); HyStart exits that the
+//! capture cannot show (an ACK train compressed after the capture point). A cached
+//! ssthresh on a path whose rounds already span half the RTT is not claimed (HyStart
+//! would have ended slow start there too). Responses that fit in a few rounds cannot
+//! show the pattern and are not judged.
 
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::exchange::Span;
@@ -44,7 +64,7 @@ use crate::catalogue::Entry;
 pub const EARLY_EXIT: Entry = Entry {
     id: "slow_start.early_exit",
     title: "early exit from slow start",
-    meaning: "a new connection stops doubling at a small window without a loss: usually an ssthresh cached from an earlier connection",
+    meaning: "a new connection stops doubling at a small window without a loss, HyStart or a send buffer, receive window or application holding the flight: usually an ssthresh cached from an earlier connection",
     fix_goes_to: "the sender: `ip tcp_metrics`, `tcp_no_metrics_save`",
     part_of: None,
     decided_by: Some(crate::host::BundleSide::Server),
@@ -68,6 +88,18 @@ pub const MIN_EXIT_WINDOW_BYTES: u64 = 4 * 1448;
 /// A round before the switch lasting more than this × the first round's gap means the
 /// RTT rose (queueing): HyStart's delay exit, a real signal.
 pub const MAX_RTT_JUMP: f64 = 1.5;
+/// Least average growth per round after the switch, in segments, of a cwnd-limited
+/// flight: half of CUBIC's slowest, its Reno-friendly 0.53 segment per RTT (RFC 9438
+/// §4.3; Reno's is 1, RFC 5681 §3.1), for the noise of round boundaries.
+pub const MIN_CA_GROWTH_SEGMENTS: f64 = 0.25;
+/// HyStart runs only from this cwnd on (tcp_cubic.c `hystart_low_window`, default 16).
+pub const HYSTART_LOW_WINDOW_SEGMENTS: u64 = 16;
+/// HyStart's delay threshold: the minimum RTT / 8, clamped to [4 ms, 16 ms]
+/// (tcp_cubic.c `HYSTART_DELAY_MIN`, `HYSTART_DELAY_MAX`, `HYSTART_DELAY_THRESH`).
+pub const HYSTART_DELAY_MIN_NS: u64 = 4_000_000;
+pub const HYSTART_DELAY_MAX_NS: u64 = 16_000_000;
+/// Segment size when the client's SYN gave none (Ethernet with timestamps).
+const DEFAULT_SEGMENT: u64 = 1448;
 
 #[derive(Default)]
 struct Conn {
@@ -143,8 +175,24 @@ impl Detector for EarlyExit {
             let x = conn.exchanges.first()?;
             let resp = x.response.as_ref()?;
             let rwnd = conn.summary.dirs[0].max_window_bytes?;
-            judge(&x.rounds, resp.bytes, rwnd, st.first_signal.map(|s| s.0))
-                .map(|j| (j, rtt, x.index))
+            // The server's segment: the client's MSS option (read even from a SYN whose
+            // later options the snaplen cut: MSS comes first).
+            let segment = conn.summary.dirs[0]
+                .syn
+                .and_then(|o| o.mss)
+                .map_or(DEFAULT_SEGMENT, |m| u64::from(m).clamp(1, DEFAULT_SEGMENT));
+            let path = Path {
+                rtt_ns: rtt,
+                segment,
+            };
+            judge(
+                &x.rounds,
+                resp.bytes,
+                rwnd,
+                st.first_signal.map(|s| s.0),
+                path,
+            )
+            .map(|j| (j, rtt, x.index))
         });
         let list = self.peers.entry(peer).or_default();
         if list.len() < MAX_PEER_CONNS {
@@ -200,9 +248,11 @@ impl Detector for EarlyExit {
         );
         f.explanation = format!(
             "Slow start ended at a window of {} B after {} round(s), with no loss, D-SACK, ECN \
-             echo or RTT rise before it, and the window then grew by only ≈ {} B per round \
-             (congestion avoidance) up to {} B: the connection started with a small slow-start \
-             threshold. On Linux that is a ssthresh cached from an earlier connection to the same \
+             echo or RTT rise before it and no round long enough for HyStart's ACK-train test \
+             (half an RTT), and the window then grew by only ≈ {} B per round (congestion \
+             avoidance, which grows only a window that limits the flight: not a send buffer, \
+             receive window or application) up to {} B: the connection started with a small \
+             slow-start threshold. On Linux that is a ssthresh cached from an earlier connection to the same \
              peer (tcp_metrics). The response took {} rounds of {}; continuing slow start up to \
              {} B would have taken {}.",
             r[j.exit].bytes,
@@ -292,9 +342,29 @@ struct Judgement {
     max_round: u64,
 }
 
+/// What the judgement needs of the path: its RTT (the handshake's) and the sender's
+/// segment size.
+#[derive(Clone, Copy)]
+struct Path {
+    rtt_ns: u64,
+    segment: u64,
+}
+
 /// Whether `rounds` (of a response of `bytes`) show slow start ending early; `rwnd` is the
 /// receiver's largest advertised window, `signal` the frame of the first loss/ECN signal.
-fn judge(rounds: &[Span], bytes: u64, rwnd: u64, signal: Option<u64>) -> Option<Judgement> {
+fn judge(
+    rounds: &[Span],
+    bytes: u64,
+    rwnd: u64,
+    signal: Option<u64>,
+    path: Path,
+) -> Option<Judgement> {
+    // Rounds are RTT rounds only when the RTT is above the splitter's floor: gaps under
+    // MIN_ROUND_GAP_NS never separate rounds (exchange.rs), so at a shorter RTT a
+    // "round" is a burst between scheduling pauses (1 ms RTT with TSO: 1.5–5 ms apart).
+    if path.rtt_ns < 2 * crate::exchange::MIN_ROUND_GAP_NS {
+        return None;
+    }
     // The last round is cut by the response's end: judge only the full ones.
     let full = rounds.get(..rounds.len().checked_sub(1)?)?;
     if full.len() < 2 + MIN_CA_ROUNDS {
@@ -320,6 +390,11 @@ fn judge(rounds: &[Span], bytes: u64, rwnd: u64, signal: Option<u64>) -> Option<
     if w1 > w0 * MAX_CA_GROWTH.powf(steps) || w1 < w0 * 0.8 {
         return None;
     }
+    // cwnd-limited: a congestion window in avoidance grows; a send buffer, receive
+    // window or application holding the flight leaves the rounds flat.
+    if w1 - w0 < MIN_CA_GROWTH_SEGMENTS * path.segment as f64 * steps {
+        return None;
+    }
     // Small: well below what the receiver offered.
     if full[exit].bytes as f64 >= MAX_RWND_SHARE * rwnd as f64 {
         return None;
@@ -328,13 +403,27 @@ fn judge(rounds: &[Span], bytes: u64, rwnd: u64, signal: Option<u64>) -> Option<
     if signal.is_some_and(|fr| fr <= full[switch].first_frame) {
         return None;
     }
-    // No RTT rise before the switch (HyStart's delay exit): the round gaps stay flat.
+    // No RTT rise before the switch (HyStart's delay exit): the round gaps stay flat,
+    // within HyStart's own delay threshold too.
     let gap = |i: usize| full[i + 1].start.elapsed_since(full[i].start) as f64;
     let first_gap = gap(0);
-    if (0..switch).any(|i| gap(i) > MAX_RTT_JUMP * first_gap) {
+    let hystart_delay = (first_gap as u64 / 8).clamp(HYSTART_DELAY_MIN_NS, HYSTART_DELAY_MAX_NS);
+    let rise = (MAX_RTT_JUMP * first_gap).min(first_gap + hystart_delay as f64);
+    if (0..switch).any(|i| gap(i) > rise) {
         return None;
     }
-    let max_round = rounds.iter().map(|r| r.bytes).max()?;
+    // HyStart's ACK train: a round of at least its low window whose data took half an
+    // RTT to pass (the ACKs come back as spread) ended slow start for the path.
+    let hystart_window = HYSTART_LOW_WINDOW_SEGMENTS.saturating_mul(path.segment);
+    if full[..=switch]
+        .iter()
+        .any(|r| r.bytes >= hystart_window && r.duration_ns().saturating_mul(2) >= path.rtt_ns)
+    {
+        return None;
+    }
+    // The largest full round: the last one is cut by the response's end, or holds every
+    // segment after MAX_ROUNDS.
+    let max_round = full.iter().map(|r| r.bytes).max()?;
     let needed = rounds_capped(rounds[0].bytes, max_round, bytes);
     let extra = rounds.len().checked_sub(needed).filter(|&e| e > 0)?;
     Some(Judgement {
@@ -363,6 +452,74 @@ mod tests {
 
     /// 512 segments from IW 10 doubling up to 46: 10+20+40 = 70, then 442 / 46 → 10 more
     /// rounds (9 × 46 = 414 < 442) = 13.
+    /// Rounds of `segs` × 1448 B starting one `rtt_ms` apart, each sent over `dur_us`.
+    fn rounds(segs: &[u64], rtt_ms: i64, dur_us: i64) -> Vec<Span> {
+        let mut frame = 1;
+        segs.iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let start = Timestamp::from_nanos(i as i64 * rtt_ms * 1_000_000);
+                let r = Span {
+                    first_frame: frame,
+                    last_frame: frame + n - 1,
+                    start,
+                    end: Timestamp::from_nanos(start.nanos() + dur_us * 1000),
+                    bytes: n * 1448,
+                    segments: n as u32,
+                };
+                frame += n;
+                r
+            })
+            .collect()
+    }
+
+    fn path(rtt_ms: u64) -> Path {
+        Path {
+            rtt_ns: rtt_ms * 1_000_000,
+            segment: 1448,
+        }
+    }
+
+    /// cached-ssthresh/server.pcap, stream 1 (the lab's 25 ms RTT, ssthresh 24 cached):
+    /// 10, 20, then ≈ 1.4 segments more per round, each round a burst.
+    const CACHED: &[u64] = &[
+        10, 20, 24, 26, 27, 27, 30, 30, 33, 32, 36, 38, 39, 40, 43, 46, 11,
+    ];
+
+    #[test]
+    fn a_cached_ssthresh_grows_in_congestion_avoidance() {
+        let r = rounds(CACHED, 25, 300);
+        let bytes = CACHED.iter().sum::<u64>() * 1448;
+        let j = judge(&r, bytes, 3 << 20, None, path(25)).expect("early exit");
+        assert_eq!((j.exit, j.max_round), (1, 46 * 1448));
+    }
+
+    /// sndbuf-capped (issue 12 class 3a): the send buffer's cap holds the flight at
+    /// ≈ 25 segments after the doubling; cwnd is not the limit, so the rounds stay flat.
+    #[test]
+    fn a_flat_flight_held_by_the_send_buffer_is_not_an_early_exit() {
+        let segs = [10, 20, 30, 29, 29, 25, 28, 29, 27, 29, 29, 12];
+        let bytes = segs.iter().sum::<u64>() * 1448;
+        assert!(judge(&rounds(&segs, 150, 300), bytes, 3 << 20, None, path(150)).is_none());
+    }
+
+    /// A round whose data took half an RTT to pass: HyStart's ACK train ended slow start
+    /// (tcp_cubic.c hystart_update), whatever came after.
+    #[test]
+    fn a_round_spanning_half_the_rtt_is_hystart() {
+        let r = rounds(CACHED, 25, 12_500);
+        let bytes = CACHED.iter().sum::<u64>() * 1448;
+        assert!(judge(&r, bytes, 3 << 20, None, path(25)).is_none());
+    }
+
+    /// hystart-1ms (issue 12 class 3b): at 1 ms RTT rounds are bursts between pauses.
+    #[test]
+    fn no_judgement_below_the_round_splitters_floor() {
+        let r = rounds(CACHED, 1, 50);
+        let bytes = CACHED.iter().sum::<u64>() * 1448;
+        assert!(judge(&r, bytes, 3 << 20, None, path(1)).is_none());
+    }
+
     #[test]
     fn rounds_when_slow_start_continues_to_the_largest_window() {
         assert_eq!(rounds_capped(10, 46, 512), 13);

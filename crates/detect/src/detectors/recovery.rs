@@ -419,10 +419,10 @@ impl Detector for Recovery {
             return;
         };
         let sack = {
-            let (a, b) = (conn.summary.dirs[0].syn, conn.summary.dirs[1].syn);
+            let [a, b] = conn.summary.dirs.each_ref().map(|d| d.syn_whole());
             match (a, b) {
                 (Some(a), Some(b)) => a.sack_permitted && b.sack_permitted,
-                _ => true, // not seen: Linux negotiates it by default
+                _ => true, // not seen or cut: Linux negotiates it by default
             }
         };
         let rtt = conn.rtt_ns.unwrap_or(0);

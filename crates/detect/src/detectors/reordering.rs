@@ -795,10 +795,11 @@ impl Detector for Reordering {
 }
 
 /// The segment size of `dir`'s data: the receiver's MSS option less 12 bytes of
-/// timestamps when both sides use them; else the largest payload seen.
+/// timestamps when both sides use them; else (a SYN not captured, or its options cut by
+/// the snaplen, so timestamps are unknown) the largest payload seen.
 fn mss(s: &ConnSummary, dir: usize, seen: u64) -> u64 {
-    let peer = s.dirs[1 - dir].syn;
-    let mine = s.dirs[dir].syn;
+    let peer = s.dirs[1 - dir].syn_whole();
+    let mine = s.dirs[dir].syn_whole();
     match (peer.and_then(|o| o.mss), mine) {
         (Some(m), Some(o)) => {
             let ts = peer.is_some_and(|p| p.timestamps) && o.timestamps;

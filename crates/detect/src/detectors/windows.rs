@@ -353,9 +353,10 @@ pub(crate) fn shares_text(l: &LimitTimes) -> String {
     )
 }
 
-/// The side whose SYN lacked the window-scale option: 0 = client, 1 = server.
+/// The side whose SYN lacked the window-scale option: 0 = client, 1 = server. A SYN whose
+/// options the snaplen cut lacks nothing that can be known.
 fn side_without_wscale(s: &ConnSummary) -> Option<usize> {
-    let lacks = |i: usize| s.dirs[i].syn.is_some_and(|o| o.wscale.is_none());
+    let lacks = |i: usize| s.dirs[i].syn_whole().is_some_and(|o| o.wscale.is_none());
     if lacks(0) {
         Some(0)
     } else if lacks(1) {
@@ -621,19 +622,21 @@ fn report_direction(
             pct = share * 100.0,
             cost = ms(cost),
         );
-        let syn_note = |has: bool, what: &str, who: &str| {
-            if has {
+        let syn_note = |i: usize, what: &str, who: &str| {
+            let d = &s.dirs[i];
+            if d.syn.is_some_and(|o| o.wscale.is_some()) {
                 format!("the {who}'s {what} offers window scaling")
+            } else if d.syn_cut {
+                format!("the {who}'s {what}: options cut by the snaplen (window scale unknown)")
             } else {
                 format!("the {who}'s {what}: no window-scale option")
             }
         };
-        let has = |i: usize| s.dirs[i].syn.is_some_and(|o| o.wscale.is_some());
         if let Some((fr, ts)) = c.syn {
-            f.cite(fr, ts, syn_note(has(0), "SYN", "client"));
+            f.cite(fr, ts, syn_note(0, "SYN", "client"));
         }
         if let Some((fr, ts)) = c.synack {
-            f.cite(fr, ts, syn_note(has(1), "SYN/ACK", "server"));
+            f.cite(fr, ts, syn_note(1, "SYN/ACK", "server"));
         }
         for e in limited.evidence.iter().take(CITED_FULL) {
             f.cite(e.frame, e.ts, e.note.clone());

@@ -4,8 +4,9 @@
 
 use super::sock::{self, Conn, StopSignals};
 use super::{
-    framing, tick, write_json, Anchor, CloseReason, Deadline, Direction, Kind, ServedRequest,
-    ServerConnection, ServerTimings, WorkloadConfig, MAX_MESSAGE_BYTES, SERVER_DEADLINE_GRACE_MS,
+    framing, tick, write_json, Anchor, CloseReason, Deadline, Direction, HttpConfig, Kind,
+    ServedRequest, ServerConnection, ServerTimings, WorkloadConfig, MAX_MESSAGE_BYTES,
+    SERVER_DEADLINE_GRACE_MS,
 };
 use std::io::{self, Write};
 use std::net::Shutdown;
@@ -174,7 +175,7 @@ impl Handler {
 
     fn serve(self, mut conn: Conn, accepted: Instant) {
         let r = match &self.cfg.kind {
-            Kind::Http(h) => self.http(&mut conn, accepted, h.think_ms, h.server_idle_close_ms),
+            Kind::Http(h) => self.http(&mut conn, accepted, h),
             Kind::Echo(e) => self.echo(&mut conn, e.write_bytes as usize),
             Kind::Bulk(b) => match b.direction {
                 Direction::Download => self.send(
@@ -202,10 +203,10 @@ impl Handler {
         &self,
         conn: &mut Conn,
         accepted: Instant,
-        think_ms: u64,
-        idle_close_ms: Option<u64>,
+        h: &HttpConfig,
     ) -> Result<CloseReason, String> {
-        let idle_limit = idle_close_ms.map(Duration::from_millis);
+        let think_ms = h.think_ms;
+        let idle_limit = h.server_idle_close_ms.map(Duration::from_millis);
         let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
         let mut chunk = vec![0u8; READ_CHUNK];
         // Idle since: the accept, then the end of each response write.
@@ -273,9 +274,15 @@ impl Handler {
                 ));
             }
             let response = framing::response(req.response_bytes, req.close);
-            // One write_all, as a server handing a ready buffer to the kernel.
-            conn.send_all(&response)
-                .map_err(|e| format!("writing a response: {e}"))?;
+            // One write_all, as a server handing a ready buffer to the kernel, or writes
+            // of `response_write_size` (a small send buffer limits only small writes).
+            let piece = h
+                .response_write_size
+                .map_or(response.len(), |w| w.max(1) as usize);
+            for part in response.chunks(piece.max(1)) {
+                conn.send_all(part)
+                    .map_err(|e| format!("writing a response: {e}"))?;
+            }
             idle_since = Instant::now();
             let served = ServedRequest {
                 request_first_byte_ns: first_byte_ns.unwrap_or(request_done_ns),
