@@ -148,7 +148,7 @@ impl Records {
         };
         let port = format!(":{PORT}");
         let mut by_peer: BTreeMap<&str, Vec<&SsSocket>> = BTreeMap::new();
-        for s in samples.iter().filter(|s| s.state == "ESTAB") {
+        for s in samples.iter().filter(|s| carries_data(s)) {
             let ours = if local_is_port {
                 s.local.ends_with(&port)
             } else {
@@ -380,11 +380,14 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     let limited = |v: f64| v >= LIMITED_MIN_MS && v >= LIMITED_SHARE * busy;
     let not_limited = |v: f64| v <= LIMITED_NONE_SHARE * busy;
     let rw = limited(rwnd_lim);
+    let zero = r.c(rcv, "TCPToZeroWindowAdv");
     o.put(
         "rwnd.limited",
         if rw {
             Want::Must
-        } else if not_limited(rwnd_lim) && busy > 0.0 {
+        } else if not_limited(rwnd_lim) && busy > 0.0 && zero == 0 {
+            // (With zero windows, the time in the persist state, nothing in flight, is
+            // not clearly in the chrono: not decided.)
             Want::MustNot
         } else {
             Want::Unknown
@@ -393,7 +396,6 @@ pub fn label_run(r: &Records) -> Vec<Label> {
         rw.then_some(rwnd_lim),
     );
     // tcp_select_window → the window the receiver advertised reached 0.
-    let zero = r.c(rcv, "TCPToZeroWindowAdv");
     let want_zero = r.sum(rcv, &["TCPToZeroWindowAdv", "TCPWantZeroWindowAdv"]);
     o.yes_no(
         "rwnd.zero_window",
@@ -417,29 +419,26 @@ pub fn label_run(r: &Records) -> Vec<Label> {
         format!("window scaling negotiated: {}", !no_ws),
     );
     // Not growing: the window limited the sender, no zero window, window scaling on, and
-    // the receiver's rcv_ssthresh (the ceiling tcp_grow_window raises) never grew past a
-    // quarter of its first value's double… simply: it stayed within 25 % of its first
-    // sample while the sender was window-limited. Under memory pressure
-    // (TCPMemoryPressures, tcp_enter_memory_pressure) it falls to 4 × advmss
-    // (tcp_adjust_rcv_ssthresh). A window that grew (DRS, tcp_rcv_space_adjust) is not
-    // "not growing", even when it limited the sender.
+    // the receiver's buffer never grew: skmem `rb` (sk_rcvbuf), which receive autotuning
+    // raises once per RTT while the reader keeps up (tcp_rcv_space_adjust, "DRS") and
+    // which a fixed SO_RCVBUF (SOCK_RCVBUF_LOCK) or memory pressure holds. Under pressure
+    // (TCPMemoryPressures, tcp_enter_memory_pressure) the window also collapses to
+    // 4 × advmss (tcp_adjust_rcv_ssthresh). A buffer that grew is autotuning at work: a
+    // window still ramping is not "not growing" even when it limited the sender (class 4).
     let pressure = r.both(&["TCPMemoryPressures"]);
-    let rcv_ss: Vec<f64> = receiver_samples(r, rcv)
+    let rb: Vec<f64> = receiver_samples(r, rcv)
         .iter()
-        .filter_map(|s| s.num("rcv_ssthresh"))
+        .filter_map(|s| skmem(s, "rb"))
         .collect();
-    let flat = match (rcv_ss.first(), rcv_ss.iter().copied().reduce(f64::max)) {
-        (Some(&first), Some(max)) => max <= first * 1.25,
-        _ => false,
-    };
+    let (rb_first, rb_max) = (rb.first().copied(), rb.iter().copied().reduce(f64::max));
+    let flat = matches!((rb_first, rb_max), (Some(f), Some(m)) if m <= f);
+    let grew = matches!((rb_first, rb_max), (Some(f), Some(m)) if m > f);
     o.yes_no(
         "rwnd.not_growing",
         pressure > 0 || (rw && zero == 0 && !no_ws && flat),
-        pressure == 0 && (not_limited(rwnd_lim) || !flat || zero > 0 || no_ws),
+        pressure == 0 && ((not_limited(rwnd_lim) && zero == 0) || grew || zero > 0 || no_ws),
         format!(
-            "TCPMemoryPressures {pressure}, receiver rcv_ssthresh first {:?} max {:?}, rwnd limited {rw}",
-            rcv_ss.first(),
-            rcv_ss.iter().copied().reduce(f64::max)
+            "TCPMemoryPressures {pressure}, receiver sk_rcvbuf first {rb_first:?} max {rb_max:?}, rwnd limited {rw}, zero windows {zero}"
         ),
     );
 
@@ -505,12 +504,17 @@ pub fn label_run(r: &Records) -> Vec<Label> {
         .map(|s| s.fields.contains_key("ssthresh") && s.num("bytes_retrans").unwrap_or(0.0) == 0.0)
         .collect();
     let any_early = early.iter().any(|&e| e);
+    // BBR sets snd_ssthresh itself when it leaves STARTUP (bbr_check_drain), loss-free:
+    // not decided for a BBR sender.
+    let bbr = conns
+        .iter()
+        .any(|c| c.samples.iter().any(|s| s.flags.iter().any(|f| f == "bbr")));
     o.yes_no(
         "slow_start.early_exit",
-        any_early && hystart == 0,
-        !early.is_empty() && !any_early && hystart == 0,
+        any_early && hystart == 0 && !bbr,
+        !early.is_empty() && !any_early && hystart == 0 && !bbr,
         format!(
-            "connections starting with a ssthresh and no retransmission: {} of {}; HyStart exits {hystart}",
+            "connections starting with a ssthresh and no retransmission: {} of {}; HyStart exits {hystart}; BBR {bbr}",
             early.iter().filter(|&&e| e).count(),
             early.len()
         ),
@@ -523,6 +527,16 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     o.0
 }
 
+/// A socket that may still move data: established, or closing with data in flight (a
+/// bulk sender shuts its side after its last write, and most of a slow transfer can
+/// happen in FIN-WAIT-1; the receiver is then in CLOSE-WAIT).
+fn carries_data(s: &SsSocket) -> bool {
+    !matches!(
+        s.state.as_str(),
+        "LISTEN" | "TIME-WAIT" | "SYN-SENT" | "SYN-RECV" | "CLOSED" | "UNCONN"
+    )
+}
+
 fn receiver_samples(r: &Records, rcv: Side) -> Vec<&SsSocket> {
     let port = format!(":{PORT}");
     let v = match rcv {
@@ -531,7 +545,7 @@ fn receiver_samples(r: &Records, rcv: Side) -> Vec<&SsSocket> {
     };
     let mut s: Vec<&SsSocket> = v
         .iter()
-        .filter(|s| s.state == "ESTAB" && (s.peer.ends_with(&port) || s.local.ends_with(&port)))
+        .filter(|s| carries_data(s) && (s.peer.ends_with(&port) || s.local.ends_with(&port)))
         .collect();
     s.sort_by(|a, b| a.t_ms.total_cmp(&b.t_ms));
     s
@@ -583,11 +597,24 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
         })
         .unwrap_or_default();
     let reconnected = reqs.iter().filter(|q| q["reconnected"] == true).count();
+    // The client's own idle closes (ClientTimings idle_closes), each followed by a
+    // request on a new connection.
+    let client_idle: Vec<f64> = r.client["idle_closes"]
+        .as_array()
+        .map(|cs| cs.iter().filter_map(|c| ns_ms(&c["idle_ns"])).collect())
+        .unwrap_or_default();
+    let fresh_after = reqs
+        .iter()
+        .skip(1)
+        .filter(|q| q["connected_ns"].is_u64())
+        .count();
     o.yes_no(
         "connection.idle_close",
-        !idle.is_empty() && reconnected > 0,
-        idle.is_empty(),
-        format!("server idle closes after {idle:.0?} ms; requests that reconnected {reconnected}"),
+        (!idle.is_empty() && reconnected > 0) || (!client_idle.is_empty() && fresh_after > 0),
+        idle.is_empty() && client_idle.is_empty(),
+        format!(
+            "server idle closes after {idle:.0?} ms, requests that reconnected {reconnected}; client idle closes after {client_idle:.0?} ms, later requests on a new connection {fresh_after}"
+        ),
     );
     // Think: request read → response written by the server (think_ns is the sleep the
     // server took; request_done → response_written bounds it from above).

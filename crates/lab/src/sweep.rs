@@ -260,8 +260,9 @@ pub fn generate(seed: u64, index: u32, families: &[&str]) -> Case {
             ));
             if !new_conn && r.chance(0.4) {
                 let idle = r.log(100.0, 3000.0).round() as u64;
-                kind["server_idle_close_ms"] = json!(idle);
-                words.push(format!("server closes after {idle} ms idle"));
+                let side = if r.chance(0.5) { "server" } else { "client" };
+                kind[format!("{side}_idle_close_ms")] = json!(idle);
+                words.push(format!("{side} closes after {idle} ms idle"));
             }
             let ssai = if r.chance(0.5) { "1" } else { "0" };
             case.server_sysctls

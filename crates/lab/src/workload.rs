@@ -151,6 +151,10 @@ pub struct HttpConfig {
     /// this long, counted from the end of its last response write (or from the accept).
     /// Seed 01's 60 s timeouts, scaled down. None: never.
     pub server_idle_close_ms: Option<u64>,
+    /// The client closes its kept-alive connection once it has been idle this long (from
+    /// the last response byte read) and the next request is not due yet, as client-side
+    /// pools do; the next request opens a new connection. None: never.
+    pub client_idle_close_ms: Option<u64>,
 }
 
 impl Default for HttpConfig {
@@ -163,6 +167,7 @@ impl Default for HttpConfig {
             response_bytes: 741_342,
             think_ms: 0,
             server_idle_close_ms: None,
+            client_idle_close_ms: None,
         }
     }
 }
@@ -291,6 +296,9 @@ pub struct ClientTimings {
     pub rounds: Vec<EchoRound>,
     /// bulk and slow_reader: the transfer.
     pub transfer: Option<TransferTiming>,
+    /// http: keep-alive connections the client closed idle (`client_idle_close_ms`).
+    #[serde(default)]
+    pub idle_closes: Vec<ClientIdleClose>,
     /// Anchor → end of the workload.
     pub total_ns: u64,
 }
@@ -310,6 +318,17 @@ pub struct ClientConnection {
     pub sndbuf: Option<u32>,
     /// SO_RCVBUF as read back (the kernel's doubled value).
     pub rcvbuf: Option<u32>,
+}
+
+/// A keep-alive connection the client closed because it was idle.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClientIdleClose {
+    /// Local port of the connection closed.
+    pub local_port: u16,
+    /// Last response byte read → close.
+    pub idle_ns: u64,
+    /// When it was closed.
+    pub closed_ns: u64,
 }
 
 /// One http request as the client saw it.
