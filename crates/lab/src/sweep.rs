@@ -228,10 +228,14 @@ pub fn generate(seed: u64, index: u32, families: &[&str]) -> Case {
             }
             if r.chance(0.15) {
                 kind["direction"] = json!("upload");
-                // The client sends: it gets the sender's congestion control.
+                // The client sends: it gets the sender's congestion control and send
+                // buffer.
                 client["congestion"] = json!(congestion);
                 server["congestion"] = json!("cubic");
-                words.push("upload".into());
+                if let Some(b) = server.as_object_mut().and_then(|o| o.remove("sndbuf")) {
+                    client["sndbuf"] = b;
+                }
+                words.push("upload (the send buffer is the client's)".into());
             }
             words.push(format!("{bytes} B"));
             workload(kind, client, server, 40_000)
