@@ -21,6 +21,9 @@ pub enum Command {
     List,
     /// Run one scenario (or all) and write capture, kernel evidence and manifest.
     Run(RunArgs),
+    /// Random scenarios from a seed, labelled from the kernel's records, scored against
+    /// `tcpwhy analyze` (precision, recall, cost error per finding id).
+    Sweep(crate::sweep::SweepArgs),
     /// (internal) The path emulator: runs in the router namespace on an NFQUEUE.
     #[command(hide = true)]
     Emulate(EmulateArgs),
@@ -34,6 +37,10 @@ pub enum VantageArg {
     Client,
     Server,
     Both,
+    /// The router's client-facing interface (after the emulator on the way to the client).
+    Router,
+    /// Client, server and router.
+    All,
 }
 
 #[derive(Args)]

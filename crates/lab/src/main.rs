@@ -9,9 +9,11 @@
 mod bundle;
 mod cli;
 mod emulator;
+mod labels;
 mod manifest;
 mod run;
 mod scenario;
+mod sweep;
 mod topology;
 mod truth;
 mod workload;
@@ -54,6 +56,11 @@ fn main() -> ExitCode {
                 Ok(false) => return ExitCode::from(1),
                 Err(e) => Err(e),
             }
+        }
+        cli::Command::Sweep(a) => {
+            let r = sweep::run(a);
+            topology::cleanup_all();
+            r
         }
         cli::Command::Emulate(a) => emulator::run(a),
         cli::Command::Workload(a) => workload::run(a),

@@ -152,7 +152,7 @@ fn snaplen(s: &Scenario, args: &RunArgs) -> u32 {
         .unwrap_or(if s.full_snaplen { 0 } else { SNAPLEN_HEADERS })
 }
 
-fn run_one(s: &Scenario, out: &Path, args: &RunArgs) -> Result<Verdict, String> {
+pub(crate) fn run_one(s: &Scenario, out: &Path, args: &RunArgs) -> Result<Verdict, String> {
     let (vantage, keep, no_emulator) = (args.vantage, args.keep, args.no_emulator);
     let snap = snaplen(s, args);
     let dir = out.join(s.name);
@@ -178,7 +178,11 @@ fn run_one(s: &Scenario, out: &Path, args: &RunArgs) -> Result<Verdict, String> 
         notes.push(format!("caveat: {why}"));
     }
     let table = scenario::find(s.name).map(|t| t.workload["kind"]["requests"].clone());
-    if table.as_ref() != Some(&s.workload["kind"]["requests"]) {
+    // (A sweep's generated scenario is not in the table.)
+    if table
+        .as_ref()
+        .is_some_and(|t| t != &s.workload["kind"]["requests"])
+    {
         notes.push(format!(
             "run with --requests: {} requests instead of the scenario's {}",
             s.workload["kind"]["requests"],
@@ -220,13 +224,19 @@ fn run_one(s: &Scenario, out: &Path, args: &RunArgs) -> Result<Verdict, String> 
         VantageArg::Client => &[(Side::Client, "client")],
         VantageArg::Server => &[(Side::Server, "server")],
         VantageArg::Both => &[(Side::Client, "client"), (Side::Server, "server")],
+        VantageArg::Router => &[(Side::Router, "router")],
+        VantageArg::All => &[
+            (Side::Client, "client"),
+            (Side::Server, "server"),
+            (Side::Router, "router"),
+        ],
     };
     let mut dumps = Vec::new();
     for &(side, label) in sides {
-        let dev = if side == Side::Client {
-            lab.client_dev()
-        } else {
-            lab.server_dev()
+        let dev = match side {
+            Side::Client => lab.client_dev(),
+            Side::Server => lab.server_dev(),
+            Side::Router => lab.router_client_side_dev(),
         };
         let pcap = dir.join(format!("{label}.pcap"));
         let err = f(&format!("tcpdump-{label}.stderr"));
@@ -265,7 +275,12 @@ fn run_one(s: &Scenario, out: &Path, args: &RunArgs) -> Result<Verdict, String> 
     if tcpwhy.is_none() {
         notes.push("no tcpwhy binary next to tcpwhy-lab: no host bundles".into());
     }
-    let bundle_sides: Vec<(Side, &str)> = sides.to_vec();
+    // Hosts only: the router runs no TCP end.
+    let bundle_sides: Vec<(Side, &str)> = sides
+        .iter()
+        .copied()
+        .filter(|&(side, _)| side != Side::Router)
+        .collect();
     for &(side, label) in &bundle_sides {
         if let Some(exe) = &tcpwhy {
             if let Err(e) = bundle::collect(&lab, side, exe, &bundle::dir(&tdir, label), false) {

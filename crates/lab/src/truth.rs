@@ -19,7 +19,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 pub const SS_PERIOD: Duration = Duration::from_millis(50);
 
 /// One socket in one `ss -tinmO` sample.
-#[derive(Clone, Debug, Serialize, Default)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, Default)]
 pub struct SsSocket {
     /// Milliseconds since the run's start.
     pub t_ms: f64,

@@ -154,6 +154,10 @@ pub struct HttpConfig {
     /// The server writes each response in writes of this many bytes. None: one write_all
     /// (a write of 8 KB or more overshoots a small send buffer, see small-sndbuf).
     pub response_write_size: Option<u32>,
+    /// The client closes its kept-alive connection once it has been idle this long (from
+    /// the last response byte read) and the next request is not due yet, as client-side
+    /// pools do; the next request opens a new connection. None: never.
+    pub client_idle_close_ms: Option<u64>,
 }
 
 impl Default for HttpConfig {
@@ -167,6 +171,7 @@ impl Default for HttpConfig {
             think_ms: 0,
             server_idle_close_ms: None,
             response_write_size: None,
+            client_idle_close_ms: None,
         }
     }
 }
@@ -295,6 +300,9 @@ pub struct ClientTimings {
     pub rounds: Vec<EchoRound>,
     /// bulk and slow_reader: the transfer.
     pub transfer: Option<TransferTiming>,
+    /// http: keep-alive connections the client closed idle (`client_idle_close_ms`).
+    #[serde(default)]
+    pub idle_closes: Vec<ClientIdleClose>,
     /// Anchor → end of the workload.
     pub total_ns: u64,
 }
@@ -314,6 +322,17 @@ pub struct ClientConnection {
     pub sndbuf: Option<u32>,
     /// SO_RCVBUF as read back (the kernel's doubled value).
     pub rcvbuf: Option<u32>,
+}
+
+/// A keep-alive connection the client closed because it was idle.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClientIdleClose {
+    /// Local port of the connection closed.
+    pub local_port: u16,
+    /// Last response byte read → close.
+    pub idle_ns: u64,
+    /// When it was closed.
+    pub closed_ns: u64,
 }
 
 /// One http request as the client saw it.

@@ -219,6 +219,31 @@ fn http_server_idle_close_after_the_configured_idle_then_the_client_reconnects()
     assert!(u(&reqs[1]["start_ns"]) >= 1000 * MS);
 }
 
+#[test]
+fn http_client_idle_close_before_a_request_that_is_not_due_yet() {
+    // Requests at 0 and 1000 ms; the client closes its kept-alive connection 150 ms after
+    // the first response, then opens a new one for the second request.
+    let (c, s) = run(http(serde_json::json!({
+        "requests": 2, "interval_ms": 1000, "client_idle_close_ms": 150
+    })));
+    let closes = c["idle_closes"].as_array().unwrap();
+    assert_eq!(closes.len(), 1, "{closes:?}");
+    let idle = u(&closes[0]["idle_ns"]);
+    assert!(idle >= 150 * MS, "idle {idle}");
+    let reqs = c["requests"].as_array().unwrap();
+    // Closed after the first response's last byte, before the second request started.
+    assert!(u(&closes[0]["closed_ns"]) >= u(&reqs[0]["last_byte_ns"]) + 150 * MS);
+    assert!(u(&closes[0]["closed_ns"]) <= u(&reqs[1]["start_ns"]));
+    assert_eq!(closes[0]["local_port"], reqs[0]["local_port"]);
+    assert!(reqs[1]["connected_ns"].is_u64());
+    // Not a reconnection after the server's close: the client chose to close.
+    assert_eq!(reqs[1]["reconnected"], false);
+    assert_eq!(ports(&c).len(), 2);
+    let conns = s["connections"].as_array().unwrap();
+    assert_eq!(conns.len(), 2);
+    assert_eq!(conns[0]["close"]["reason"], "client_closed");
+}
+
 fn echo(client_sock: Value, server_sock: Value) -> Vec<Vec<u64>> {
     let cfg = serde_json::json!({
         "client_sock": client_sock, "server_sock": server_sock, "deadline_ms": 20_000,

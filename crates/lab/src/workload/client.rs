@@ -4,9 +4,9 @@
 
 use super::sock::{self, Conn};
 use super::{
-    framing, tick, Anchor, BulkConfig, ClientConnection, ClientTimings, Deadline, Direction,
-    EchoConfig, EchoRound, HttpConfig, Kind, RequestTiming, SlowReaderConfig, TransferTiming,
-    WorkloadConfig,
+    framing, later, tick, Anchor, BulkConfig, ClientConnection, ClientIdleClose, ClientTimings,
+    Deadline, Direction, EchoConfig, EchoRound, HttpConfig, Kind, RequestTiming, SlowReaderConfig,
+    TransferTiming, WorkloadConfig,
 };
 use std::io;
 use std::time::Instant;
@@ -94,9 +94,26 @@ impl Client<'_> {
     fn http(&mut self, h: &HttpConfig) -> Result<(), String> {
         let host = self.cfg.server.to_string();
         let mut conn: Option<Conn> = None;
+        // When the last response's last byte was read.
+        let mut last_end: Option<Instant> = None;
         for i in 0..h.requests {
             let due = tick(self.anchor.start, h.interval_ms, i);
             let doing = format!("http request {i}");
+            if let (Some(idle), Some(end), Some(c)) = (h.client_idle_close_ms, last_end, &conn) {
+                let close_at = later(end, std::time::Duration::from_millis(idle));
+                if close_at < due {
+                    self.sleep_until(close_at, &doing)?;
+                    let local_port = c.local_port();
+                    // Dropping the connection closes the socket (FIN).
+                    conn = None;
+                    let closed_ns = self.anchor.ns();
+                    self.t.idle_closes.push(ClientIdleClose {
+                        local_port,
+                        idle_ns: closed_ns.saturating_sub(self.anchor.at(end)),
+                        closed_ns,
+                    });
+                }
+            }
             self.sleep_until(due, &doing)?;
             let request = framing::request(
                 i,
@@ -148,6 +165,7 @@ impl Client<'_> {
                 }
             }
             r.latency_ns = r.last_byte_ns.saturating_sub(r.start_ns);
+            last_end = Some(Instant::now());
             self.t.requests.push(r);
             if h.new_connection_per_request {
                 // The server closes after `Connection: close`; we close our side too.
