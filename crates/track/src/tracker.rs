@@ -950,8 +950,22 @@ impl Tracker {
         ev
     }
 
-    /// Finalises the reset connections quiet for [`RESET_LINGER_NS`] by `now`.
+    /// Finalises the reset connections quiet for [`RESET_LINGER_NS`] by `now`. The test
+    /// is inline and the work out of line: on most packets there is none, and the call
+    /// with its frame cost ≈ 17 instructions a packet.
+    #[inline(always)]
     fn finalise_resets(&mut self, now: Timestamp) {
+        if self
+            .resets
+            .front()
+            .is_some_and(|&(at, _, _)| now.since(at) > RESET_LINGER_NS)
+        {
+            self.finalise_resets_due(now);
+        }
+    }
+
+    #[inline(never)]
+    fn finalise_resets_due(&mut self, now: Timestamp) {
         while let Some(&(at, key, stream)) = self.resets.front() {
             if now.since(at) <= RESET_LINGER_NS {
                 break;
@@ -977,14 +991,21 @@ impl Tracker {
         }
     }
 
+    /// Sweeps every [`SWEEP_INTERVAL_NS`]: the test inline, the sweep out of line (the
+    /// call cost ≈ 20 instructions a packet).
+    #[inline(always)]
     fn maybe_sweep(&mut self, now: Timestamp) {
         let due = match self.last_sweep {
             None => true,
             Some(t) => now.since(t) >= SWEEP_INTERVAL_NS,
         };
-        if !due {
-            return;
+        if due {
+            self.sweep(now);
         }
+    }
+
+    #[inline(never)]
+    fn sweep(&mut self, now: Timestamp) {
         self.last_sweep = Some(now);
         let slots = &self.slots;
         let done: Vec<FlowKey> = self
