@@ -384,6 +384,7 @@ impl Dir {
     /// Without a usable IP ID (IPv6, or the ID 0 of Linux's DF packets) only a copy with
     /// the very same timestamp counts: no stack retransmits within the same nanosecond
     /// (zeek-tcp-ssh-dups.pcap records each frame four times at one instant).
+    #[inline(always)]
     fn is_capture_duplicate(&mut self, ts: Timestamp, pkt: &Packet<'_>) -> bool {
         let id = pkt.ip_id.unwrap_or(0);
         // Only a segment that carries nothing beyond what was seen can be a copy of an
@@ -645,6 +646,9 @@ impl Tombstones {
     }
 }
 
+/// Connections to finalise after a RST: its time, the 4-tuple and the stream.
+type Resets = VecDeque<(Timestamp, FlowKey, u64)>;
+
 /// Marks the provisional stream ids of [`Tracker::with_provisional_streams`]; frame
 /// numbers never reach it.
 pub const PROVISIONAL_STREAM: u64 = 1 << 63;
@@ -706,7 +710,7 @@ pub struct Tracker {
     max_live: usize,
     /// Connections whose peer accepted a RST, with the RST's time, in capture order:
     /// finalised [`RESET_LINGER_NS`] after their last packet, without waiting for a sweep.
-    resets: VecDeque<(Timestamp, FlowKey, u64)>,
+    resets: Resets,
     /// Keep the senders' IP ID order ([`Tracker::without_ip_ids`]).
     ip_ids: bool,
 }
@@ -857,11 +861,9 @@ impl Tracker {
         {
             let d = usize::from(src != c.origin);
             if !(syn_only && c.dirs[d].base_seq.is_some_and(|b| b != pkt.seq)) {
-                let ev = c.segment::<O>(frame, ts, src, pkt);
-                if pkt.flags.rst() && c.dirs[d].reset_in_sequence {
-                    self.resets.push_back((ts, key, c.stream));
-                }
-                return ev;
+                // The event goes straight to the caller (a copy of it here cost a
+                // 250-byte memcpy a packet); the RST's linger is queued inside.
+                return c.segment::<O>(frame, ts, src, pkt, Some((&mut self.resets, key)));
             }
         }
         self.process_slow(key, frame, ts, src, dst, pkt)
@@ -930,7 +932,7 @@ impl Tracker {
                 c
             }
         };
-        let mut ev = conn.segment::<O>(frame, ts, src, pkt);
+        let mut ev = conn.segment::<O>(frame, ts, src, pkt, None);
         if reused {
             ev.reused_ports();
         }
@@ -1192,12 +1194,15 @@ impl Conn {
     }
 
     /// One segment of this connection from `src`.
+    /// `resets`: where a RST its receiver accepts queues the connection (under `key`)
+    /// to be finalised after [`RESET_LINGER_NS`]; `None` for a connection's first packet.
     fn segment<O: Emit>(
         &mut self,
         frame: u64,
         ts: Timestamp,
         src: Endpoint,
         pkt: &Packet<'_>,
+        resets: Option<(&mut Resets, FlowKey)>,
     ) -> O {
         let f = usize::from(src != self.origin);
         self.last_frame = frame;
@@ -1219,10 +1224,18 @@ impl Conn {
         }
 
         // A copy of a packet already seen is counted and otherwise invisible.
+        let queue_reset = |c: &Conn, resets: Option<(&mut Resets, FlowKey)>| {
+            if let Some((q, key)) = resets {
+                if flags.rst() && c.dirs[f].reset_in_sequence {
+                    q.push_back((ts, key, c.stream));
+                }
+            }
+        };
         if self.dirs[f].is_capture_duplicate(ts, pkt) {
             let d = &mut self.dirs[f];
             d.out.packets += 1;
             d.out.counts.capture_duplicates += 1;
+            queue_reset(self, resets);
             return O::emit(|| {
                 let (client, _) = self.client_dir();
                 let conn = self.model();
@@ -1461,6 +1474,7 @@ impl Conn {
             fwd.out.counts.record(kinds);
         }
 
+        queue_reset(self, resets);
         if O::EVENTS && min_sample != u64::MAX {
             self.min_rtt_sample_ns = Some(
                 self.min_rtt_sample_ns
