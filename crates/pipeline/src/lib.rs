@@ -87,6 +87,11 @@ pub trait Sink {
     fn reads_ip_ids(&self) -> bool {
         true
     }
+    /// Whether `segment` does anything; if not, the tracker makes no [`SegmentEvent`]s
+    /// ([`Tracker::track`]) and `segment` is not called.
+    fn reads_segments(&self) -> bool {
+        true
+    }
 }
 
 /// Frame counts and where reading stopped, for one thread's pass.
@@ -133,6 +138,14 @@ impl<S: Sink> Stage<S> {
         ev
     }
 
+    /// [`Self::packet`] for a sink that does not read segments.
+    fn track(&mut self, frame: u64, ts: Timestamp, pkt: &Packet<'_>) {
+        self.tracker.track(frame, ts, pkt);
+        for c in self.tracker.drain_finished() {
+            self.sink.connection(c);
+        }
+    }
+
     /// Finalises every connection still open and returns the sink.
     fn finish(self) -> S {
         let mut sink = self.sink;
@@ -159,6 +172,7 @@ fn run<S: Sink>(
     if !sink.reads_ip_ids() {
         tracker = tracker.without_ip_ids();
     }
+    let events = sink.reads_segments();
     let mut stage = Stage { tracker, sink };
     if let Some(p) = progress {
         p.start(cap.total_bytes());
@@ -205,7 +219,11 @@ fn run<S: Sink>(
             }
         }
         t.tcp_frames += 1;
-        stage.packet(frame.number, frame.ts, pkt);
+        if events {
+            stage.packet(frame.number, frame.ts, pkt);
+        } else {
+            stage.track(frame.number, frame.ts, pkt);
+        }
     };
     let sink = stage.finish();
     if let Some(p) = progress {
@@ -308,6 +326,9 @@ impl Sink for Rows {
         self.0.push(&summary);
     }
     fn reads_ip_ids(&self) -> bool {
+        false
+    }
+    fn reads_segments(&self) -> bool {
         false
     }
 }

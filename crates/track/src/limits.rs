@@ -283,7 +283,7 @@ impl Limits {
     }
 
     /// The receiver's ACK `ack` with window `window_bytes`, seen at `t`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn on_ack(&mut self, t: Timestamp, ack: u64, window_bytes: u64) {
         self.advance(t);
         let edge = ack.saturating_add(window_bytes);
@@ -315,7 +315,7 @@ impl Limits {
     }
 
     /// Data of this direction, `len` bytes ending at `end` (relative), seen at `t`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn on_data(&mut self, t: Timestamp, end: u64, len: u32) {
         self.largest_segment = self.largest_segment.max(u64::from(len));
         self.advance(t);

@@ -49,6 +49,17 @@ impl Trace {
         self
     }
     fn send(&mut self, s: Seg) -> SegmentEvent {
+        let p = self.packet(s);
+        self.t
+            .process(self.frame, Timestamp::from_nanos(self.now_us * 1000), &p)
+    }
+    /// The next frame through [`Tracker::track`] (no event) instead.
+    fn track(&mut self, s: Seg) {
+        let p = self.packet(s);
+        self.t
+            .track(self.frame, Timestamp::from_nanos(self.now_us * 1000), &p);
+    }
+    fn packet(&mut self, s: Seg) -> Packet<'static> {
         self.frame += 1;
         let (src, dst, sp, dp) = if s.from_client {
             (CLIENT, SERVER, self.cport, 80)
@@ -59,7 +70,7 @@ impl Trace {
             self.ip_id = self.ip_id.wrapping_add(1);
             self.ip_id
         });
-        let p = Packet {
+        Packet {
             src,
             dst,
             ip_id: Some(ip_id),
@@ -74,9 +85,7 @@ impl Trace {
             options: s.options,
             payload_len: s.len,
             payload: &[],
-        };
-        self.t
-            .process(self.frame, Timestamp::from_nanos(self.now_us * 1000), &p)
+        }
     }
     fn c2s(&mut self, flags: u16, seq: u32, ack: u32, len: u32) -> SegmentEvent {
         self.send(seg(true, flags, seq, ack, len))
@@ -186,6 +195,70 @@ fn dsack_points_at_the_needless_retransmission() {
     let ev = tr.at(65.0).send(dsack);
     assert!(ev.kinds.has(K::DSACK));
     assert_eq!(ev.dsack_of, Some(5));
+}
+
+/// `Tracker::track`, which makes no events (`flows`), leaves every summary as `process`
+/// does: one trace with a fast retransmission after three duplicate ACKs, a needless
+/// retransmission reported by a D-SACK, a capture duplicate and a RST, then the 4-tuple
+/// reused.
+#[test]
+fn tracking_without_events_gives_the_same_summaries() {
+    let run = |quiet: bool| {
+        let mut tr = Trace::new();
+        let feed = |tr: &mut Trace, ms: f64, s: Seg| {
+            tr.at(ms);
+            if quiet {
+                tr.track(s);
+            } else {
+                tr.send(s);
+            }
+        };
+        let mut syn = seg(true, S, ISN_C, 0, 0);
+        syn.options = syn_opts();
+        feed(&mut tr, 0.0, syn);
+        let mut sa = seg(false, S | A, ISN_S, ISN_C + 1, 0);
+        sa.options = syn_opts();
+        feed(&mut tr, 25.0, sa);
+        feed(&mut tr, 25.05, seg(true, A, ISN_C + 1, ISN_S + 1, 0));
+        for i in 0..5u32 {
+            feed(
+                &mut tr,
+                30.0,
+                seg(true, A, ISN_C + 1 + i * 100, ISN_S + 1, 100),
+            );
+        }
+        for _ in 0..4 {
+            feed(&mut tr, 55.0, seg(false, A, ISN_S + 1, ISN_C + 101, 0));
+        }
+        feed(&mut tr, 55.2, seg(true, A, ISN_C + 101, ISN_S + 1, 100));
+        let mut copy = seg(true, A, ISN_C + 101, ISN_S + 1, 100);
+        copy.ip_id = Some(tr.ip_id);
+        feed(&mut tr, 55.21, copy);
+        feed(&mut tr, 80.0, seg(false, A, ISN_S + 1, ISN_C + 501, 0));
+        // Bytes 101–200 again (needless), and the receiver's D-SACK of them.
+        feed(&mut tr, 300.0, seg(true, A, ISN_C + 101, ISN_S + 1, 100));
+        let mut dsack = seg(false, A, ISN_S + 1, ISN_C + 501, 0);
+        dsack.options.sack[0] = (ISN_C + 101, ISN_C + 201);
+        dsack.options.sack_count = 1;
+        feed(&mut tr, 325.0, dsack);
+        feed(&mut tr, 330.0, seg(true, R | A, ISN_C + 501, ISN_S + 1, 0));
+        let mut again = seg(true, S, 90_000, 0, 0);
+        again.options = syn_opts();
+        feed(&mut tr, 2000.0, again);
+        tr.t.finish()
+    };
+    let (loud, quiet) = (run(false), run(true));
+    assert_eq!(format!("{loud:?}"), format!("{quiet:?}"));
+    assert_eq!(quiet.len(), 2);
+    let c = &quiet[0];
+    // Three before the fast retransmission, and the D-SACK (it repeats ACK 501).
+    assert_eq!(c.dirs[1].counts.dup_acks, 4);
+    assert_eq!(c.dirs[0].counts.fast_retransmissions, 1);
+    assert_eq!(c.dirs[0].counts.retransmissions, 2);
+    assert_eq!(c.dirs[0].counts.capture_duplicates, 1);
+    assert_eq!(c.dirs[1].counts.dsacks, 1);
+    assert!(c.dirs[0].rst);
+    assert_eq!((quiet[1].stream, quiet[1].reused_port), (1, true));
 }
 
 #[test]
