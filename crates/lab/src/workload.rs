@@ -151,6 +151,10 @@ pub struct HttpConfig {
     /// this long, counted from the end of its last response write (or from the accept).
     /// Seed 01's 60 s timeouts, scaled down. None: never.
     pub server_idle_close_ms: Option<u64>,
+    /// The client closes its kept-alive connection once it has been idle this long after
+    /// the last response was read (a connection pool's idle timeout, Go's
+    /// `IdleConnTimeout`), and the next request opens a new one. None: never.
+    pub client_idle_close_ms: Option<u64>,
     /// The server writes each response in writes of this many bytes. None: one write_all
     /// (a write of 8 KB or more overshoots a small send buffer, see small-sndbuf).
     pub response_write_size: Option<u32>,
@@ -166,6 +170,7 @@ impl Default for HttpConfig {
             response_bytes: 741_342,
             think_ms: 0,
             server_idle_close_ms: None,
+            client_idle_close_ms: None,
             response_write_size: None,
         }
     }
@@ -332,6 +337,10 @@ pub struct RequestTiming {
     pub connected_ns: Option<u64>,
     /// The kept-alive connection had been closed by the server, so a new one was opened.
     pub reconnected: bool,
+    /// The client had closed its kept-alive connection after this long idle
+    /// (`client_idle_close_ms`) before this request, which opened a new one.
+    #[serde(default)]
+    pub client_idle_closed_ns: Option<u64>,
     /// The request's write_all returned.
     pub request_sent_ns: u64,
     /// First response byte read.

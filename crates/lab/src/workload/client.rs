@@ -9,7 +9,7 @@ use super::{
     WorkloadConfig,
 };
 use std::io;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Receive buffer of the client's reads (http and bulk): large enough that a read is
 /// limited by what the kernel has, not by us.
@@ -94,9 +94,24 @@ impl Client<'_> {
     fn http(&mut self, h: &HttpConfig) -> Result<(), String> {
         let host = self.cfg.server.to_string();
         let mut conn: Option<Conn> = None;
+        // When the last response on the kept-alive connection was read.
+        let mut idle_since: Option<Instant> = None;
         for i in 0..h.requests {
             let due = tick(self.anchor.start, h.interval_ms, i);
             let doing = format!("http request {i}");
+            // The pool's idle timeout runs out before the request is due: close (FIN).
+            let mut client_idle_closed_ns = None;
+            if let (Some(limit), Some(since), true) =
+                (h.client_idle_close_ms, idle_since, conn.is_some())
+            {
+                let expiry = since + Duration::from_millis(limit);
+                if expiry < due {
+                    self.sleep_until(expiry, &doing)?;
+                    conn = None;
+                    client_idle_closed_ns =
+                        Some(u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX));
+                }
+            }
             self.sleep_until(due, &doing)?;
             let request = framing::request(
                 i,
@@ -111,6 +126,7 @@ impl Client<'_> {
                 due_ns: self.anchor.at(due),
                 start_ns: self.anchor.ns(),
                 request_bytes: request.len() as u64,
+                client_idle_closed_ns,
                 ..RequestTiming::default()
             };
             // A kept-alive connection the server has closed is replaced before sending,
@@ -148,6 +164,7 @@ impl Client<'_> {
                 }
             }
             r.latency_ns = r.last_byte_ns.saturating_sub(r.start_ns);
+            idle_since = Some(Instant::now());
             self.t.requests.push(r);
             if h.new_connection_per_request {
                 // The server closes after `Connection: close`; we close our side too.
