@@ -466,6 +466,18 @@ fn check_no_cached_ssthresh(e: &Evidence, o: &mut Outcome) {
     );
 }
 
+/// The server's idle closes (`close.idle_ns` of each connection), in ms.
+fn server_idle_closes_ms(e: &Evidence) -> Vec<f64> {
+    e.server["connections"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .filter_map(|c| ns_to_ms(&c["close"]["idle_ns"]))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn max_field(socks: &[&SsSocket], key: &str) -> Option<f64> {
     socks
         .iter()
@@ -1469,6 +1481,125 @@ pub fn all() -> Vec<Scenario> {
                 let ss = socks.iter().find_map(|s| s.num("ssthresh"));
                 o.key("server_ssthresh_first_sampled", ss);
                 o.key("throughput_bytes_per_s", e.throughput_bytes_per_s());
+            },
+        },
+        Scenario {
+            name: "idle-close-1s",
+            summary: "issue 12 class 6: the server's keep-alive timeout is 1 s, requests every 1.5 s",
+            description: "The server closes a keep-alive connection 1 s after its last \
+                response write returned; the write returns as soon as the 741 KB response \
+                is in the send buffer, so on the wire the FIN follows the last data by \
+                less than 1 s (the drain of the buffer). Each request after the first \
+                finds its connection closed and opens a new one.",
+            path: rtt25(),
+            workload: {
+                let mut k = http(4, 1500, false, SEED01_RESPONSE);
+                k["server_idle_close_ms"] = json!(1000);
+                workload(k, cubic(), cubic())
+            },
+            topology: TopologySpec::default(),
+            must: &["connection.idle_close", "connection.short_lived"],
+            must_not: &["loss.rto"],
+            full_snaplen: false,
+            status: Status::Ready,
+            check: |e, o| {
+                let hs = e.handshakes().len();
+                let n = e.requests_configured();
+                o.check(&format!("one handshake per request ({n})"), hs == n, hs);
+                let closes = server_idle_closes_ms(e);
+                o.key("server_idle_close_ms", &closes);
+                o.check(
+                    &format!("the server closed idle connections (≥ {}, ≈ 1 s)", n - 1),
+                    closes.len() + 1 >= n && closes.iter().all(|&c| (950.0..1400.0).contains(&c)),
+                    fmt_list(&closes),
+                );
+            },
+        },
+        Scenario {
+            name: "idle-close-client",
+            summary: "issue 12 class 6: the client's pool closes connections idle 0.7 s, requests every 1 s, 1 ms RTT",
+            description: "The client closes its kept-alive connection 0.7 s after reading \
+                the last response (a connection pool's idle timeout) and opens a new one \
+                for the next request, due 1 s after the previous one: every request after \
+                the first pays a handshake and slow start, at 1 ms RTT.",
+            path: path(1, 0),
+            workload: {
+                let mut k = http(5, 1000, false, 100_000);
+                k["client_idle_close_ms"] = json!(700);
+                workload(k, cubic(), cubic())
+            },
+            topology: TopologySpec::default(),
+            must: &["connection.idle_close", "connection.short_lived"],
+            must_not: &["loss.rto"],
+            full_snaplen: false,
+            status: Status::Ready,
+            check: |e, o| {
+                let hs = e.handshakes().len();
+                let n = e.requests_configured();
+                o.check(&format!("one handshake per request ({n})"), hs == n, hs);
+                let closes: Vec<f64> = e.client["idle_closes"]
+                    .as_array()
+                    .map(|c| c.iter().filter_map(|c| ns_to_ms(&c["idle_ns"])).collect())
+                    .unwrap_or_default();
+                o.key("client_idle_close_ms", &closes);
+                o.check(
+                    &format!("the client closed idle connections ({}, ≈ 0.7 s)", n - 1),
+                    closes.len() + 1 == n && closes.iter().all(|&c| (690.0..1000.0).contains(&c)),
+                    fmt_list(&closes),
+                );
+            },
+        },
+        Scenario {
+            name: "rtt-rise",
+            summary: "issue 12 class 7: RTT 1 ms, then 150 ms from 1.5 s on, keep-alive requests every 1 s, no think time",
+            description: "Three 200 KB responses on one connection, requested 1 s apart; \
+                the path's delay rises from 1 ms to 150 ms RTT at 1.5 s (a route change), \
+                between the second and the third request. The server answers at once \
+                (think 0): the third request's longer wait at the client is the new RTT, \
+                not the server.",
+            path: {
+                let p = with(
+                    path(1, 0),
+                    "to_server",
+                    "delay_change",
+                    json!({"after_ms": 1500, "delay_ms": 75}),
+                );
+                with(
+                    p,
+                    "to_client",
+                    "delay_change",
+                    json!({"after_ms": 1500, "delay_ms": 75}),
+                )
+            },
+            workload: workload(http(3, 1000, false, 200_000), cubic(), cubic()),
+            topology: TopologySpec::default(),
+            must: &[],
+            must_not: &["app.server_think_time"],
+            full_snaplen: false,
+            status: Status::Ready,
+            check: |e, o| {
+                let think: Vec<f64> = e.server["connections"]
+                    .as_array()
+                    .map(|c| {
+                        c.iter()
+                            .flat_map(|c| c["requests"].as_array().cloned().unwrap_or_default())
+                            .filter_map(|r| ns_to_ms(&r["think_ns"]))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                o.key("server_think_ms", &think);
+                o.check(
+                    "the server thought under 5 ms on each request",
+                    think.len() == 3 && think.iter().all(|&t| t < 5.0),
+                    fmt_list(&think),
+                );
+                let lat = e.latencies_ms();
+                o.key("request_latency_ms", &lat);
+                o.check(
+                    "the third request took at least the new RTT (150 ms)",
+                    lat.get(2).is_some_and(|&l| l >= 150.0),
+                    fmt_list(&lat),
+                );
             },
         },
     ]

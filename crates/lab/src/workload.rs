@@ -151,13 +151,13 @@ pub struct HttpConfig {
     /// this long, counted from the end of its last response write (or from the accept).
     /// Seed 01's 60 s timeouts, scaled down. None: never.
     pub server_idle_close_ms: Option<u64>,
+    /// The client closes its kept-alive connection once it has been idle this long after
+    /// the last response was read (a connection pool's idle timeout, Go's
+    /// `IdleConnTimeout`), and the next request opens a new one. None: never.
+    pub client_idle_close_ms: Option<u64>,
     /// The server writes each response in writes of this many bytes. None: one write_all
     /// (a write of 8 KB or more overshoots a small send buffer, see small-sndbuf).
     pub response_write_size: Option<u32>,
-    /// The client closes its kept-alive connection once it has been idle this long (from
-    /// the last response byte read) and the next request is not due yet, as client-side
-    /// pools do; the next request opens a new connection. None: never.
-    pub client_idle_close_ms: Option<u64>,
 }
 
 impl Default for HttpConfig {
@@ -170,8 +170,8 @@ impl Default for HttpConfig {
             response_bytes: 741_342,
             think_ms: 0,
             server_idle_close_ms: None,
-            response_write_size: None,
             client_idle_close_ms: None,
+            response_write_size: None,
         }
     }
 }

@@ -568,3 +568,65 @@ fn early_exit_needs_a_cwnd_limited_flight_and_no_hystart() {
         &["slow_start.early_exit", "rwnd.limited"],
     );
 }
+
+/// Issue 12, class 6. Keep-alive timeouts shorter than the old 1 s floor: the server's
+/// 1 s timeout (its FIN 965–984 ms after the last data on the wire, the timer running
+/// from the write's return) and a client pool's 0.7 s at 1 ms RTT. The same idle time
+/// before every close is the signal; both must be named from both ends, with the closer
+/// right. Before the fix neither was named (only connection.short_lived).
+#[test]
+fn idle_close_is_the_repeated_idle_time_not_a_floor() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !usable() {
+        return;
+    }
+    for (name, closer) in [
+        ("idle-close-1s", "server's FIN"),
+        ("idle-close-client", "client's FIN"),
+    ] {
+        let (m, runs) = run_analyzed(name);
+        assert_eq!(m["passed"], true, "{name}: {:#}", m["checks"]);
+        assert_eq!(runs.len(), 2);
+        for a in &runs {
+            let f = a
+                .findings
+                .iter()
+                .find(|f| f.id.as_str() == "connection.idle_close")
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{name} {}: {:?}",
+                        a.side,
+                        a.findings.iter().map(|f| f.id.as_str()).collect::<Vec<_>>()
+                    )
+                });
+            // Every request after the first reconnected because of a close.
+            let n = m["parameters"]["workload"]["kind"]["requests"]
+                .as_u64()
+                .unwrap();
+            assert_eq!(f.connections, n - 1, "{name} {}", a.side);
+            assert!(
+                f.evidence.iter().any(|e| e.note.contains(closer)),
+                "{name} {}: {:#?}",
+                a.side,
+                f.evidence
+            );
+        }
+    }
+}
+
+/// Issue 12, class 7. The path's RTT rose from 1 ms to 150 ms between the second and
+/// the third request; the server answered each at once (its think times < 5 ms, the
+/// scenario's check). Before the fix the client's capture priced the third request's
+/// wait as 153 ms of server think time (the 1.18 ms sample of a second earlier taken
+/// off); the RTT sample nearest to the request (within its response) must be used.
+#[test]
+fn think_time_takes_off_the_rtt_of_the_moment() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !usable() {
+        return;
+    }
+    let (m, runs) = run_analyzed("rtt-rise");
+    assert_eq!(m["passed"], true, "rtt-rise: {:#}", m["checks"]);
+    assert_eq!(runs.len(), 2);
+    named_none_of("rtt-rise", &runs, &["app.server_think_time"]);
+}

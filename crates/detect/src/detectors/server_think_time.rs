@@ -8,12 +8,19 @@
 //! which is subtracted; in the middle, the part of the round trip beyond the tap. The
 //! round trip subtracted is the one that applied to that request: the RTT sample of the
 //! server's pure ACK of the client's data that arrived after the request's last byte and
-//! before the response (tap → server → tap, whatever the vantage point); else the most
-//! recent such sample before the request; else the handshake's (in the middle, its
-//! SYN → SYN/ACK part). The handshake alone is not enough: a path whose RTT grew after
-//! it (a queue, a route change, `rtt-step` in the lab) would turn the growth into
-//! "thinking". An ACK carried by the response itself is no sample: it waited for the
-//! thinking. A sample under half the handshake's RTT is not used either: the ACK came
+//! before the response (tap → server → tap, whatever the vantage point); else, of the
+//! latest RTT sample before the request and the first one within its response, the one
+//! nearer in time to the request; else the handshake's (in the middle, its SYN → SYN/ACK
+//! part). The handshake alone is not enough: a path whose RTT grew after it (a queue, a
+//! route change, `rtt-step` in the lab) would turn the growth into "thinking"; nor is a
+//! sample from long before the request (lab `rtt-rise`: 1 ms RTT until 1.5 s, 150 ms
+//! after; the third request's response came 155 ms after it, and 1.18 ms measured a
+//! second earlier made that 153 ms of thinking). Samples are the server's pure ACKs of
+//! client data, and the server's data that echoes the TSval of a client's pure ACK (RFC
+//! 7323 §4.3: the sender echoes the latest TSval it received; an ACK-clocked sender sends
+//! on the ACK's arrival, `tcp_ack` → `tcp_data_snd_check`), which is tap → server → tap
+//! as well. An ACK carried by the response itself is no sample, nor data echoing the
+//! request's TSval: both waited for the thinking. A sample under half the handshake's RTT is not used either: the ACK came
 //! from nearer than the server (a proxy or security software acknowledging for it, seed
 //! 02; `suricata-verify-mime-stream-depth.pcap`: ACKs after 0.13 ms on a 111 ms path,
 //! responses 102 ms after the requests), and the handshake's RTT is kept.
@@ -32,7 +39,8 @@
 //!
 //! Known false positives / negatives: a server that delays its ACK of the request (Linux
 //! delayed ACK, 40 ms or more) and then thinks longer makes the ACK's sample hold that
-//! delay: the thinking is underestimated by it. A lost pure ACK of the server does not
+//! delay: the thinking is underestimated by it, as by a server that wrote its response in
+//! pieces (its data waited for the application, not only the path). A lost pure ACK of the server does not
 //! hide the response (the response acknowledges more than the server's previous packet,
 //! and the skip is not read as a lost response).
 
@@ -75,6 +83,8 @@ struct Sample {
     frame: u64,
     ts: Timestamp,
     ns: u64,
+    /// Server data echoing a client's pure ACK (else the server's pure ACK).
+    data: bool,
 }
 
 /// The first server data after client data: where a response starts.
@@ -87,6 +97,8 @@ struct Turn {
     /// Earlier transmissions of that segment lost before the capture point (IP IDs), or
     /// a retransmission came first.
     lost: Option<Lost>,
+    /// The first RTT sample after it (within its response, normally).
+    after: Option<Sample>,
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -107,6 +119,19 @@ struct Conn {
     retrans: Option<u64>,
     latest: Option<Sample>,
     turns: Vec<Turn>,
+    /// The TSval of the client's latest data: the server's data echoing it waited for the
+    /// server, and is no RTT sample.
+    client_data_tsval: Option<u32>,
+}
+
+impl Conn {
+    /// A new RTT sample: the latest, and the first after the last turn.
+    fn add_sample(&mut self, s: Sample) {
+        self.latest = Some(s);
+        if let Some(t) = self.turns.last_mut() {
+            t.after.get_or_insert(s);
+        }
+    }
 }
 
 #[derive(Default)]
@@ -128,16 +153,25 @@ impl Detector for ServerThinkTime {
         if ev.from_client {
             if ev.payload_len > 0 && repeat == 0 {
                 c.awaiting = true;
+                c.client_data_tsval = seg.pkt.options.timestamps.map(|t| t.0);
             }
             return;
         }
+        let sample = |ns, data| Sample {
+            frame: seg.frame,
+            ts: seg.ts,
+            ns,
+            data,
+        };
         if ev.payload_len == 0 && !seg.pkt.flags.syn() {
             if let Some((_, ns)) = ev.ack_rtt.or(ev.ts_rtt) {
-                c.latest = Some(Sample {
-                    frame: seg.frame,
-                    ts: seg.ts,
-                    ns,
-                });
+                c.add_sample(sample(ns, false));
+            }
+        } else if ev.payload_len > 0 && !c.awaiting && repeat == 0 {
+            // Data within a response echoing a client's pure ACK.
+            let echo = seg.pkt.options.timestamps.map(|t| t.1);
+            if let (Some((_, ns)), false) = (ev.ts_rtt, echo == c.client_data_tsval) {
+                c.add_sample(sample(ns, true));
             }
         } else if ev.payload_len > 0 && c.awaiting {
             if repeat != 0 {
@@ -156,6 +190,7 @@ impl Detector for ServerThinkTime {
                         frame: seg.frame,
                         sample: c.latest,
                         lost,
+                        after: None,
                     });
                 }
                 c.awaiting = false;
@@ -177,8 +212,9 @@ impl Detector for ServerThinkTime {
         let mut f = conn.finding(FindingId::AppServerThinkTime);
         let mut n = 0u32;
         let mut max = 0u64;
-        // Exchanges measured with the request's own ACK, an earlier one, the handshake.
-        let mut by = [0u32; 3];
+        // Exchanges measured with the request's own ACK, an earlier sample, the
+        // handshake, a sample within the response.
+        let mut by = [0u32; 4];
         let mut lost_left_out = 0u32;
         let mut lost_listed: Vec<String> = Vec::new();
         for x in conn.exchanges {
@@ -217,18 +253,35 @@ impl Detector for ServerThinkTime {
             } else {
                 // A sample far shorter than the handshake's is not used: see the module doc.
                 let near = fallback / NEARER_THAN_SERVER;
-                match turn.and_then(|t| t.sample).filter(|s| s.ns >= near) {
-                    Some(s) if s.ts >= x.request.end => (
+                let before = turn.and_then(|t| t.sample).filter(|s| s.ns >= near);
+                let after = turn.and_then(|t| t.after).filter(|s| s.ns >= near);
+                // The sample nearer in time to the request: the path's RTT then.
+                let after = after.filter(|a| {
+                    before.is_none_or(|b| {
+                        a.ts.elapsed_since(x.request.end) < x.request.end.elapsed_since(b.ts)
+                    })
+                });
+                match (before, after) {
+                    (Some(s), _) if s.ts >= x.request.end => (
                         s.ns,
                         Some(0),
                         format!("the request's ACK (frame {}) measured", s.frame),
                     ),
-                    Some(s) => (
+                    (_, Some(s)) => (
+                        s.ns,
+                        Some(3),
+                        format!("frame {} of its response measured", s.frame),
+                    ),
+                    (Some(s), None) => (
                         s.ns,
                         Some(1),
-                        format!("the latest ACK before it (frame {}) measured", s.frame),
+                        format!(
+                            "the latest {} before it (frame {}) measured",
+                            if s.data { "data" } else { "ACK" },
+                            s.frame
+                        ),
                     ),
-                    None => {
+                    (None, None) => {
                         let what = if conn.vantage == Vantage::Middle {
                             "the handshake measured beyond the tap"
                         } else {
@@ -275,6 +328,7 @@ impl Detector for ServerThinkTime {
                 "the RTT sample of the request's own ACK",
                 "the latest RTT sample before the request",
                 "the handshake's RTT",
+                "the first RTT sample within the response",
             ]
             .iter()
             .zip(by)
