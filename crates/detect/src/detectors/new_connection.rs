@@ -111,7 +111,7 @@ struct Candidate {
     key: (IpAddr, Endpoint),
     rtt_ns: u64,
     mss: u64,
-    mss_note: String,
+    mss_note: MssNote,
     exchange: Exchange,
     /// The receiver's advertised window in its ACK of the round before the last.
     rwnd_at_last_round: Option<u64>,
@@ -145,8 +145,28 @@ pub struct NewConnection {
     pending: Vec<Candidate>,
 }
 
+/// How [`sender_mss`] came to its value, for the finding's texts: written only into the
+/// findings (a String per connection was made for every connection with its SYNs).
+#[derive(Copy, Clone)]
+enum MssNote {
+    Plain { mss: u64 },
+    LessTimestamps { mss: u64, eff: u64 },
+}
+
+impl std::fmt::Display for MssNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            MssNote::Plain { mss } => write!(f, "MSS {mss} B from the SYNs"),
+            MssNote::LessTimestamps { mss, eff } => write!(
+                f,
+                "MSS {mss} B from the SYNs − {TIMESTAMP_OPTION_BYTES} B of timestamp option = {eff} B"
+            ),
+        }
+    }
+}
+
 /// The sender's payload per segment: the smaller SYN MSS, minus the timestamp option.
-fn sender_mss(s: &ConnSummary) -> Option<(u64, String)> {
+fn sender_mss(s: &ConnSummary) -> Option<(u64, MssNote)> {
     let c = s.dirs[0].syn?;
     let srv = s.dirs[1].syn?;
     let mss = u64::from(match (c.mss, srv.mss) {
@@ -156,12 +176,9 @@ fn sender_mss(s: &ConnSummary) -> Option<(u64, String)> {
     });
     if c.timestamps && srv.timestamps && mss > TIMESTAMP_OPTION_BYTES {
         let eff = mss - TIMESTAMP_OPTION_BYTES;
-        Some((
-            eff,
-            format!("MSS {mss} B from the SYNs − {TIMESTAMP_OPTION_BYTES} B of timestamp option = {eff} B"),
-        ))
+        Some((eff, MssNote::LessTimestamps { mss, eff }))
     } else {
-        Some((mss, format!("MSS {mss} B from the SYNs")))
+        Some((mss, MssNote::Plain { mss }))
     }
 }
 
@@ -195,13 +212,11 @@ fn looks_like_slow_start(x: &Exchange, rtt_ns: u64, mss: u64) -> bool {
     true
 }
 
-impl Detector for NewConnection {
-    fn on_segment(&mut self, seg: &Segment<'_>) {
+impl NewConnection {
+    /// A segment with data, or from the client.
+    #[inline(never)]
+    fn segment(&mut self, seg: &Segment<'_>) {
         let ev = seg.ev;
-        // The server's pure ACKs change nothing: no lookup for them.
-        if !ev.from_client && ev.payload_len == 0 {
-            return;
-        }
         let live = self.live.get_or_default(seg);
         if live.done {
             return;
@@ -226,6 +241,17 @@ impl Detector for NewConnection {
         }
         if let Some(ack) = ev.rel_ack {
             live.windows.push((ack, ev.window_bytes));
+        }
+    }
+}
+
+impl Detector for NewConnection {
+    /// Inlined into the registry's dispatch: the server's pure ACKs change nothing and
+    /// cost a test, not a call and a lookup.
+    #[inline]
+    fn on_segment(&mut self, seg: &Segment<'_>) {
+        if seg.ev.from_client || seg.ev.payload_len > 0 {
+            self.segment(seg);
         }
     }
 

@@ -52,16 +52,27 @@ pub struct SynRetransmit {
     conns: Slots<Handshake>,
 }
 
-impl Detector for SynRetransmit {
-    fn on_segment(&mut self, seg: &Segment<'_>) {
+impl SynRetransmit {
+    /// A SYN or SYN/ACK (not a capture duplicate).
+    #[inline(never)]
+    fn syn(&mut self, seg: &Segment<'_>) {
         let f = seg.pkt.flags;
-        if !f.syn() || seg.ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
-            return;
-        }
         let h = self.conns.get_or_default(seg);
         let list = if f.ack() { &mut h.synacks } else { &mut h.syns };
         if list.len() < MAX_SYNS {
             list.push((seg.frame, seg.ts));
+        }
+    }
+}
+
+impl Detector for SynRetransmit {
+    /// Inlined into the registry's dispatch, so that the segments without SYN (all but
+    /// two or three a connection) cost a test, not a call (23.5 instructions a segment
+    /// before, callgrind on the mixed bench capture).
+    #[inline]
+    fn on_segment(&mut self, seg: &Segment<'_>) {
+        if seg.pkt.flags.syn() && !seg.ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
+            self.syn(seg);
         }
     }
 
