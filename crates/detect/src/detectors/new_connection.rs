@@ -50,7 +50,7 @@
 //! connection that is reused afterwards is reported too (it did pay slow start), with
 //! the note that later exchanges did not.
 
-use crate::detector::{ms, Connection, Detector, Segment, Slots};
+use crate::detector::{emptied_vec, ms, Connection, Detector, Reusable, Segment, Slots};
 use crate::exchange::{Exchange, Span};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
 use std::collections::HashMap;
@@ -136,6 +136,15 @@ struct Live {
     /// Relative sequence number of the server's first data byte.
     server_first_seq: Option<u64>,
     done: bool,
+}
+
+impl Reusable for Live {
+    fn emptied(self) -> Self {
+        Live {
+            windows: emptied_vec(self.windows),
+            ..Live::default()
+        }
+    }
 }
 
 #[derive(Default)]
@@ -257,7 +266,9 @@ impl Detector for NewConnection {
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
         let s = conn.summary;
-        let live = self.live.take(conn).unwrap_or_default();
+        let taken = self.live.take_reusing(conn);
+        let none = Live::default();
+        let live = taken.as_deref().unwrap_or(&none);
         let key = (s.endpoints[0].addr, s.endpoints[1]);
         let Some((mss, mss_note)) = sender_mss(s) else {
             return;

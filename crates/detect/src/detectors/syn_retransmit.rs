@@ -18,7 +18,7 @@
 //! conntrack table, loss on the path; clients that cannot wait 1 s retry the connect
 //! sooner at the application level.
 
-use crate::detector::{ms, Connection, Detector, Segment, Slots};
+use crate::detector::{emptied_vec, ms, Connection, Detector, Reusable, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::SegmentKinds;
@@ -42,6 +42,15 @@ struct Handshake {
     /// (frame, time) of every SYN and SYN/ACK, in order; bounded.
     syns: Vec<(u64, Timestamp)>,
     synacks: Vec<(u64, Timestamp)>,
+}
+
+impl Reusable for Handshake {
+    fn emptied(self) -> Self {
+        Handshake {
+            syns: emptied_vec(self.syns),
+            synacks: emptied_vec(self.synacks),
+        }
+    }
 }
 
 /// SYNs remembered per connection (Linux gives up after 6 retries by default).
@@ -77,7 +86,7 @@ impl Detector for SynRetransmit {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let Some(h) = self.conns.take(conn) else {
+        let Some(h) = self.conns.take_reusing(conn) else {
             return;
         };
         if h.syns.len() < 2 && h.synacks.len() < 2 {
