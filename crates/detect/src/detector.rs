@@ -260,13 +260,23 @@ impl Connection<'_> {
 
 /// Milliseconds for explanations: "25.4 ms", "1032 ms".
 pub fn ms(ns: u64) -> String {
-    let v = ns as f64 / 1e6;
-    if v < 10.0 {
-        format!("{v:.2} ms")
-    } else if v < 100.0 {
-        format!("{v:.1} ms")
-    } else {
-        format!("{v:.0} ms")
+    Ms(ns).to_string()
+}
+
+/// [`ms`] written straight into the text being formatted, without a String of its own.
+#[derive(Copy, Clone)]
+pub struct Ms(pub u64);
+
+impl std::fmt::Display for Ms {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = self.0 as f64 / 1e6;
+        if v < 10.0 {
+            write!(f, "{v:.2} ms")
+        } else if v < 100.0 {
+            write!(f, "{v:.1} ms")
+        } else {
+            write!(f, "{v:.0} ms")
+        }
     }
 }
 
