@@ -15,7 +15,7 @@ pub mod host;
 /// The senders' IP ID order, kept by the tracker ([`SegmentEvent::ip_id`]).
 pub use tcpwhy_track::ipid;
 
-pub use detector::{Connection, Detector, Segment, Slots, StreamMap};
+pub use detector::{Connection, Detector, Reusable, Segment, Slots, StreamMap, Taken};
 pub use exchange::{Exchange, ExchangeBuilder, Span};
 pub use finding::{Confidence, Evidence, Finding, FindingId, Fix, Host, StreamRef};
 

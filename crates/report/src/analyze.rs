@@ -219,7 +219,7 @@ struct JsonFile<'a> {
     tcp_frames: u64,
     connections: usize,
     error: Option<&'a str>,
-    findings: Vec<JsonFinding<'a>>,
+    findings: Findings<'a>,
     /// Finding id → how many findings the cost threshold left out.
     below_min_cost: std::collections::BTreeMap<&'static str, usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -232,14 +232,14 @@ struct JsonFile<'a> {
 struct JsonFinding<'a> {
     id: &'static str,
     stream: u64,
-    client: String,
-    server: String,
+    client: Shown<&'a tcpwhy_track::Endpoint>,
+    server: Shown<&'a tcpwhy_track::Endpoint>,
     cost_ms: f64,
     connections: u64,
     share: Option<f64>,
-    evidence: Vec<JsonEvidence<'a>>,
+    evidence: EvidenceList<'a>,
     explanation: &'a str,
-    fix: Vec<JsonFix<'a>>,
+    fix: FixList<'a>,
     confidence: &'static str,
     vantage: &'static str,
 }
@@ -247,7 +247,7 @@ struct JsonFinding<'a> {
 #[derive(Serialize)]
 struct JsonEvidence<'a> {
     frame: u64,
-    time: String,
+    time: Shown<tcpwhy_capture::Timestamp>,
     note: &'a str,
 }
 
@@ -255,6 +255,65 @@ struct JsonEvidence<'a> {
 struct JsonFix<'a> {
     host: &'static str,
     action: &'a str,
+}
+
+/// A value written as a JSON string through its `Display`: the same bytes as its
+/// `to_string()`, without a `String` made and freed per endpoint and timestamp.
+struct Shown<T>(T);
+
+impl<T: std::fmt::Display> Serialize for Shown<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
+    }
+}
+
+/// The findings, each made into its JSON form as it is written: the document is
+/// written straight from the analysis, not from a copy of it (a `Vec` of findings, each
+/// with its own vectors of evidence and fixes, built and dropped on the way out).
+struct Findings<'a>(&'a [Finding]);
+
+impl Serialize for Findings<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|f| JsonFinding {
+            id: f.id.as_str(),
+            stream: f.stream,
+            client: Shown(&f.endpoints[0]),
+            server: Shown(&f.endpoints[1]),
+            cost_ms: ns_to_ms(f.cost_ns),
+            connections: f.connections,
+            share: f.share.map(|s| (s * 1000.0).round() / 1000.0),
+            evidence: EvidenceList(&f.evidence),
+            explanation: &f.explanation,
+            fix: FixList(&f.fix),
+            confidence: f.confidence.as_str(),
+            vantage: f.vantage.name(),
+        }))
+    }
+}
+
+/// A finding's evidence lines, written as [`JsonEvidence`].
+struct EvidenceList<'a>(&'a [tcpwhy_detect::Evidence]);
+
+impl Serialize for EvidenceList<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|e| JsonEvidence {
+            frame: e.frame,
+            time: Shown(e.ts),
+            note: &e.note,
+        }))
+    }
+}
+
+/// A finding's fixes, written as [`JsonFix`].
+struct FixList<'a>(&'a [tcpwhy_detect::Fix]);
+
+impl Serialize for FixList<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|x| JsonFix {
+            host: x.host.as_str(),
+            action: &x.action,
+        }))
+    }
 }
 
 #[derive(Serialize)]
@@ -286,39 +345,7 @@ pub fn write_json(reports: &[AnalyzeReport], out: &mut impl std::io::Write) -> s
                 tcp_frames: r.file.tcp_frames,
                 connections: r.file.stats.count as usize,
                 error: r.file.error.as_ref().map(|e| e.message.as_str()),
-                findings: r
-                    .findings
-                    .iter()
-                    .map(|f| JsonFinding {
-                        id: f.id.as_str(),
-                        stream: f.stream,
-                        client: f.endpoints[0].to_string(),
-                        server: f.endpoints[1].to_string(),
-                        cost_ms: ns_to_ms(f.cost_ns),
-                        connections: f.connections,
-                        share: f.share.map(|s| (s * 1000.0).round() / 1000.0),
-                        evidence: f
-                            .evidence
-                            .iter()
-                            .map(|e| JsonEvidence {
-                                frame: e.frame,
-                                time: e.ts.to_string(),
-                                note: &e.note,
-                            })
-                            .collect(),
-                        explanation: &f.explanation,
-                        fix: f
-                            .fix
-                            .iter()
-                            .map(|x| JsonFix {
-                                host: x.host.as_str(),
-                                action: &x.action,
-                            })
-                            .collect(),
-                        confidence: f.confidence.as_str(),
-                        vantage: f.vantage.name(),
-                    })
-                    .collect(),
+                findings: Findings(&r.findings),
                 below_min_cost: r
                     .below_threshold
                     .iter()

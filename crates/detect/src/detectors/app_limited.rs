@@ -30,7 +30,7 @@
 //! reason. Request pipelining without new
 //! client data (server push, streaming) is counted, which is right for streaming.
 
-use crate::detector::{ms, Connection, Detector, Segment, Slots};
+use crate::detector::{emptied_vec, ms, Connection, Detector, Reusable, Segment, Slots};
 use crate::detectors::server_think_time::MIN_THINK_NS;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
@@ -101,6 +101,15 @@ struct Dir {
     in_burst: Option<usize>,
 }
 
+impl Reusable for [Dir; 2] {
+    fn emptied(self) -> Self {
+        self.map(|d| Dir {
+            gaps: emptied_vec(d.gaps),
+            ..Dir::default()
+        })
+    }
+}
+
 #[derive(Default)]
 pub struct AppLimited {
     conns: Slots<[Dir; 2]>,
@@ -159,7 +168,7 @@ impl Detector for AppLimited {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let Some(dirs) = self.conns.take(conn) else {
+        let Some(dirs) = self.conns.take_reusing(conn) else {
             return;
         };
         for (i, d) in dirs.iter().enumerate() {

@@ -47,7 +47,9 @@
 //! ACK timer to a few samples, which moves p95 little and the correlation not at all; a
 //! receiver-limited sender (rwnd) keeps flight flat, so the RTT stays flat too.
 
-use crate::detector::{ms, Connection, Detector, Segment, Slots};
+use crate::detector::{
+    emptied_deque, emptied_vec, ms, Connection, Detector, Reusable, Segment, Slots,
+};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use std::collections::VecDeque;
 use tcpwhy_capture::Timestamp;
@@ -156,6 +158,25 @@ struct Conn {
     dirs: [Dir; 2],
 }
 
+impl Reusable for Conn {
+    fn emptied(self) -> Self {
+        Conn {
+            dirs: self.dirs.map(|d| Dir {
+                at_sender: Series {
+                    v: emptied_vec(d.at_sender.v),
+                    ..Series::default()
+                },
+                at_receiver: Series {
+                    v: emptied_vec(d.at_receiver.v),
+                    ..Series::default()
+                },
+                peer_acks: emptied_deque(d.peer_acks),
+                ..Dir::default()
+            }),
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct Bufferbloat {
     conns: Slots<Conn>,
@@ -234,7 +255,7 @@ impl Detector for Bufferbloat {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let Some(st) = self.conns.take(conn) else {
+        let Some(st) = self.conns.take_reusing(conn) else {
             return;
         };
         for (i, d) in st.dirs.iter().enumerate() {

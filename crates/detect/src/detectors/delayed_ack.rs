@@ -81,7 +81,7 @@
 //! Past `MAX_STALLS` stalls per direction the rest is not counted (the cost is then a
 //! lower bound).
 
-use crate::detector::{ms, Connection, Detector, Segment, Slots};
+use crate::detector::{emptied_vec, ms, Connection, Detector, Reusable, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ConnModel, SegmentKinds, Side, Vantage};
@@ -223,6 +223,19 @@ struct Conn {
     dirs: [Dir; 2],
 }
 
+impl Reusable for Conn {
+    fn emptied(self) -> Self {
+        Conn {
+            dirs: self.dirs.map(|d| Dir {
+                flight: emptied_vec(d.flight),
+                stalls: emptied_vec(d.stalls),
+                ..Dir::default()
+            }),
+            ..Conn::default()
+        }
+    }
+}
+
 /// Full segment size of the sender `s`: the connection model's effective MSS
 /// (`tcpwhy_track::effective_mss`); without the handshake, the largest payload seen so
 /// far (`largest`), at least RFC 9293's default + 1. Segments at least this large (TSO
@@ -327,7 +340,7 @@ impl Detector for DelayedAck {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let Some(c) = self.conns.take(conn) else {
+        let Some(c) = self.conns.take_reusing(conn) else {
             return;
         };
         let Some(to) = round_trips(conn) else {

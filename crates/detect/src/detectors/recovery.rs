@@ -61,7 +61,9 @@
 //! acknowledge no more than the sender's previous packet did). Handshake segments are
 //! `handshake.syn_retransmit`'s and are left out here.
 
-use crate::detector::{ms, Connection, Detector, Segment, Slots};
+use crate::detector::{
+    emptied_deque, emptied_vec, ms, Connection, Detector, Reusable, Segment, Slots,
+};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ConnSummary, SegmentKinds, Vantage};
@@ -237,6 +239,20 @@ struct Dir {
 struct Conn {
     /// [client → server, server → client].
     dirs: [Dir; 2],
+}
+
+impl Reusable for Conn {
+    fn emptied(self) -> Self {
+        Conn {
+            dirs: self.dirs.map(|d| Dir {
+                ack_history: emptied_deque(d.ack_history),
+                signals: emptied_deque(d.signals),
+                holes: emptied_vec(d.holes),
+                retrans: emptied_vec(d.retrans),
+                ..Dir::default()
+            }),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -415,7 +431,7 @@ impl Detector for Recovery {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let Some(st) = self.conns.take(conn) else {
+        let Some(st) = self.conns.take_reusing(conn) else {
             return;
         };
         let sack = {

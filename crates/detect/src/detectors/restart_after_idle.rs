@@ -135,18 +135,11 @@ pub struct RestartAfterIdle {
     conns: Slots<Conn>,
 }
 
-impl Detector for RestartAfterIdle {
-    fn on_segment(&mut self, seg: &Segment<'_>) {
+impl RestartAfterIdle {
+    /// A segment with data, or the client's with an RTT sample (not a capture duplicate).
+    #[inline(never)]
+    fn segment(&mut self, seg: &Segment<'_>, client_sample: Option<(u64, u64)>) {
         let ev = seg.ev;
-        if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
-            return;
-        }
-        // Segments that change nothing need no lookup: the server's pure ACKs, and the
-        // client's pure ACKs without an RTT sample.
-        let client_sample = ev.from_client.then(|| ev.ack_rtt.or(ev.ts_rtt)).flatten();
-        if ev.payload_len == 0 && client_sample.is_none() {
-            return;
-        }
         let c = self.conns.get_or_default(seg);
         if ev.from_client {
             // The server's data → this ACK: a full RTT when the capture is at the server.
@@ -186,6 +179,23 @@ impl Detector for RestartAfterIdle {
             c.last_server_data = Some(seg.ts);
         }
         c.server_mid_response = true;
+    }
+}
+
+impl Detector for RestartAfterIdle {
+    /// Inlined into the registry's dispatch: the segments that change nothing (the
+    /// server's pure ACKs, the client's pure ACKs without an RTT sample) cost a test, not
+    /// a call.
+    #[inline]
+    fn on_segment(&mut self, seg: &Segment<'_>) {
+        let ev = seg.ev;
+        if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
+            return;
+        }
+        let client_sample = ev.from_client.then(|| ev.ack_rtt.or(ev.ts_rtt)).flatten();
+        if ev.payload_len > 0 || client_sample.is_some() {
+            self.segment(seg, client_sample);
+        }
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {

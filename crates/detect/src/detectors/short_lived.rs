@@ -198,9 +198,7 @@ impl Detector for ShortLived {
             };
             for c in &short {
                 let paid = c.avoidable;
-                f.cite(
-                    c.syn_frame,
-                    c.start,
+                f.cite_with(c.syn_frame, c.start, || {
                     format!(
                         "SYN of stream {}: new connection for {} exchange(s), handshake {}{}",
                         StreamRef(c.stream),
@@ -211,8 +209,8 @@ impl Detector for ShortLived {
                         } else {
                             ""
                         }
-                    ),
-                );
+                    )
+                });
             }
             let mut listed: Vec<String> = short
                 .iter()
