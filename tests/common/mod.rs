@@ -9,6 +9,7 @@ pub fn connections(path: &Path) -> Vec<ConnSummary> {
     let opts = tcpwhy_pipeline::Options {
         threads: 1,
         progress: None,
+        spill_budget: None,
     };
     tcpwhy_pipeline::flows(&path.to_string_lossy(), &opts)
         .expect("open")
