@@ -341,7 +341,8 @@ pub fn flows(a: FlowsArgs) -> Result<ExitCode, String> {
             }
         };
         if let Some(s) = a.stream {
-            r.retain_streams(|stream| stream == s);
+            r.retain_stream(s)
+                .map_err(|e| format!("{f}: reading the connections back: {e}"))?;
         }
         // The text report says it in its footer; JSON readers may not look at `error`.
         if let (Some(e), Format::Json) = (&r.error, a.format) {
@@ -354,7 +355,11 @@ pub fn flows(a: FlowsArgs) -> Result<ExitCode, String> {
     }
     if !reports.is_empty() {
         match a.format {
-            Format::Text => write_out(&flows::render_text(&reports))?,
+            Format::Text => {
+                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+                let r = flows::write_text(&reports, &mut out).and_then(|_| out.flush());
+                broken_pipe_ok(r)?;
+            }
             Format::Json => {
                 let mut out = std::io::BufWriter::new(std::io::stdout().lock());
                 let r = flows::write_json(&reports, &mut out).and_then(|_| out.flush());

@@ -15,7 +15,8 @@ pub fn connections(path: &Path) -> Vec<ConnSummary> {
         .expect("open")
         .connections
         .iter()
-        .collect()
+        .collect::<std::io::Result<_>>()
+        .expect("rows read back")
 }
 
 /// Segment counts of both directions of every connection, added up.

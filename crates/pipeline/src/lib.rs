@@ -20,10 +20,12 @@
 //! ([`PROVISIONAL_STREAM`] | first frame) until the shards are joined; [`StreamNumbers`]
 //! then maps them, and findings are renumbered ([`tcpwhy_detect::Analysis::renumber`]).
 
+mod connections;
 mod findings;
 mod report;
 pub mod spill;
 
+pub use connections::Connections;
 pub use findings::Findings;
 pub use report::{ConnStats, FileReport, ReadError};
 
@@ -33,9 +35,7 @@ use tcpwhy_capture::{
     decode, flow_addrs, Capture, FileFormat, FlowAddrs, Packet, SkipCounts, Timestamp,
 };
 use tcpwhy_detect::{Analyzer, Config, Exchange, Finding};
-use tcpwhy_track::{
-    ConnRows, ConnSummary, Endpoint, SegmentEvent, Sharder, Tracker, PROVISIONAL_STREAM,
-};
+use tcpwhy_track::{ConnSummary, Endpoint, SegmentEvent, Sharder, Tracker, PROVISIONAL_STREAM};
 
 /// Frames between progress updates (cheap enough to be invisible on the hot path).
 const PROGRESS_EVERY: u64 = 1 << 16;
@@ -249,12 +249,12 @@ struct Sharded<S> {
 }
 
 /// A pass over `path` on `threads` threads (one for standard input or a small count),
-/// each feeding its own sink made by `make` (told how many shards there are: 1 for a
-/// serial pass).
+/// each feeding its own sink made by `make` (told its shard and how many there are:
+/// `(0, 1)` for a serial pass).
 fn sharded<S: Sink + Send>(
     path: &str,
     opts: &Options<'_>,
-    make: impl Fn(usize) -> S + Sync,
+    make: impl Fn(usize, usize) -> S + Sync,
 ) -> Result<Sharded<S>, String> {
     let threads = match opts.threads {
         0 => auto_threads(path),
@@ -263,7 +263,7 @@ fn sharded<S: Sink + Send>(
     if threads <= 1 || path == "-" {
         let mut cap = open(path)?;
         let format = format_name(cap.format());
-        let (t, sink) = run(&mut cap, None, make(1), opts.progress);
+        let (t, sink) = run(&mut cap, None, make(0, 1), opts.progress);
         return Ok(Sharded {
             report: FileReport::new(path, format, t.frames, t.tcp_frames, t.skipped, t.error),
             sinks: vec![sink],
@@ -286,7 +286,7 @@ fn sharded<S: Sink + Send>(
                         of: threads,
                         sharder: Sharder::new(threads),
                     };
-                    run(&mut cap, Some(s), make(threads), progress)
+                    run(&mut cap, Some(s), make(shard, threads), progress)
                 })
             })
             .collect();
@@ -311,14 +311,14 @@ fn sharded<S: Sink + Send>(
     Ok(Sharded { report, sinks })
 }
 
-/// Collects connection rows for [`flows`], encoded as they end ([`ConnRows`]): a short
-/// connection's row takes tens of bytes instead of a 776-byte summary.
-#[derive(Default)]
-struct Rows(ConnRows);
+/// Keeps connection rows for [`flows`] as they end, encoded ([`connections`]): a short
+/// connection's row takes tens of bytes instead of a 776-byte summary, and beyond the
+/// memory budget they wait in temporary files.
+struct Rows(connections::RowStore);
 
 impl Sink for Rows {
     fn connection(&mut self, summary: ConnSummary) {
-        self.0.push(&summary);
+        self.0.push(summary);
     }
     fn reads_ip_ids(&self) -> bool {
         false
@@ -326,20 +326,25 @@ impl Sink for Rows {
 }
 
 /// Every connection of `path` with its statistics (`tcpwhy flows`), sorted by stream,
-/// continuations merged.
+/// continuations merged. Rows beyond the memory budget ([`Options::spill_budget`]) wait
+/// in temporary files; an error writing them fails the pass.
 pub fn flows(path: &str, opts: &Options<'_>) -> Result<FileReport, String> {
-    let s = sharded(path, opts, |_| Rows::default())?;
+    let budget = opts.spill_budget.unwrap_or(spill::SPILL_BUDGET);
+    let s = sharded(path, opts, |me, shards| {
+        // At most 256 threads (the command line's bound on -j).
+        Rows(connections::RowStore::new(budget / shards, me as u16))
+    })?;
+    let keeping = |e: std::io::Error| format!("{path}: keeping the connections: {e}");
     let mut report = s.report;
-    let mut shards: Vec<ConnRows> = s.sinks.into_iter().map(|r| r.0).collect();
-    report.connections = if shards.len() == 1 {
-        let mut rows = shards.pop().unwrap_or_default();
-        rows.merge_by_stream();
-        rows
-    } else {
-        // Each thread's rows sorted in parallel would save little next to the merge.
-        ConnRows::merge_shards(shards)
-    };
-    report.stats = ConnStats::of(report.connections.iter());
+    let mut stores = Vec::new();
+    for Rows(mut r) in s.sinks {
+        if let Some(e) = r.error.take() {
+            return Err(keeping(e));
+        }
+        stores.push((r.rows.seal(), r.servers));
+    }
+    report.connections = Connections::new(stores).map_err(keeping)?;
+    report.stats = ConnStats::of_connections(&report.connections).map_err(keeping)?;
     Ok(report)
 }
 
@@ -454,7 +459,7 @@ pub fn analyze(
     config: &Config,
 ) -> Result<(FileReport, Findings, Exchanges), String> {
     let budget = opts.spill_budget.unwrap_or(spill::SPILL_BUDGET);
-    let s = sharded(path, opts, |shards| {
+    let s = sharded(path, opts, |_, shards| {
         let store = SpillSort::new(budget / shards);
         Analyzing::new(config.clone(), shards > 1, Some(store))
     })?;
