@@ -85,19 +85,29 @@ pub struct SpillSort<R> {
     spans: Vec<Span>,
     runs: Vec<Run>,
     records: u64,
+    /// Where runs are written: the system's temporary directory ($TMPDIR) unless set.
+    dir: Option<std::path::PathBuf>,
     _record: PhantomData<fn() -> R>,
+}
+
+/// A new temporary file in `dir` (default: the system's), deleted when closed.
+fn temp_file(dir: Option<&std::path::Path>) -> io::Result<File> {
+    let dir = dir.map_or_else(std::env::temp_dir, |d| d.to_path_buf());
+    tempfile::tempfile_in(&dir).map_err(|e| context(e, "creating", &dir))
 }
 
 /// An I/O error with what was being done (the temporary directory, so that "no space
 /// left on device" says where).
-fn context(e: io::Error, doing: &str) -> io::Error {
+fn context(e: io::Error, doing: &str, dir: &std::path::Path) -> io::Error {
     io::Error::new(
         e.kind(),
-        format!(
-            "{doing} a temporary file in {}: {e}",
-            std::env::temp_dir().display()
-        ),
+        format!("{doing} a temporary file in {}: {e}", dir.display()),
     )
+}
+
+/// The directory runs go to, for messages.
+fn dir_of(dir: Option<&std::path::Path>) -> std::path::PathBuf {
+    dir.map_or_else(std::env::temp_dir, |d| d.to_path_buf())
 }
 
 impl<R: Record> SpillSort<R> {
@@ -109,8 +119,15 @@ impl<R: Record> SpillSort<R> {
             spans: Vec::new(),
             runs: Vec::new(),
             records: 0,
+            dir: None,
             _record: PhantomData,
         }
+    }
+
+    /// Writes runs in `dir` instead of the system's temporary directory.
+    pub fn in_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.dir = Some(dir.into());
+        self
     }
 
     /// Records pushed.
@@ -167,16 +184,17 @@ impl<R: Record> SpillSort<R> {
     /// merges the runs into one when there are [`MAX_RUNS`].
     fn spill(&mut self) -> io::Result<()> {
         self.sort_memory();
-        let file = tempfile::tempfile().map_err(|e| context(e, "creating"))?;
+        let dir = self.dir.as_deref();
+        let file = temp_file(dir)?;
         let mut w = BufWriter::with_capacity(WRITE_BUFFER, &file);
         let mut written = 0u64;
         for s in &self.spans {
             w.write_all(&s.len.to_le_bytes())
                 .and_then(|_| w.write_all(s.of(&self.bytes)))
-                .map_err(|e| context(e, "writing"))?;
+                .map_err(|e| context(e, "writing", &dir_of(dir)))?;
             written += 4 + u64::from(s.len);
         }
-        w.flush().map_err(|e| context(e, "writing"))?;
+        w.flush().map_err(|e| context(e, "writing", &dir_of(dir)))?;
         drop(w);
         self.runs.push(Run {
             file,
@@ -187,7 +205,8 @@ impl<R: Record> SpillSort<R> {
         if self.runs.len() >= MAX_RUNS {
             let runs = std::mem::take(&mut self.runs);
             let sources: Vec<Source> = runs.into_iter().map(Source::File).collect();
-            self.runs.push(merge_to_run::<R>(&sources)?);
+            self.runs
+                .push(merge_to_run::<R>(&sources, self.dir.as_deref())?);
         }
         Ok(())
     }
@@ -205,14 +224,16 @@ impl<R: Record> SpillSort<R> {
         Sorted {
             sources,
             records: self.records,
+            dir: self.dir.take(),
             _record: PhantomData,
         }
     }
 }
 
 /// Merges `sources` into one run.
-fn merge_to_run<R: Record>(sources: &[Source]) -> io::Result<Run> {
-    let file = tempfile::tempfile().map_err(|e| context(e, "creating"))?;
+fn merge_to_run<R: Record>(sources: &[Source], dir: Option<&std::path::Path>) -> io::Result<Run> {
+    let file = temp_file(dir)?;
+    let failed = |e| context(e, "writing", &dir_of(dir));
     let mut w = BufWriter::with_capacity(WRITE_BUFFER, &file);
     let mut merge = Merge::<R>::new(sources);
     let mut record = Vec::new();
@@ -220,10 +241,10 @@ fn merge_to_run<R: Record>(sources: &[Source]) -> io::Result<Run> {
     while merge.next_raw(&mut record)? {
         w.write_all(&(record.len() as u32).to_le_bytes())
             .and_then(|_| w.write_all(&record))
-            .map_err(|e| context(e, "writing"))?;
+            .map_err(failed)?;
         written += 4 + record.len() as u64;
     }
-    w.flush().map_err(|e| context(e, "writing"))?;
+    w.flush().map_err(failed)?;
     drop(w);
     Ok(Run {
         file,
@@ -235,6 +256,7 @@ fn merge_to_run<R: Record>(sources: &[Source]) -> io::Result<Run> {
 pub struct Sorted<R> {
     sources: Vec<Source>,
     records: u64,
+    dir: Option<std::path::PathBuf>,
     _record: PhantomData<fn() -> R>,
 }
 
@@ -243,6 +265,7 @@ impl<R: Record> Default for Sorted<R> {
         Sorted {
             sources: Vec::new(),
             records: 0,
+            dir: None,
             _record: PhantomData,
         }
     }
@@ -271,18 +294,21 @@ impl<R: Record> Sorted<R> {
     pub fn join(parts: Vec<Sorted<R>>) -> io::Result<Sorted<R>> {
         let mut sources = Vec::new();
         let mut records = 0;
+        let mut dir = None;
         for p in parts {
             records += p.records;
             sources.extend(p.sources);
+            dir = dir.or(p.dir);
         }
         while sources.len() > MAX_RUNS {
             let rest = sources.split_off(MAX_RUNS);
-            let merged = merge_to_run::<R>(&sources)?;
+            let merged = merge_to_run::<R>(&sources, dir.as_deref())?;
             sources = std::iter::once(Source::File(merged)).chain(rest).collect();
         }
         Ok(Sorted {
             sources,
             records,
+            dir,
             _record: PhantomData,
         })
     }
@@ -341,7 +367,7 @@ impl Cursor<'_> {
                 match r.read_exact(&mut len) {
                     Ok(()) => {}
                     Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(false),
-                    Err(e) => return Err(context(e, "reading")),
+                    Err(e) => return Err(context(e, "reading", &dir_of(None))),
                 }
                 let len = u32::from_le_bytes(len) as usize;
                 if len > MAX_RECORD {
@@ -351,7 +377,8 @@ impl Cursor<'_> {
                     ));
                 }
                 out.resize(len, 0);
-                r.read_exact(out).map_err(|e| context(e, "reading"))?;
+                r.read_exact(out)
+                    .map_err(|e| context(e, "reading", &dir_of(None)))?;
                 Ok(true)
             }
         }
@@ -640,6 +667,21 @@ mod tests {
         assert!(s.push(&Big).is_err());
         assert_eq!(s.len(), 0);
         assert_eq!(s.seal().iter().count(), 0);
+    }
+
+    #[test]
+    fn a_run_that_cannot_be_written_is_an_error_that_names_the_directory() {
+        let dir = "/nonexistent/tcpwhy-spill";
+        let mut s = SpillSort::new(ONE).in_dir(dir);
+        s.push(&items(&[1])[0]).unwrap();
+        // The second record takes the store over its budget: the first is written.
+        let e = s.push(&items(&[2])[0]).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        assert!(
+            e.to_string()
+                .starts_with("creating a temporary file in /nonexistent/tcpwhy-spill: "),
+            "{e}"
+        );
     }
 
     #[test]
