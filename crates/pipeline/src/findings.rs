@@ -14,15 +14,36 @@ use tcpwhy_track::{Endpoint, Vantage};
 /// What findings are sorted on, first in their encoding: the cost, largest first, then
 /// stream, id, first evidence frame and explanation — the total order the report has
 /// always used (`tcpwhy_detect::Analyzer::finish`), so that it does not depend on how
-/// connections were sharded.
-#[derive(Serialize, Deserialize)]
-struct Key<'a> {
+/// connections were sharded. All but the explanation are written big-endian in
+/// [`KEY_LEN`] bytes (the cost inverted, so that larger comes first), so that two
+/// findings compare as bytes; the explanation follows, as its postcard string.
+const KEY_LEN: usize = 8 + 8 + 2 + 1 + 8;
+
+fn write_key(
     cost_ns: u64,
     stream: u64,
-    /// The id's position in [`FindingId::ALL`], which is its order.
-    id: u16,
+    id: FindingId,
     first_frame: Option<u64>,
-    explanation: &'a str,
+    out: &mut Vec<u8>,
+) {
+    out.extend_from_slice(&(!cost_ns).to_be_bytes());
+    out.extend_from_slice(&stream.to_be_bytes());
+    // The id's position in FindingId::ALL, which is its order.
+    let id = FindingId::ALL.iter().position(|x| *x == id).unwrap_or(0) as u16;
+    out.extend_from_slice(&id.to_be_bytes());
+    out.push(u8::from(first_frame.is_some()));
+    out.extend_from_slice(&first_frame.unwrap_or(0).to_be_bytes());
+}
+
+fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_be_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// The explanation of an encoded finding (borrowed).
+fn explanation(b: &[u8]) -> Option<&str> {
+    postcard::take_from_bytes::<&str>(b.get(KEY_LEN..)?)
+        .ok()
+        .map(|(s, _)| s)
 }
 
 /// The rest of a finding, as written.
@@ -107,13 +128,8 @@ impl Record for Finding {
             confidence,
             vantage,
         } = self;
-        let key = Key {
-            cost_ns: *cost_ns,
-            stream: *stream,
-            id: FindingId::ALL.iter().position(|x| x == id).unwrap_or(0) as u16,
-            first_frame: evidence.first().map(|e| e.frame),
-            explanation,
-        };
+        let first_frame = evidence.first().map(|e| e.frame);
+        write_key(*cost_ns, *stream, *id, first_frame, out);
         let rest = RestOut {
             endpoints: *endpoints,
             connections: *connections,
@@ -128,18 +144,19 @@ impl Record for Finding {
         };
         // Vec<u8> output cannot fail, and every field has a known encoding.
         let bytes = std::mem::take(out);
-        let bytes = postcard::to_extend(&key, bytes).expect("a finding's key encodes");
+        let bytes = postcard::to_extend(explanation.as_str(), bytes).expect("a str encodes");
         *out = postcard::to_extend(&rest, bytes).expect("a finding encodes");
     }
 
     fn decode(bytes: &[u8]) -> Option<Self> {
-        let (key, rest): (Key<'_>, _) = postcard::take_from_bytes(bytes).ok()?;
+        let id = u16::from_be_bytes(bytes.get(16..18)?.try_into().ok()?);
+        let (text, rest): (&str, _) = postcard::take_from_bytes(bytes.get(KEY_LEN..)?).ok()?;
         let r: RestIn = postcard::from_bytes(rest).ok()?;
         Some(Finding {
-            id: *FindingId::ALL.get(usize::from(key.id))?,
-            stream: key.stream,
+            id: *FindingId::ALL.get(usize::from(id))?,
+            stream: u64_at(bytes, 8)?,
             endpoints: r.endpoints,
-            cost_ns: key.cost_ns,
+            cost_ns: !u64_at(bytes, 0)?,
             connections: r.connections,
             share: r.share,
             evidence: r
@@ -147,7 +164,7 @@ impl Record for Finding {
                 .into_iter()
                 .map(|(frame, ts, note)| Evidence { frame, ts, note })
                 .collect(),
-            explanation: key.explanation.to_string(),
+            explanation: text.to_string(),
             fix: r
                 .fix
                 .into_iter()
@@ -164,20 +181,10 @@ impl Record for Finding {
     }
 
     fn cmp_encoded(a: &[u8], b: &[u8]) -> Ordering {
-        match (
-            postcard::take_from_bytes::<Key<'_>>(a),
-            postcard::take_from_bytes::<Key<'_>>(b),
-        ) {
-            (Ok((a, _)), Ok((b, _))) => b
-                .cost_ns
-                .cmp(&a.cost_ns)
-                .then(a.stream.cmp(&b.stream))
-                .then(a.id.cmp(&b.id))
-                .then(a.first_frame.cmp(&b.first_frame))
-                .then(a.explanation.cmp(b.explanation)),
-            // Not reached: every record was encoded by `encode`.
-            _ => a.cmp(b),
-        }
+        let key = |x: &[u8]| x.len().min(KEY_LEN);
+        a[..key(a)]
+            .cmp(&b[..key(b)])
+            .then_with(|| explanation(a).cmp(&explanation(b)))
     }
 }
 
