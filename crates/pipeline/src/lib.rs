@@ -9,7 +9,7 @@
 //! detectors' judgement of that connection then and frees its state, keeping only
 //! findings and counts. [`flows`] keeps one row per connection because its output is
 //! every row, sorted by `tcp.stream`. What is kept to the end to be printed in order
-//! (findings sorted by cost) is held in a [`spill::SpillSort`]: up to
+//! (findings sorted by cost, rows by stream) is held in a [`spill::SpillSort`]: up to
 //! [`spill::SPILL_BUDGET`] in memory, beyond it in sorted runs in temporary files.
 //!
 //! Sharding: each thread reads every frame of one shared map of the file and tracks the
