@@ -1,8 +1,9 @@
-//! The findings of a pass, sorted as the report prints them, held in a [`SpillSort`] so
-//! that a long capture's per-connection findings (≈ 7.6 k per million packets of the
-//! bench's mixed traffic) do not grow memory with its length (issue 13).
+//! The findings of a pass, sorted as the report prints them, held in a
+//! [`SpillSort`](crate::spill::SpillSort) so that a long capture's per-connection
+//! findings (≈ 7.6 k per million packets of the bench's mixed traffic) do not grow
+//! memory with its length (issue 13).
 
-use crate::spill::{Record, Sorted, SpillSort};
+use crate::spill::{Record, Sorted};
 use crate::StreamNumbers;
 use serde::{Deserialize, Serialize, Serializer};
 use std::cmp::Ordering;
@@ -200,15 +201,6 @@ pub struct Findings {
 impl Findings {
     pub(crate) fn new(sorted: Sorted<Finding>, numbers: Option<StreamNumbers>) -> Self {
         Findings { sorted, numbers }
-    }
-
-    /// Findings already in memory (tests, and passes made with [`crate::Pass`]), sorted.
-    pub fn from_vec(findings: Vec<Finding>) -> io::Result<Self> {
-        let mut s = SpillSort::new(usize::MAX);
-        for f in &findings {
-            s.push(f)?;
-        }
-        Ok(Findings::new(s.seal(), None))
     }
 
     /// How many.
