@@ -215,7 +215,7 @@ pub struct SegmentsArgs {
 
 pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
     use tcpwhy_detect::Config;
-    use tcpwhy_report::analyze::{render_text, write_json, AnalyzeReport};
+    use tcpwhy_report::analyze::{write_json, write_text, AnalyzeReport};
     check_stdin_once(&a.files)?;
     let mut views = Vec::new();
     for dir in &a.hosts {
@@ -241,14 +241,19 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
         vantage,
         keep_exchanges: a.exchanges,
     };
+    let keep = |stream: u64, ends: &[tcpwhy_track::Endpoint; 2]| {
+        a.stream.is_none_or(|s| s == stream) && filter.as_ref().is_none_or(|x| x.matches(ends))
+    };
+    let keep_finding = |f: &tcpwhy_detect::Finding| keep(f.stream, &f.endpoints);
     for f in &a.files {
         // A bar per file: a finished indicatif bar is not drawn again.
         let bar = Bar::new();
         let opts = tcpwhy_pipeline::Options {
             threads: a.threads.map_or(0, usize::from),
             progress: Some(&bar),
+            spill_budget: None,
         };
-        let (file, analysis) = match tcpwhy_pipeline::analyze(f, &opts, &config) {
+        let (file, findings, exchanges) = match tcpwhy_pipeline::analyze(f, &opts, &config) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("tcpwhy: {e}");
@@ -256,21 +261,8 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
                 continue;
             }
         };
-        let keep = |stream: u64, ends: &[tcpwhy_track::Endpoint; 2]| {
-            a.stream.is_none_or(|s| s == stream) && filter.as_ref().is_none_or(|x| x.matches(ends))
-        };
-        let (mut findings, below): (Vec<_>, Vec<_>) = analysis
-            .findings
-            .into_iter()
-            .filter(|x| keep(x.stream, &x.endpoints))
-            .partition(|x| x.cost_ns >= a.min_cost);
-        let hosts = views
-            .iter()
-            .map(|(dir, view)| (dir.clone(), tcpwhy_detect::host::join(&mut findings, view)))
-            .collect();
         let exchanges = a.exchanges.then(|| {
-            analysis
-                .exchanges
+            exchanges
                 .into_iter()
                 .filter(|(s, ends, _)| keep(*s, ends))
                 .map(|(s, _, x)| (s, x))
@@ -279,19 +271,26 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
         reports.push(AnalyzeReport {
             file,
             findings,
+            keep: &keep_finding,
+            min_cost_ns: a.min_cost,
             exchanges,
-            below_threshold: AnalyzeReport::count_below(&below),
-            hosts,
+            hosts: &views,
         });
     }
-    match a.format {
-        Format::Text => write_out(&render_text(&reports))?,
-        Format::Json => {
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            broken_pipe_ok(write_json(&reports, &mut out).and_then(|_| out.flush()))?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let written = match a.format {
+        Format::Text => write_text(&reports, &mut out),
+        Format::Json => write_json(&reports, &mut out),
+    };
+    let any = match written.and_then(|any| out.flush().map(|_| any)) {
+        Ok(any) => any,
+        // A closed pipe (`| head`) is not an error worth reporting; the findings were
+        // there all the same.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            reports.iter().any(|r| !r.findings.is_empty())
         }
-    }
-    let any = reports.iter().any(|r| !r.findings.is_empty());
+        Err(e) => return Err(format!("writing output: {e}")),
+    };
     Ok(if failed {
         ExitCode::from(2)
     } else if any {
@@ -331,6 +330,7 @@ pub fn flows(a: FlowsArgs) -> Result<ExitCode, String> {
         let opts = tcpwhy_pipeline::Options {
             threads: a.threads.map_or(0, usize::from),
             progress: Some(&bar),
+            spill_budget: None,
         };
         let mut r = match tcpwhy_pipeline::flows(f, &opts) {
             Ok(r) => r,
@@ -341,7 +341,8 @@ pub fn flows(a: FlowsArgs) -> Result<ExitCode, String> {
             }
         };
         if let Some(s) = a.stream {
-            r.retain_streams(|stream| stream == s);
+            r.retain_stream(s)
+                .map_err(|e| format!("{f}: reading the connections back: {e}"))?;
         }
         // The text report says it in its footer; JSON readers may not look at `error`.
         if let (Some(e), Format::Json) = (&r.error, a.format) {
@@ -354,7 +355,11 @@ pub fn flows(a: FlowsArgs) -> Result<ExitCode, String> {
     }
     if !reports.is_empty() {
         match a.format {
-            Format::Text => write_out(&flows::render_text(&reports))?,
+            Format::Text => {
+                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+                let r = flows::write_text(&reports, &mut out).and_then(|_| out.flush());
+                broken_pipe_ok(r)?;
+            }
             Format::Json => {
                 let mut out = std::io::BufWriter::new(std::io::stdout().lock());
                 // The rows are turned into JSON on as many threads as the pass used.

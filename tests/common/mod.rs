@@ -9,12 +9,14 @@ pub fn connections(path: &Path) -> Vec<ConnSummary> {
     let opts = tcpwhy_pipeline::Options {
         threads: 1,
         progress: None,
+        spill_budget: None,
     };
     tcpwhy_pipeline::flows(&path.to_string_lossy(), &opts)
         .expect("open")
         .connections
         .iter()
-        .collect()
+        .collect::<std::io::Result<_>>()
+        .expect("rows read back")
 }
 
 /// Segment counts of both directions of every connection, added up.

@@ -166,6 +166,13 @@ impl Analyzer {
         }
     }
 
+    /// The findings reported since the last call, for a consumer that keeps them itself
+    /// (the pipeline holds them in a store bounded in memory, issue 13); `finish` then
+    /// returns only those reported after.
+    pub fn drain_findings(&mut self) -> std::vec::Drain<'_, Finding> {
+        self.out.findings.drain(..)
+    }
+
     /// Connections whose state the analyzer holds (seen, not yet finalised).
     pub fn open_connections(&self) -> usize {
         self.conns.len()

@@ -62,6 +62,9 @@ fn run(name: &str) -> Value {
 /// finding whatever its cost).
 struct Analyzed {
     side: &'static str,
+    /// Connections the analysis saw: a check that nothing was named means something
+    /// only if the capture was read.
+    connections: u64,
     findings: Vec<tcpwhy_detect::Finding>,
 }
 
@@ -76,18 +79,23 @@ fn run_analyzed(name: &str) -> (Value, Vec<Analyzed>) {
         if !p.exists() {
             continue;
         }
-        let (_, a) = tcpwhy_pipeline::analyze(
+        let (report, findings, _) = tcpwhy_pipeline::analyze(
             p.to_str().unwrap(),
             &tcpwhy_pipeline::Options {
                 threads: 1,
-                progress: None,
+                ..Default::default()
             },
             &tcpwhy_detect::Config::default(),
         )
         .unwrap_or_else(|e| panic!("{name} {side}: {e}"));
+        let findings = findings
+            .iter()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap_or_else(|e| panic!("{name} {side}: {e}"));
         out.push(Analyzed {
             side,
-            findings: a.findings,
+            connections: report.stats.count,
+            findings,
         });
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -97,6 +105,11 @@ fn run_analyzed(name: &str) -> (Value, Vec<Analyzed>) {
 /// Fails if any capture of the run has a finding of these ids.
 fn named_none_of(name: &str, runs: &[Analyzed], ids: &[&str]) {
     for a in runs {
+        assert!(
+            a.connections > 0,
+            "{name} {}: no connection analysed",
+            a.side
+        );
         let bad: Vec<&tcpwhy_detect::Finding> = a
             .findings
             .iter()

@@ -8,7 +8,9 @@
 //! hands its summary over at once, before the next segment; [`analyze`] runs the
 //! detectors' judgement of that connection then and frees its state, keeping only
 //! findings and counts. [`flows`] keeps one row per connection because its output is
-//! every row, sorted by `tcp.stream`.
+//! every row, sorted by `tcp.stream`. What is kept to the end to be printed in order
+//! (findings sorted by cost, rows by stream) is held in a [`spill::SpillSort`]: up to
+//! [`spill::SPILL_BUDGET`] in memory, beyond it in sorted runs in temporary files.
 //!
 //! Sharding: each thread reads every frame of one shared map of the file and tracks the
 //! connections of its shard only ([`Sharder`]: a new 4-tuple goes to the least-loaded
@@ -18,16 +20,22 @@
 //! ([`PROVISIONAL_STREAM`] | first frame) until the shards are joined; [`StreamNumbers`]
 //! then maps them, and findings are renumbered ([`tcpwhy_detect::Analysis::renumber`]).
 
+mod connections;
+mod findings;
 mod report;
+pub mod spill;
 
+pub use connections::Connections;
+pub use findings::Findings;
 pub use report::{ConnStats, FileReport, ReadError};
 
+use spill::{Sorted, SpillSort};
 use std::path::Path;
 use tcpwhy_capture::{
     decode, flow_addrs, Capture, FileFormat, FlowAddrs, Packet, SkipCounts, Timestamp,
 };
-use tcpwhy_detect::{Analysis, Analyzer, Config};
-use tcpwhy_track::{ConnRows, ConnSummary, SegmentEvent, Sharder, Tracker, PROVISIONAL_STREAM};
+use tcpwhy_detect::{Analyzer, Config, Exchange, Finding};
+use tcpwhy_track::{ConnSummary, Endpoint, SegmentEvent, Sharder, Tracker, PROVISIONAL_STREAM};
 
 /// Frames between progress updates (cheap enough to be invisible on the hot path).
 const PROGRESS_EVERY: u64 = 1 << 16;
@@ -52,6 +60,10 @@ pub struct Options<'p> {
     /// Threads; 0 chooses ([`auto_threads`]). Standard input is always read by one.
     pub threads: usize,
     pub progress: Option<&'p dyn Progress>,
+    /// Bytes of findings a pass holds in memory before it writes them to temporary
+    /// files, shared by its threads; `None`: [`spill::SPILL_BUDGET`]. (Tests make it
+    /// tiny to force spilling.)
+    pub spill_budget: Option<usize>,
 }
 
 /// How many threads a pass on `path` uses when the user did not say: one per core for a
@@ -255,11 +267,12 @@ struct Sharded<S> {
 }
 
 /// A pass over `path` on `threads` threads (one for standard input or a small count),
-/// each feeding its own sink made by `make`.
+/// each feeding its own sink made by `make` (told its shard and how many there are:
+/// `(0, 1)` for a serial pass).
 fn sharded<S: Sink + Send>(
     path: &str,
     opts: &Options<'_>,
-    make: impl Fn(bool) -> S + Sync,
+    make: impl Fn(usize, usize) -> S + Sync,
 ) -> Result<Sharded<S>, String> {
     let threads = match opts.threads {
         0 => auto_threads(path),
@@ -268,7 +281,7 @@ fn sharded<S: Sink + Send>(
     if threads <= 1 || path == "-" {
         let mut cap = open(path)?;
         let format = format_name(cap.format());
-        let (t, sink) = run(&mut cap, None, make(false), opts.progress);
+        let (t, sink) = run(&mut cap, None, make(0, 1), opts.progress);
         return Ok(Sharded {
             report: FileReport::new(path, format, t.frames, t.tcp_frames, t.skipped, t.error),
             sinks: vec![sink],
@@ -291,7 +304,7 @@ fn sharded<S: Sink + Send>(
                         of: threads,
                         sharder: Sharder::new(threads),
                     };
-                    run(&mut cap, Some(s), make(true), progress)
+                    run(&mut cap, Some(s), make(shard, threads), progress)
                 })
             })
             .collect();
@@ -316,14 +329,14 @@ fn sharded<S: Sink + Send>(
     Ok(Sharded { report, sinks })
 }
 
-/// Collects connection rows for [`flows`], encoded as they end ([`ConnRows`]): a short
-/// connection's row takes tens of bytes instead of a 776-byte summary.
-#[derive(Default)]
-struct Rows(ConnRows);
+/// Keeps connection rows for [`flows`] as they end, encoded ([`connections`]): a short
+/// connection's row takes tens of bytes instead of a 776-byte summary, and beyond the
+/// memory budget they wait in temporary files.
+struct Rows(connections::RowStore);
 
 impl Sink for Rows {
     fn connection(&mut self, summary: ConnSummary) {
-        self.0.push(&summary);
+        self.0.push(summary);
     }
     fn reads_ip_ids(&self) -> bool {
         false
@@ -334,20 +347,25 @@ impl Sink for Rows {
 }
 
 /// Every connection of `path` with its statistics (`tcpwhy flows`), sorted by stream,
-/// continuations merged.
+/// continuations merged. Rows beyond the memory budget ([`Options::spill_budget`]) wait
+/// in temporary files; an error writing them fails the pass.
 pub fn flows(path: &str, opts: &Options<'_>) -> Result<FileReport, String> {
-    let s = sharded(path, opts, |_| Rows::default())?;
+    let budget = opts.spill_budget.unwrap_or(spill::SPILL_BUDGET);
+    let s = sharded(path, opts, |me, shards| {
+        // At most 256 threads (the command line's bound on -j).
+        Rows(connections::RowStore::new(budget / shards, me as u16))
+    })?;
+    let keeping = |e: std::io::Error| format!("{path}: keeping the connections: {e}");
     let mut report = s.report;
-    let mut shards: Vec<ConnRows> = s.sinks.into_iter().map(|r| r.0).collect();
-    report.connections = if shards.len() == 1 {
-        let mut rows = shards.pop().unwrap_or_default();
-        rows.merge_by_stream();
-        rows
-    } else {
-        // Each thread's rows sorted in parallel would save little next to the merge.
-        ConnRows::merge_shards(shards)
-    };
-    report.stats = ConnStats::of(report.connections.iter());
+    let mut stores = Vec::new();
+    for Rows(mut r) in s.sinks {
+        if let Some(e) = r.error.take() {
+            return Err(keeping(e));
+        }
+        stores.push((r.rows.seal(), r.servers));
+    }
+    report.connections = Connections::new(stores).map_err(keeping)?;
+    report.stats = ConnStats::of_connections(&report.connections).map_err(keeping)?;
     Ok(report)
 }
 
@@ -409,6 +427,23 @@ struct Analyzing {
     /// First frames of this shard's connections, to number the streams at the end
     /// (sharded passes only: 8 bytes a connection).
     first_frames: Option<Vec<u64>>,
+    /// Where each connection's findings go once it is judged ([`analyze`]); without it
+    /// they stay in the analyzer ([`Pass`]).
+    store: Option<SpillSort<Finding>>,
+    /// The first error writing the store (a full disk): the pass fails with it.
+    store_error: Option<std::io::Error>,
+}
+
+impl Analyzing {
+    fn new(config: Config, first_frames: bool, store: Option<SpillSort<Finding>>) -> Self {
+        Analyzing {
+            analyzer: Analyzer::new(config),
+            stats: ConnStats::default(),
+            first_frames: first_frames.then(Vec::new),
+            store,
+            store_error: None,
+        }
+    }
 }
 
 impl Sink for Analyzing {
@@ -421,38 +456,74 @@ impl Sink for Analyzing {
             v.push(summary.first_frame);
         }
         self.analyzer.on_connection(&summary);
+        if let Some(store) = &mut self.store {
+            for f in self.analyzer.drain_findings() {
+                if self.store_error.is_none() {
+                    self.store_error = store.push(&f).err();
+                }
+            }
+        }
     }
 }
 
+/// `(stream, [client, server], exchanges)` of every connection (`analyze --exchanges`).
+pub type Exchanges = Vec<(u64, [Endpoint; 2], Vec<Exchange>)>;
+
 /// The findings of `path` (`tcpwhy analyze`): every detector over every connection, the
 /// connections judged as they end. `report.connections` stays empty; `report.stats`
-/// holds what the report says of them.
+/// holds what the report says of them. Findings beyond the memory budget
+/// ([`Options::spill_budget`]) wait in temporary files; an error writing them fails the
+/// pass.
 pub fn analyze(
     path: &str,
     opts: &Options<'_>,
     config: &Config,
-) -> Result<(FileReport, Analysis), String> {
-    let s = sharded(path, opts, |sharded| Analyzing {
-        analyzer: Analyzer::new(config.clone()),
-        stats: ConnStats::default(),
-        first_frames: sharded.then(Vec::new),
+) -> Result<(FileReport, Findings, Exchanges), String> {
+    let budget = opts.spill_budget.unwrap_or(spill::SPILL_BUDGET);
+    let s = sharded(path, opts, |_, shards| {
+        let store = SpillSort::new(budget / shards);
+        Analyzing::new(config.clone(), shards > 1, Some(store))
     })?;
     let mut report = s.report;
     let mut sinks = s.sinks.into_iter();
     let Some(mut first) = sinks.next() else {
-        return Ok((report, Analysis::default()));
+        return Ok((report, Findings::default(), Vec::new()));
     };
+    let keeping = |e: std::io::Error| format!("{path}: keeping the findings: {e}");
     let mut frames = vec![first.first_frames.take().unwrap_or_default()];
+    let mut stores = Vec::new();
+    let mut take_store = |a: &mut Analyzing| -> Result<(), String> {
+        if let Some(e) = a.store_error.take() {
+            return Err(keeping(e));
+        }
+        stores.extend(a.store.take().map(SpillSort::seal));
+        Ok(())
+    };
+    take_store(&mut first)?;
     for mut other in sinks {
+        take_store(&mut other)?;
         frames.push(other.first_frames.take().unwrap_or_default());
         first.stats.merge(&other.stats);
         first.analyzer.absorb(other.analyzer);
     }
-    let numbers = StreamNumbers::new(frames);
+    let sharded = frames.len() > 1;
     let mut analysis = first.analyzer.finish();
+    // Findings reported at the end (about patterns across connections, and those the
+    // detectors held to judge with what later connections showed): after every
+    // shard's, as when one sort took them all.
+    let mut last = SpillSort::new(budget);
+    for f in analysis.findings.drain(..) {
+        last.push(&f).map_err(keeping)?;
+    }
+    stores.push(last.seal());
+    let numbers = StreamNumbers::new(frames);
     analysis.renumber(|s| numbers.get(s));
+    let findings = Findings::new(
+        Sorted::join(stores).map_err(keeping)?,
+        sharded.then_some(numbers),
+    );
     report.stats = first.stats;
-    Ok((report, analysis))
+    Ok((report, findings, analysis.exchanges))
 }
 
 /// The pass the tests and fuzz targets make on frames they build themselves: each
@@ -463,11 +534,7 @@ impl Pass {
     pub fn new(config: Config) -> Self {
         Pass(Stage {
             tracker: Tracker::new(),
-            sink: Analyzing {
-                analyzer: Analyzer::new(config),
-                stats: ConnStats::default(),
-                first_frames: None,
-            },
+            sink: Analyzing::new(config, false, None),
         })
     }
 
@@ -482,7 +549,7 @@ impl Pass {
     }
 
     /// Ends the pass: every open connection finalised, then the findings.
-    pub fn finish(self) -> (ConnStats, Analysis) {
+    pub fn finish(self) -> (ConnStats, tcpwhy_detect::Analysis) {
         let sink = self.0.finish();
         (sink.stats, sink.analyzer.finish())
     }

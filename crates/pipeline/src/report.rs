@@ -1,8 +1,9 @@
 //! What a pass says about one capture file besides its findings: frame counts, skips,
 //! where reading stopped, and its connections.
 
+use crate::Connections;
 use tcpwhy_capture::{SkipCounts, Timestamp};
-use tcpwhy_track::{ConnRows, ConnSummary};
+use tcpwhy_track::ConnSummary;
 
 /// Where a capture stopped early, for the report.
 #[derive(Clone, Debug)]
@@ -48,6 +49,15 @@ impl ConnStats {
         s
     }
 
+    /// The statistics of every connection of `conns`, read once.
+    pub fn of_connections(conns: &Connections) -> std::io::Result<Self> {
+        let mut s = ConnStats::default();
+        for c in conns.iter() {
+            s.add(&c?);
+        }
+        Ok(s)
+    }
+
     /// Takes in another shard's statistics.
     pub fn merge(&mut self, o: &ConnStats) {
         self.count += o.count;
@@ -61,7 +71,6 @@ impl ConnStats {
 }
 
 /// Everything known about one capture file after the pass.
-#[derive(Clone, Debug)]
 pub struct FileReport {
     pub path: String,
     pub format: String,
@@ -71,18 +80,19 @@ pub struct FileReport {
     pub error: Option<ReadError>,
     /// What the reports say of the connections as a whole.
     pub stats: ConnStats,
-    /// Connections sorted by stream index (continuations merged), compactly; `iter()`
-    /// decodes one at a time. Filled by `flows`, empty after `analyze`, which judges each
-    /// as it ends and keeps none.
-    pub connections: ConnRows,
+    /// Connections sorted by stream index (continuations merged), compactly and beyond
+    /// a memory budget in temporary files; `iter()` decodes one at a time. Filled by
+    /// `flows`, empty after `analyze`, which judges each as it ends and keeps none.
+    pub connections: Connections,
 }
 
 impl FileReport {
-    /// Keeps only the connections whose stream `keep` accepts (`flows --stream`), and
-    /// what is said of them as a whole with them.
-    pub fn retain_streams(&mut self, keep: impl FnMut(u64) -> bool) {
-        self.connections.retain_streams(keep);
-        self.stats = ConnStats::of(self.connections.iter());
+    /// Keeps only the connection of stream `stream` (`flows --stream`), and what is said
+    /// of it as a whole with it.
+    pub fn retain_stream(&mut self, stream: u64) -> std::io::Result<()> {
+        self.connections.retain_stream(stream);
+        self.stats = ConnStats::of_connections(&self.connections)?;
+        Ok(())
     }
 
     pub(crate) fn new(
@@ -101,7 +111,7 @@ impl FileReport {
             skipped,
             error,
             stats: ConnStats::default(),
-            connections: ConnRows::new(),
+            connections: Connections::default(),
         }
     }
 }

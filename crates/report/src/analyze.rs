@@ -4,37 +4,93 @@
 use crate::flows::{footer, FileReport};
 use crate::units::{ms, ns_to_ms};
 use crate::SCHEMA_VERSION;
-use serde::Serialize;
+use serde::ser::{Error as _, SerializeSeq};
+use serde::{Serialize, Serializer};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashSet};
+use std::io::{self, Write};
+use tcpwhy_detect::host::{HostJoin, HostView};
 use tcpwhy_detect::{Exchange, Finding, FindingId};
+use tcpwhy_pipeline::Findings;
 
 /// One capture's analysis.
-pub struct AnalyzeReport {
+pub struct AnalyzeReport<'a> {
     pub file: FileReport,
-    /// Findings at or above the cost threshold, sorted by cost.
-    pub findings: Vec<Finding>,
+    /// Every finding of the pass, sorted by cost; read back as the report is written
+    /// (a long capture's findings wait in temporary files, not in memory).
+    pub findings: Findings,
+    /// Whether a finding is about a connection the user asked for (`--stream`,
+    /// `--filter`); the others are left out of everything.
+    pub keep: &'a dyn Fn(&Finding) -> bool,
+    /// Findings that cost less are not shown, only counted by id: a mechanism seen at
+    /// no measurable cost (a spurious retransmission the sender undid, reordering
+    /// absorbed by the duplicate-ACK threshold) is named, not silently hidden.
+    pub min_cost_ns: u64,
     /// `(stream, exchanges)` when `--exchanges` was given.
     pub exchanges: Option<Vec<(u64, Vec<Exchange>)>>,
-    /// Findings below the cost threshold, not shown: `(id, count)` in id order. They
-    /// are named so that a mechanism seen at no measurable cost (a spurious
-    /// retransmission the sender undid, reordering absorbed by the duplicate-ACK
-    /// threshold) is not silently hidden.
-    pub below_threshold: Vec<(FindingId, usize)>,
-    /// `(bundle directory, join)` for each `--host`, in the order given.
-    pub hosts: Vec<(String, tcpwhy_detect::host::HostJoin)>,
+    /// `(bundle directory, host)` for each `--host`, in the order given: each finding
+    /// shown is judged against it as it is written.
+    pub hosts: &'a [(String, HostView)],
 }
 
-impl AnalyzeReport {
-    /// Counts, per id, the findings the threshold left out.
-    pub fn count_below(hidden: &[Finding]) -> Vec<(FindingId, usize)> {
-        let mut out: Vec<(FindingId, usize)> = Vec::new();
-        for f in hidden {
-            match out.iter_mut().find(|(id, _)| *id == f.id) {
-                Some(e) => e.1 += 1,
-                None => out.push((f.id, 1)),
-            }
+/// One reading of a report's findings, in order: those shown, each judged by the host
+/// bundles, while those below the cost threshold are counted.
+struct Walk<'r> {
+    report: &'r AnalyzeReport<'r>,
+    findings: Box<dyn Iterator<Item = io::Result<Finding>> + 'r>,
+    /// Whether findings are judged by the host bundles on this reading.
+    join: bool,
+    /// Findings below the threshold per id.
+    below: BTreeMap<FindingId, usize>,
+    /// Each bundle's join with the findings shown so far.
+    joins: Vec<HostJoin>,
+}
+
+impl<'r> Walk<'r> {
+    fn new(report: &'r AnalyzeReport<'r>, join: bool) -> Self {
+        Walk {
+            report,
+            findings: Box::new(report.findings.iter()),
+            join,
+            below: BTreeMap::new(),
+            joins: report
+                .hosts
+                .iter()
+                .map(|(_, h)| tcpwhy_detect::host::join(&mut [], h))
+                .collect(),
         }
-        out.sort_by_key(|e| e.0);
-        out
+    }
+
+    /// `(id, count)` of the findings below the threshold, in id order.
+    fn below(&self) -> Vec<(FindingId, usize)> {
+        self.below.iter().map(|(&id, &n)| (id, n)).collect()
+    }
+}
+
+impl Iterator for Walk<'_> {
+    type Item = io::Result<Finding>;
+
+    fn next(&mut self) -> Option<io::Result<Finding>> {
+        loop {
+            let mut f = match self.findings.next()? {
+                Ok(f) => f,
+                Err(e) => return Some(Err(e)),
+            };
+            if !(self.report.keep)(&f) {
+                continue;
+            }
+            if f.cost_ns < self.report.min_cost_ns {
+                *self.below.entry(f.id).or_default() += 1;
+                continue;
+            }
+            if self.join {
+                for ((_, h), j) in self.report.hosts.iter().zip(&mut self.joins) {
+                    let one = tcpwhy_detect::host::join(std::slice::from_mut(&mut f), h);
+                    j.correlations.extend(one.correlations);
+                }
+            }
+            return Some(Ok(f));
+        }
     }
 }
 
@@ -47,119 +103,135 @@ fn pct(share: Option<f64>) -> String {
     })
 }
 
-/// The text report.
-pub fn render_text(reports: &[AnalyzeReport]) -> String {
-    let mut out = String::new();
+/// The verdict: the costliest mechanisms summed over connections, `(id, cost, count)`,
+/// costliest first (ties in the order first reported).
+fn verdict(r: &AnalyzeReport<'_>) -> io::Result<Vec<(FindingId, u64, usize)>> {
+    let mut by_id: Vec<(FindingId, u64, usize)> = Vec::new();
+    for f in Walk::new(r, false) {
+        let f = f?;
+        match by_id.iter_mut().find(|(id, _, _)| *id == f.id) {
+            Some(e) => {
+                e.1 += f.cost_ns;
+                e.2 += f.connections as usize;
+            }
+            None => by_id.push((f.id, f.cost_ns, f.connections as usize)),
+        }
+    }
+    by_id.sort_by_key(|e| std::cmp::Reverse(e.1));
+    Ok(by_id)
+}
+
+/// Of the `children` (ids the verdict names that are part of another's time), those
+/// whose every finding is on a stream that also has a finding of the parent: their
+/// time is the parent's, not in addition. Keeps the streams of these ids' findings
+/// only (8 bytes each), for the one reading this takes.
+fn within_parent(r: &AnalyzeReport<'_>, children: &[FindingId]) -> io::Result<Vec<FindingId>> {
+    if children.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut parents: HashSet<(FindingId, u64)> = HashSet::new();
+    let mut child_streams: Vec<(FindingId, u64)> = Vec::new();
+    for f in Walk::new(r, false) {
+        let f = f?;
+        if children.contains(&f.id) {
+            child_streams.push((f.id, f.stream));
+        }
+        if children.iter().any(|c| c.part_of() == Some(f.id)) {
+            parents.insert((f.id, f.stream));
+        }
+    }
+    Ok(children
+        .iter()
+        .copied()
+        .filter(|&c| {
+            let parent = c.part_of();
+            child_streams
+                .iter()
+                .filter(|(id, _)| *id == c)
+                .all(|&(_, s)| parent.is_some_and(|p| parents.contains(&(p, s))))
+        })
+        .collect())
+}
+
+/// Writes the text report; says whether any finding was shown.
+pub fn write_text(reports: &[AnalyzeReport<'_>], out: &mut impl Write) -> io::Result<bool> {
     let several = reports.len() > 1;
+    let mut any = false;
     for r in reports {
         if several {
-            out.push_str(&format!("== {} ==\n", r.file.path));
+            writeln!(out, "== {} ==", r.file.path)?;
         }
         let t0 = r.file.stats.start.unwrap_or_default();
-        if r.findings.is_empty() {
-            out.push_str("No TCP mechanism cost time above the threshold in this capture.\n");
+        let by_id = verdict(r)?;
+        if by_id.is_empty() {
+            writeln!(
+                out,
+                "No TCP mechanism cost time above the threshold in this capture."
+            )?;
         } else {
-            // Verdict: the costliest mechanisms, summed over connections.
-            let mut by_id: Vec<(&str, u64, usize)> = Vec::new();
-            for f in &r.findings {
-                match by_id.iter_mut().find(|(id, _, _)| *id == f.id.as_str()) {
-                    Some(e) => {
-                        e.1 += f.cost_ns;
-                        e.2 += f.connections as usize;
-                    }
-                    None => by_id.push((f.id.as_str(), f.cost_ns, f.connections as usize)),
-                }
-            }
-            by_id.sort_by_key(|e| std::cmp::Reverse(e.1));
-            out.push_str("Verdict:\n");
-            for (id, cost, n) in by_id.iter().take(VERDICT_TOP) {
+            any = true;
+            let top = &by_id[..by_id.len().min(VERDICT_TOP)];
+            let children: Vec<FindingId> = top
+                .iter()
+                .map(|e| e.0)
+                .filter(|id| id.part_of().is_some())
+                .collect();
+            let within = within_parent(r, &children)?;
+            writeln!(out, "Verdict:")?;
+            for (id, cost, n) in top {
                 // Say when the time is the same as another listed finding's, so that
                 // the lines are not read as adding up.
-                let on_same_streams = |child: &str, parent: FindingId| {
-                    r.findings
-                        .iter()
-                        .filter(|f| f.id.as_str() == child)
-                        .all(|f| {
-                            r.findings
-                                .iter()
-                                .any(|g| g.id == parent && g.stream == f.stream)
-                        })
-                };
-                let within = FindingId::parse(id)
-                    .and_then(FindingId::part_of)
-                    .filter(|&p| on_same_streams(id, p))
+                let part = id
+                    .part_of()
+                    .filter(|_| within.contains(id))
                     .map_or(String::new(), |p| {
                         format!(" (part of {}'s time, not in addition)", p.as_str())
                     });
-                out.push_str(&format!(
-                    "  {id}: {} ms lost on {n} connection(s){within}\n",
+                writeln!(
+                    out,
+                    "  {}: {} ms lost on {n} connection(s){part}",
+                    id.as_str(),
                     ms(*cost)
-                ));
+                )?;
             }
             if by_id.len() > VERDICT_TOP {
-                out.push_str(&format!(
-                    "  … and {} more kinds of finding below\n",
+                writeln!(
+                    out,
+                    "  … and {} more kinds of finding below",
                     by_id.len() - VERDICT_TOP
-                ));
-            }
-            for f in &r.findings {
-                out.push('\n');
-                out.push_str(&format!(
-                    "[{}] stream {}  {} → {}  cost {} ms{}\n",
-                    f.id.as_str(),
-                    f.stream,
-                    f.endpoints[0],
-                    f.endpoints[1],
-                    ms(f.cost_ns),
-                    pct(f.share)
-                ));
-                out.push_str(&wrap(&f.explanation, "  "));
-                out.push_str("  Evidence (Wireshark frame numbers; time since the first connection began):\n");
-                for e in &f.evidence {
-                    // Seconds since the capture's first TCP connection began, like
-                    // Wireshark's default time column.
-                    let rel = e.ts.since(t0) as f64 / 1e9;
-                    out.push_str(&format!(
-                        "    frame {:>7}  {rel:>12.6} s  {}\n",
-                        e.frame, e.note
-                    ));
-                }
-                out.push_str("  Fix:\n");
-                for x in &f.fix {
-                    let on = match x.host {
-                        tcpwhy_detect::Host::Both => "on both hosts".to_string(),
-                        h => format!("on the {}", h.as_str()),
-                    };
-                    out.push_str(&format!("    {on}: {}\n", x.action));
-                }
-                out.push_str(&format!(
-                    "  Confidence: {}; vantage assumed: {}\n",
-                    f.confidence.as_str(),
-                    f.vantage.name()
-                ));
+                )?;
             }
         }
-        if !r.below_threshold.is_empty() {
-            let list: Vec<String> = r
-                .below_threshold
+        let mut walk = Walk::new(r, true);
+        for f in walk.by_ref() {
+            write_finding(out, &f?, t0)?;
+        }
+        let below = walk.below();
+        if !below.is_empty() {
+            let list: Vec<String> = below
                 .iter()
                 .map(|(id, n)| format!("{} ×{n}", id.as_str()))
                 .collect();
-            out.push_str(&format!(
+            write!(
+                out,
                 "\nAlso seen, below --min-cost (not shown; --min-cost 0 shows them): {}\n",
                 list.join(", ")
-            ));
+            )?;
         }
         if let Some(xs) = &r.exchanges {
-            out.push_str("\nExchanges (request → server time → response in RTT rounds):\n");
+            writeln!(
+                out,
+                "\nExchanges (request → server time → response in RTT rounds):"
+            )?;
             for (stream, list) in xs {
                 for x in list {
                     let server = x.server_time_ns().map_or("-".into(), ms);
                     let resp = x.response.as_ref();
                     let rounds: Vec<String> =
                         x.rounds.iter().map(|r| r.segments.to_string()).collect();
-                    out.push_str(&format!(
-                        "  stream {stream:>5} #{:<3} frames {}–{}  request {} B  server {} ms  response {} B in {} ms, {} round(s) [{}]\n",
+                    writeln!(
+                        out,
+                        "  stream {stream:>5} #{:<3} frames {}–{}  request {} B  server {} ms  response {} B in {} ms, {} round(s) [{}]",
                         x.index + 1,
                         x.request.first_frame,
                         resp.map_or(x.request.last_frame, |r| r.last_frame),
@@ -169,17 +241,61 @@ pub fn render_text(reports: &[AnalyzeReport]) -> String {
                         resp.map_or("-".into(), |r| ms(r.duration_ns())),
                         x.rounds.len(),
                         rounds.join(" ")
-                    ));
+                    )?;
                 }
             }
         }
-        for (dir, j) in &r.hosts {
-            out.push_str(&crate::host::render_join_text(j, dir));
+        for ((dir, _), j) in r.hosts.iter().zip(&walk.joins) {
+            out.write_all(crate::host::render_join_text(j, dir).as_bytes())?;
         }
-        out.push('\n');
-        out.push_str(&footer(&r.file));
+        writeln!(out)?;
+        out.write_all(footer(&r.file).as_bytes())?;
     }
-    out
+    Ok(any)
+}
+
+/// One finding's block of the text report.
+fn write_finding(
+    out: &mut impl Write,
+    f: &Finding,
+    t0: tcpwhy_capture::Timestamp,
+) -> io::Result<()> {
+    writeln!(out)?;
+    writeln!(
+        out,
+        "[{}] stream {}  {} → {}  cost {} ms{}",
+        f.id.as_str(),
+        f.stream,
+        f.endpoints[0],
+        f.endpoints[1],
+        ms(f.cost_ns),
+        pct(f.share)
+    )?;
+    out.write_all(wrap(&f.explanation, "  ").as_bytes())?;
+    writeln!(
+        out,
+        "  Evidence (Wireshark frame numbers; time since the first connection began):"
+    )?;
+    for e in &f.evidence {
+        // Seconds since the capture's first TCP connection began, like Wireshark's
+        // default time column.
+        let rel = e.ts.since(t0) as f64 / 1e9;
+        writeln!(out, "    frame {:>7}  {rel:>12.6} s  {}", e.frame, e.note)?;
+    }
+    writeln!(out, "  Fix:")?;
+    for x in &f.fix {
+        let on = match x.host {
+            tcpwhy_detect::Host::Both => "on both hosts".to_string(),
+            h => format!("on the {}", h.as_str()),
+        };
+        writeln!(out, "    {on}: {}", x.action)?;
+    }
+    writeln!(
+        out,
+        "  Confidence: {}; vantage assumed: {}",
+        f.confidence.as_str(),
+        f.vantage.name()
+    )
 }
 
 /// Wraps prose at 88 columns with an indent.
@@ -206,26 +322,95 @@ pub(crate) fn wrap(text: &str, indent: &str) -> String {
 }
 
 #[derive(Serialize)]
-struct JsonDoc<'a> {
+struct JsonDoc<'a, 'w> {
     schema_version: u32,
     command: &'static str,
-    files: Vec<JsonFile<'a>>,
+    files: Vec<JsonFile<'a, 'w>>,
 }
 
+/// One file. `findings` reads the findings once, as it is written; `below_min_cost`
+/// and `hosts`, written after it (serde writes fields in order), report what that
+/// reading counted and joined.
 #[derive(Serialize)]
-struct JsonFile<'a> {
+struct JsonFile<'a, 'w> {
     path: &'a str,
     frames: u64,
     tcp_frames: u64,
     connections: usize,
     error: Option<&'a str>,
-    findings: Findings<'a>,
+    findings: JsonFindings<'a, 'w>,
     /// Finding id → how many findings the cost threshold left out.
-    below_min_cost: std::collections::BTreeMap<&'static str, usize>,
+    below_min_cost: JsonBelow<'a, 'w>,
     #[serde(skip_serializing_if = "Option::is_none")]
     exchanges: Option<Vec<JsonExchange>>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    hosts: Vec<crate::host::JsonJoin<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hosts: Option<JsonHosts<'a, 'w>>,
+}
+
+/// The findings shown, each converted and written in turn.
+struct JsonFindings<'a, 'w> {
+    walk: &'a RefCell<Walk<'w>>,
+    /// Set when at least one was written.
+    any: &'a std::cell::Cell<bool>,
+}
+
+impl Serialize for JsonFindings<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(None)?;
+        let mut walk = self.walk.borrow_mut();
+        for f in walk.by_ref() {
+            let f = f.map_err(S::Error::custom)?;
+            self.any.set(true);
+            seq.serialize_element(&json_finding(&f))?;
+        }
+        seq.end()
+    }
+}
+
+struct JsonBelow<'a, 'w>(&'a RefCell<Walk<'w>>);
+
+impl Serialize for JsonBelow<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // Keyed by the id as written, in that text's order.
+        let walk = self.0.borrow();
+        let by_name: BTreeMap<&str, usize> =
+            walk.below.iter().map(|(id, &n)| (id.as_str(), n)).collect();
+        by_name.serialize(s)
+    }
+}
+
+struct JsonHosts<'a, 'w>(&'a RefCell<Walk<'w>>);
+
+impl Serialize for JsonHosts<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let walk = self.0.borrow();
+        let hosts = walk.report.hosts;
+        s.collect_seq(
+            hosts
+                .iter()
+                .zip(&walk.joins)
+                .map(|((dir, _), j)| crate::host::join_json(j, dir)),
+        )
+    }
+}
+
+/// A finding in its JSON form, borrowed from the finding: nothing is copied on the way
+/// out (no `String` per endpoint and timestamp, no vectors of evidence and fixes).
+fn json_finding(f: &Finding) -> JsonFinding<'_> {
+    JsonFinding {
+        id: f.id.as_str(),
+        stream: f.stream,
+        client: Shown(&f.endpoints[0]),
+        server: Shown(&f.endpoints[1]),
+        cost_ms: ns_to_ms(f.cost_ns),
+        connections: f.connections,
+        share: f.share.map(|s| (s * 1000.0).round() / 1000.0),
+        evidence: EvidenceList(&f.evidence),
+        explanation: &f.explanation,
+        fix: FixList(&f.fix),
+        confidence: f.confidence.as_str(),
+        vantage: f.vantage.name(),
+    }
 }
 
 #[derive(Serialize)]
@@ -262,32 +447,8 @@ struct JsonFix<'a> {
 struct Shown<T>(T);
 
 impl<T: std::fmt::Display> Serialize for Shown<T> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(&self.0)
-    }
-}
-
-/// The findings, each made into its JSON form as it is written: the document is
-/// written straight from the analysis, not from a copy of it (a `Vec` of findings, each
-/// with its own vectors of evidence and fixes, built and dropped on the way out).
-struct Findings<'a>(&'a [Finding]);
-
-impl Serialize for Findings<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(|f| JsonFinding {
-            id: f.id.as_str(),
-            stream: f.stream,
-            client: Shown(&f.endpoints[0]),
-            server: Shown(&f.endpoints[1]),
-            cost_ms: ns_to_ms(f.cost_ns),
-            connections: f.connections,
-            share: f.share.map(|s| (s * 1000.0).round() / 1000.0),
-            evidence: EvidenceList(&f.evidence),
-            explanation: &f.explanation,
-            fix: FixList(&f.fix),
-            confidence: f.confidence.as_str(),
-            vantage: f.vantage.name(),
-        }))
     }
 }
 
@@ -295,7 +456,7 @@ impl Serialize for Findings<'_> {
 struct EvidenceList<'a>(&'a [tcpwhy_detect::Evidence]);
 
 impl Serialize for EvidenceList<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(self.0.iter().map(|e| JsonEvidence {
             frame: e.frame,
             time: Shown(e.ts),
@@ -308,7 +469,7 @@ impl Serialize for EvidenceList<'_> {
 struct FixList<'a>(&'a [tcpwhy_detect::Fix]);
 
 impl Serialize for FixList<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(self.0.iter().map(|x| JsonFix {
             host: x.host.as_str(),
             action: &x.action,
@@ -332,25 +493,28 @@ struct JsonExchange {
     idle_before_ms: Option<f64>,
 }
 
-/// Writes the JSON document of `tcpwhy analyze --format json`.
-pub fn write_json(reports: &[AnalyzeReport], out: &mut impl std::io::Write) -> std::io::Result<()> {
+/// Writes the JSON document of `tcpwhy analyze --format json`, reading each file's
+/// findings once; says whether any finding was shown.
+pub fn write_json(reports: &[AnalyzeReport<'_>], out: &mut impl Write) -> io::Result<bool> {
+    let walks: Vec<RefCell<Walk<'_>>> = reports
+        .iter()
+        .map(|r| RefCell::new(Walk::new(r, true)))
+        .collect();
+    let any = std::cell::Cell::new(false);
     let doc = JsonDoc {
         schema_version: SCHEMA_VERSION,
         command: "analyze",
         files: reports
             .iter()
-            .map(|r| JsonFile {
+            .zip(&walks)
+            .map(|(r, walk)| JsonFile {
                 path: &r.file.path,
                 frames: r.file.frames,
                 tcp_frames: r.file.tcp_frames,
                 connections: r.file.stats.count as usize,
                 error: r.file.error.as_ref().map(|e| e.message.as_str()),
-                findings: Findings(&r.findings),
-                below_min_cost: r
-                    .below_threshold
-                    .iter()
-                    .map(|(id, n)| (id.as_str(), *n))
-                    .collect(),
+                findings: JsonFindings { walk, any: &any },
+                below_min_cost: JsonBelow(walk),
                 exchanges: r.exchanges.as_ref().map(|xs| {
                     xs.iter()
                         .flat_map(|(stream, list)| {
@@ -371,14 +535,11 @@ pub fn write_json(reports: &[AnalyzeReport], out: &mut impl std::io::Write) -> s
                         })
                         .collect()
                 }),
-                hosts: r
-                    .hosts
-                    .iter()
-                    .map(|(dir, j)| crate::host::join_json(j, dir))
-                    .collect(),
+                hosts: (!r.hosts.is_empty()).then_some(JsonHosts(walk)),
             })
             .collect(),
     };
     crate::json::to_writer_pretty(&mut *out, &doc)?;
-    out.write_all(b"\n")
+    out.write_all(b"\n")?;
+    Ok(any.get())
 }

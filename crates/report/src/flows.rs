@@ -1,17 +1,16 @@
 //! `tcpwhy flows`: one row per connection, as a table or as JSON.
 
 use crate::json;
-use crate::table::{Align, Table};
+use crate::table::{fit, Align, Table};
 use crate::units::{bytes, ms, ns_to_ms, secs};
 use crate::SCHEMA_VERSION;
 use serde::Serialize;
 use std::io::{self, Write};
 use tcpwhy_track::{
-    ClientBy, ConnRows, ConnSummary, DirSummary, LimitTimes, RttStats, SegmentCounts, Vantage,
-    WindowScale,
+    ClientBy, ConnSummary, DirSummary, LimitTimes, RttStats, SegmentCounts, Vantage, WindowScale,
 };
 
-pub use tcpwhy_pipeline::{FileReport, ReadError};
+pub use tcpwhy_pipeline::{Connections, FileReport, ReadError};
 
 /// The RTT a person cares about: the full path RTT seen from the capture point.
 ///
@@ -102,15 +101,15 @@ pub fn limit_text(l: &LimitTimes) -> String {
     )
 }
 
-/// The aligned table of `tcpwhy flows`.
-pub fn render_text(files: &[FileReport]) -> String {
-    let mut out = String::new();
+/// The aligned table of `tcpwhy flows`, written as it is read: the rows are read twice
+/// (once for the columns' widths), never held.
+pub fn write_text(files: &[FileReport], out: &mut impl Write) -> io::Result<()> {
     let several = files.len() > 1;
     for f in files {
         if several {
-            out.push_str(&format!("== {} ==\n", f.path));
+            writeln!(out, "== {} ==", f.path)?;
         }
-        let mut t = Table::new(&[
+        let t = Table::new(&[
             ("STREAM", Align::Right),
             ("CLIENT", Align::Left),
             ("SERVER", Align::Left),
@@ -130,51 +129,72 @@ pub fn render_text(files: &[FileReport]) -> String {
             ("LIMIT", Align::Left),
         ]);
         let t0 = f.stats.start;
+        let mut widths = t.header_widths();
+        let mut rows = 0u64;
         for c in f.connections.iter() {
-            let [cs, sc] = &c.dirs;
-            let rtt = path_rtt(&c).map_or("-".into(), |r| {
-                format!("{}/{}/{}", ms(r.min_ns), ms(r.median_ns), ms(r.p95_ns))
-            });
-            let flight = cs.max_in_flight.max(sc.max_in_flight);
-            let win = |d: &DirSummary| d.max_window_bytes.map_or("-".into(), bytes);
-            let retx = |k: fn(&SegmentCounts) -> u64| k(&cs.counts) + k(&sc.counts);
-            let client_mark = match c.client_by {
-                ClientBy::PortGuess => "?",
-                _ => "",
-            };
-            t.push(vec![
-                c.stream.to_string(),
-                format!("{}{client_mark}", c.endpoints[0]),
-                c.endpoints[1].to_string(),
-                secs(t0.map_or(0, |t| c.start.elapsed_since(t))),
-                secs(c.duration_ns()),
-                format!("{}/{}", cs.packets, sc.packets),
-                format!("{}/{}", bytes(cs.bytes), bytes(sc.bytes)),
-                rtt,
-                flight.map_or("-".into(), bytes),
-                format!("{}/{}{}", win(cs), win(sc), wscale_text(cs.wscale)),
-                format!("{} | {}", opts(cs), opts(sc)),
-                c.vantage.name().into(),
-                format!(
-                    "{}/{}/{}",
-                    retx(|x| x.retransmissions),
-                    retx(|x| x.fast_retransmissions),
-                    retx(|x| x.spurious_retransmissions)
-                ),
-                retx(|x| x.out_of_order).to_string(),
-                retx(|x| x.dup_acks).to_string(),
-                retx(|x| x.zero_windows).to_string(),
-                limit_text(&c.dirs[main_direction(&c)].limits),
-            ]);
+            fit(&mut widths, &row(&c?, t0));
+            rows += 1;
         }
-        if t.is_empty() {
-            out.push_str("no TCP connections\n");
+        if rows == 0 {
+            writeln!(out, "no TCP connections")?;
         } else {
-            out.push_str(&t.render());
+            out.write_all(t.header_line(&widths).as_bytes())?;
+            for c in f.connections.iter() {
+                let cells = row(&c?, t0);
+                let line = t.line(&widths, &mut cells.iter().map(|c| c.as_str()));
+                out.write_all(line.as_bytes())?;
+            }
         }
-        out.push_str(&footer(f));
+        out.write_all(footer(f).as_bytes())?;
     }
-    out
+    Ok(())
+}
+
+/// The table as a string (tests, small outputs).
+pub fn render_text(files: &[FileReport]) -> String {
+    let mut v = Vec::new();
+    // Writing to a Vec cannot fail; an error reading rows back ends the table.
+    let _ = write_text(files, &mut v);
+    String::from_utf8(v).unwrap_or_default()
+}
+
+/// One connection's cells.
+fn row(c: &ConnSummary, t0: Option<tcpwhy_capture::Timestamp>) -> Vec<String> {
+    let [cs, sc] = &c.dirs;
+    let rtt = path_rtt(c).map_or("-".into(), |r| {
+        format!("{}/{}/{}", ms(r.min_ns), ms(r.median_ns), ms(r.p95_ns))
+    });
+    let flight = cs.max_in_flight.max(sc.max_in_flight);
+    let win = |d: &DirSummary| d.max_window_bytes.map_or("-".into(), bytes);
+    let retx = |k: fn(&SegmentCounts) -> u64| k(&cs.counts) + k(&sc.counts);
+    let client_mark = match c.client_by {
+        ClientBy::PortGuess => "?",
+        _ => "",
+    };
+    vec![
+        c.stream.to_string(),
+        format!("{}{client_mark}", c.endpoints[0]),
+        c.endpoints[1].to_string(),
+        secs(t0.map_or(0, |t| c.start.elapsed_since(t))),
+        secs(c.duration_ns()),
+        format!("{}/{}", cs.packets, sc.packets),
+        format!("{}/{}", bytes(cs.bytes), bytes(sc.bytes)),
+        rtt,
+        flight.map_or("-".into(), bytes),
+        format!("{}/{}{}", win(cs), win(sc), wscale_text(cs.wscale)),
+        format!("{} | {}", opts(cs), opts(sc)),
+        c.vantage.name().into(),
+        format!(
+            "{}/{}/{}",
+            retx(|x| x.retransmissions),
+            retx(|x| x.fast_retransmissions),
+            retx(|x| x.spurious_retransmissions)
+        ),
+        retx(|x| x.out_of_order).to_string(),
+        retx(|x| x.dup_acks).to_string(),
+        retx(|x| x.zero_windows).to_string(),
+        limit_text(&c.dirs[main_direction(c)].limits),
+    ]
 }
 
 /// The accounting line under a table: frames read, analysed, skipped and why.
@@ -458,12 +478,12 @@ pub fn write_json_threads(
         json::to_writer_pretty_at(&mut head, &file, 2)?;
         out.write_all(head.strip_suffix(b"\n    }").unwrap_or(&head))?;
         out.write_all(b",\n      \"connections\": [")?;
-        let any = if threads > 1 && f.connections.len() > 2 * ROWS_PER_BATCH {
+        let any = if threads > 1 && f.connections.stored_rows() > 2 * ROWS_PER_BATCH as u64 {
             write_rows_parallel(&f.connections, out, threads)?
         } else {
             let mut any = false;
             for c in f.connections.iter() {
-                write_row(&mut *out, &c, !any)?;
+                write_row(&mut *out, &c?, !any)?;
                 any = true;
             }
             any
@@ -491,7 +511,11 @@ fn write_row(mut out: impl Write, c: &ConnSummary, first: bool) -> io::Result<()
 /// The rows of `rows` rendered by `threads` helpers in batches and written in order;
 /// whether there was any. At most two batches a helper are in flight, so memory stays
 /// bounded whatever the number of rows.
-fn write_rows_parallel(rows: &ConnRows, out: &mut impl Write, threads: usize) -> io::Result<bool> {
+fn write_rows_parallel(
+    rows: &Connections,
+    out: &mut impl Write,
+    threads: usize,
+) -> io::Result<bool> {
     use std::collections::BTreeMap;
     use std::sync::{mpsc, Mutex};
     let (job_tx, job_rx) = mpsc::channel::<(usize, Vec<ConnSummary>)>();
@@ -523,7 +547,10 @@ fn write_rows_parallel(rows: &ConnRows, out: &mut impl Write, threads: usize) ->
         let mut it = rows.iter().peekable();
         let result = 'rows: loop {
             while sent - written < max_in_flight && it.peek().is_some() {
-                let batch: Vec<ConnSummary> = it.by_ref().take(ROWS_PER_BATCH).collect();
+                let batch = match it.by_ref().take(ROWS_PER_BATCH).collect() {
+                    Ok(b) => b,
+                    Err(e) => break 'rows Err(e),
+                };
                 if job_tx.send((sent, batch)).is_err() {
                     break;
                 }
@@ -603,7 +630,11 @@ mod tests {
                             offset: e.offset,
                         }),
                     },
-                    connections: f.connections.iter().map(|c| json_conn(&c)).collect(),
+                    connections: f
+                        .connections
+                        .iter()
+                        .map(|c| json_conn(&c.unwrap()))
+                        .collect(),
                 })
                 .collect(),
         };
@@ -611,7 +642,7 @@ mod tests {
     }
 
     fn file(rows: u64, error: bool) -> FileReport {
-        let mut connections = ConnRows::new();
+        let mut connections = Vec::new();
         for i in 0..rows {
             let ep = |last: u8, port: u16| Endpoint {
                 addr: std::net::IpAddr::from([10, 0, 0, last]),
@@ -633,8 +664,9 @@ mod tests {
                 continuation: false,
             };
             c.dirs[0].packets = i;
-            connections.push(&c);
+            connections.push(c);
         }
+        let connections = Connections::from_summaries(connections).unwrap();
         let mut skipped = SkipCounts::default();
         if error {
             skipped.add(SkipReason::NotTcp);

@@ -30,38 +30,57 @@ impl Table {
     }
 
     pub fn render(&self) -> String {
-        let n = self.headers.len();
-        let mut widths: Vec<usize> = self.headers.iter().map(|(h, _)| h.len()).collect();
+        let mut widths = self.header_widths();
         for row in &self.rows {
-            for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(cell.chars().count());
-            }
+            fit(&mut widths, row);
         }
-        let mut out = String::new();
-        let mut line = |cells: &mut dyn Iterator<Item = &str>| {
-            let mut s = String::new();
-            for (i, cell) in cells.enumerate() {
-                let pad = widths[i].saturating_sub(cell.chars().count());
-                let right = self.headers[i].1 == Align::Right;
-                if i > 0 {
-                    s.push_str("  ");
-                }
-                if right {
-                    s.extend(std::iter::repeat_n(' ', pad));
-                }
-                s.push_str(cell);
-                if !right && i + 1 < n {
-                    s.extend(std::iter::repeat_n(' ', pad));
-                }
-            }
-            out.push_str(s.trim_end());
-            out.push('\n');
-        };
-        line(&mut self.headers.iter().map(|(h, _)| *h));
+        let mut out = self.line(&widths, &mut self.headers.iter().map(|(h, _)| *h));
         for row in &self.rows {
-            line(&mut row.iter().map(|c| c.as_str()));
+            out.push_str(&self.line(&widths, &mut row.iter().map(|c| c.as_str())));
         }
         out
+    }
+
+    /// The columns' widths before any row: their headers'.
+    pub fn header_widths(&self) -> Vec<usize> {
+        self.headers.iter().map(|(h, _)| h.len()).collect()
+    }
+
+    /// One line of `cells` laid out in columns of `widths` (a table written as it is
+    /// read, without keeping its rows: widths from a first reading, [`fit`], lines from
+    /// a second).
+    pub fn line(&self, widths: &[usize], cells: &mut dyn Iterator<Item = &str>) -> String {
+        let n = self.headers.len();
+        let mut s = String::new();
+        for (i, cell) in cells.enumerate() {
+            let pad = widths[i].saturating_sub(cell.chars().count());
+            let right = self.headers[i].1 == Align::Right;
+            if i > 0 {
+                s.push_str("  ");
+            }
+            if right {
+                s.extend(std::iter::repeat_n(' ', pad));
+            }
+            s.push_str(cell);
+            if !right && i + 1 < n {
+                s.extend(std::iter::repeat_n(' ', pad));
+            }
+        }
+        let mut line = s.trim_end().to_string();
+        line.push('\n');
+        line
+    }
+
+    /// The header line.
+    pub fn header_line(&self, widths: &[usize]) -> String {
+        self.line(widths, &mut self.headers.iter().map(|(h, _)| *h))
+    }
+}
+
+/// Widens `widths` to fit `row`.
+pub fn fit(widths: &mut [usize], row: &[String]) {
+    for (w, cell) in widths.iter_mut().zip(row) {
+        *w = (*w).max(cell.chars().count());
     }
 }
 
