@@ -775,12 +775,7 @@ pub fn all() -> Vec<Scenario> {
                 has no wscale and the receive window stops at 65,535 bytes: at most \
                 64 KiB per 150 ms RTT (≈ 427 KiB/s) whatever the bandwidth.",
             path: rtt150(),
-            workload: {
-                let mut k = http(1, 0, false, 2 << 20);
-                // MSS-sized writes: a larger one overshoots the buffer (see small-sndbuf).
-                k["response_write_size"] = json!(1448);
-                workload(k, cubic(), cubic())
-            },
+            workload: workload(bulk_download(2 << 20, 64 << 10), cubic(), cubic()),
             topology: TopologySpec {
                 client_sysctls: vec![sysctl("net.ipv4.tcp_window_scaling", "0")],
                 ..TopologySpec::default()

@@ -564,8 +564,9 @@ fn early_exit_needs_a_cwnd_limited_flight_and_no_hystart() {
     for a in &runs {
         assert!(
             a.findings.iter().any(|f| f.id.as_str() == "sndbuf.limited"),
-            "sndbuf-capped {}: {:?}",
+            "sndbuf-capped {} ({} connections): {:?}",
             a.side,
+            a.connections,
             a.findings.iter().map(|f| f.id.as_str()).collect::<Vec<_>>()
         );
     }
