@@ -12,7 +12,11 @@
 //! Signature: full-path RTT samples of one direction's data that rise from their minimum
 //! as the bytes in flight grow (Pearson correlation ≥ [`MIN_CORRELATION`]), with p95 at
 //! least [`MIN_RTT_RATIO`] × the minimum and [`MIN_QUEUE_DELAY_NS`] above it; by Little's
-//! law the delivery rate (flight / RTT) stays at the bottleneck rate.
+//! law the delivery rate (flight / RTT) stays at the bottleneck rate. The queue must
+//! stand: no sample within [`MIN_STANDING_NS`] (CoDel's interval, or one RTT if longer)
+//! comes back below the minimum + [`STANDING_TARGET_NS`] (CoDel's target); a slow-start burst that a
+//! buffer holds for a few milliseconds and drains is the buffer doing its job (RFC 8289
+//! §1 "good queue"), and the sender's smoothed RTT (tcp_rtt_estimator) barely moves.
 //! - At the sender: data → the ACK covering it (the tracker's `ack_rtt`; Karn's rule) is
 //!   the full RTT; bytes in flight are exact (highest sequence sent − highest ACK).
 //! - At the receiver: data → ACK is only the receiver's own ACK delay and says nothing of
@@ -78,6 +82,16 @@ pub const MIN_QUEUE_DELAY_NS: u64 = 20_000_000;
 /// Pearson correlation of RTT with bytes in flight: the RTT rises *because* the flight
 /// does (deep-queue lab capture: 0.9+; a path whose RTT changes on its own: near 0).
 pub const MIN_CORRELATION: f64 = 0.7;
+/// A standing queue outlives a burst: every sample at least [`STANDING_TARGET_NS`] above
+/// the minimum for this long (or one minimum RTT, if longer). CoDel's interval (RFC 8289
+/// §4.2, 100 ms): a queue whose delay drops below target within it was a burst the buffer
+/// absorbed ("good queue", §1), not bufferbloat. Sweep s1-015-control (5 ms RTT, no
+/// shaping): the slow-start burst of the last 2 MB waited up to 41 ms in the emulator for
+/// 25 ms at the end of a 118 ms transfer while the sender's srtt (tcp_rtt_estimator)
+/// never passed 12.6 ms; lab deep-queue stood at 100+ ms of queueing for seconds.
+pub const MIN_STANDING_NS: u64 = 100_000_000;
+/// CoDel's target (RFC 8289 §4.3, 5 ms): queueing delay below it is no standing queue.
+pub const STANDING_TARGET_NS: u64 = 5_000_000;
 /// Correlation from which, at the sender, confidence is high.
 const HIGH_CORRELATION: f64 = 0.9;
 /// Samples kept per direction and view (40 bytes each); past it every second one is
@@ -285,6 +299,9 @@ pub struct Queue {
     /// Bytes per second while the queue stood.
     pub rate: f64,
     pub mean_extra_ns: u64,
+    /// The longest time the RTT stayed at least [`STANDING_TARGET_NS`] above the
+    /// minimum without a sample below (first to last sample of the run).
+    pub standing_ns: u64,
 }
 
 /// Pearson correlation of two series (0 when either is constant).
@@ -339,6 +356,18 @@ fn queue(samples: &[Sample], exact_min: Option<u64>, baseline: Option<u64>) -> O
         .map(|s| s.rtt_ns.saturating_sub(min))
         .sum::<u64>()
         / samples.len() as u64;
+    // The samples are in time order: the longest run above the queueing floor.
+    let floor = min.saturating_add(STANDING_TARGET_NS);
+    let mut standing_ns = 0u64;
+    let mut run_start: Option<Timestamp> = None;
+    for s in samples {
+        if s.rtt_ns < floor {
+            run_start = None;
+            continue;
+        }
+        let start = *run_start.get_or_insert(s.ts);
+        standing_ns = standing_ns.max(s.ts.elapsed_since(start));
+    }
     Some(Queue {
         min_rtt_ns: min,
         median_rtt_ns: median,
@@ -346,7 +375,19 @@ fn queue(samples: &[Sample], exact_min: Option<u64>, baseline: Option<u64>) -> O
         correlation,
         rate,
         mean_extra_ns,
+        standing_ns,
     })
+}
+
+/// The signature (module doc): a queue as deep as the path is long, growing with the
+/// flight, at a steady delivery rate, and standing, not a burst absorbed.
+fn bloated(q: &Queue) -> bool {
+    let extra = q.p95_rtt_ns.saturating_sub(q.min_rtt_ns);
+    extra >= MIN_QUEUE_DELAY_NS
+        && (q.p95_rtt_ns as f64) >= MIN_RTT_RATIO * q.min_rtt_ns as f64
+        && q.correlation >= MIN_CORRELATION
+        && q.rate > 0.0
+        && q.standing_ns >= MIN_STANDING_NS.max(q.min_rtt_ns)
 }
 
 fn kb(bytes: f64) -> String {
@@ -360,14 +401,10 @@ fn kb(bytes: f64) -> String {
 fn finding(conn: &Connection<'_>, dir: usize, series: &Series, at_sender: bool) -> Option<Finding> {
     let samples = &series.v[..];
     let q = queue(samples, series.min.map(|m| m.rtt_ns), conn.rtt_ns)?;
-    let extra = q.p95_rtt_ns.saturating_sub(q.min_rtt_ns);
-    if extra < MIN_QUEUE_DELAY_NS
-        || (q.p95_rtt_ns as f64) < MIN_RTT_RATIO * q.min_rtt_ns as f64
-        || q.correlation < MIN_CORRELATION
-        || q.rate <= 0.0
-    {
+    if !bloated(&q) {
         return None;
     }
+    let extra = q.p95_rtt_ns.saturating_sub(q.min_rtt_ns);
     let queue_bytes = q.rate * extra as f64 / 1e9;
     let (sender, receiver) = (Side::from_index(dir), Side::from_index(dir).peer());
     let ends = conn.summary.endpoints;
@@ -527,5 +564,45 @@ mod tests {
         assert_eq!(q.min_rtt_ns, 25_000_000);
         assert!(q.correlation > 0.99);
         assert!((q.rate - 1e6).abs() < 1.0);
+        // From sample 1 (30 ms ≥ 25 + 5) to sample 39: 38 × 50 ms.
+        assert_eq!(q.standing_ns, 1_900_000_000);
+        assert!(bloated(&q));
+    }
+
+    /// Sweep s1-015-control (receiver, 5 ms RTT, no shaping): slow start's RTT rises
+    /// with the flight, 5 → 14 ms over 70 ms, then the last burst waits 30–41 ms for
+    /// 25 ms and the transfer ends. Deep, correlated, but it never stood: no finding.
+    #[test]
+    fn a_burst_absorbed_at_the_end_is_no_bufferbloat() {
+        let mut s: Vec<Sample> = Vec::new();
+        let mut push = |i: u64, t_us: u64, rtt_us: u64, flight: u64| {
+            s.push(Sample {
+                frame: i,
+                ts: Timestamp((t_us * 1000) as i64),
+                rtt_ns: rtt_us * 1000,
+                flight,
+                delivered: i * 30_000,
+            });
+        };
+        // 70 samples, one a millisecond: RTT 5.0 → 13.6 ms, flight 85 KB → 1.2 MB.
+        for i in 0..70u64 {
+            push(i, 10_000 + i * 1000, 5000 + i * 125, 85_000 + i * 16_000);
+        }
+        // The burst: 26 samples, one a millisecond, RTT 30 → 42.5 ms, flight ≈ 1.6 MB.
+        for i in 0..26u64 {
+            push(
+                70 + i,
+                90_000 + i * 1000,
+                30_000 + i * 500,
+                1_600_000 + i * 2000,
+            );
+        }
+        let q = queue(&s, None, None).unwrap();
+        assert_eq!(q.min_rtt_ns, 5_000_000);
+        assert!(q.correlation >= MIN_CORRELATION, "{}", q.correlation);
+        assert!(q.p95_rtt_ns >= 25_000_000 + q.min_rtt_ns);
+        // ≥ 10 ms from 50 ms (sample 40: 5 + 40 × 0.125) to 115 ms (sample 95).
+        assert_eq!(q.standing_ns, 65_000_000);
+        assert!(!bloated(&q));
     }
 }
