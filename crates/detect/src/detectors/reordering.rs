@@ -254,8 +254,12 @@ struct Dir {
     late_over_dupthresh: u64,
     late_samples_ns: Vec<u64>,
     triggered: Vec<Triggered>,
-    /// Holes filled by a retransmission: network loss.
+    /// Holes filled by a retransmission: network loss, unless the original comes later
+    /// (`filled_by_retrans`).
     loss_holes: u64,
+    /// Holes filled by a retransmission: start, end, when and where the hole opened, the
+    /// retransmission's frame and time. An original arriving after it was only late.
+    filled_by_retrans: Vec<(u64, u64, Timestamp, u64, u64, Timestamp)>,
     loss_example: Option<(u64, Timestamp, u64)>,
     /// Segments acknowledged but never captured: capture loss.
     capture_lost_bytes: u64,
@@ -381,6 +385,11 @@ impl Dir {
                 } else if older == Some(false) {
                     self.loss_holes += 1;
                     self.loss_example.get_or_insert((frame, ts, start));
+                    push_bounded(
+                        &mut self.filled_by_retrans,
+                        (h.start, h.end, h.opened, h.opened_frame, frame, ts),
+                        MAX_RANGES,
+                    );
                 }
             }
             filled_any = true;
@@ -408,6 +417,46 @@ impl Dir {
                 }
                 (None, None) => {
                     self.holes.swap_remove(i);
+                }
+            }
+        }
+        if !filled_any && older == Some(true) {
+            // An original arriving after a retransmission filled its hole: it was late,
+            // not lost, and the retransmission was needless (RFC 3708: the original's
+            // arrival, like a D-SACK, shows the loss was not one; issue 12, class 2).
+            if let Some(i) = self
+                .filled_by_retrans
+                .iter()
+                .position(|&(s, e, ..)| start < e && end > s)
+            {
+                let (_, _, opened, opened_frame, rf, rts) = self.filled_by_retrans.swap_remove(i);
+                self.loss_holes = self.loss_holes.saturating_sub(1);
+                let l = Late {
+                    opened_frame,
+                    opened_ts: opened,
+                    frame,
+                    ts,
+                    seq: start,
+                    degree_bytes: highest.saturating_sub(end),
+                    late_ns: ts.elapsed_since(opened),
+                    proof,
+                };
+                self.record_late(l);
+                if self.triggered.iter().all(|t| t.seq != start) {
+                    push_bounded(
+                        &mut self.triggered,
+                        Triggered {
+                            frame: rf,
+                            ts: rts,
+                            seq: start,
+                            cause_frame: frame,
+                            cause_ts: opened,
+                            dsack: None,
+                            by_timing: false,
+                            confirmed: true,
+                        },
+                        MAX_TRIGGERED,
+                    );
                 }
             }
         }
@@ -953,8 +1002,19 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
     let what = where_seen(d, ends[sender], ends[receiver]);
     let dsacked = trig.iter().filter(|t| t.dsack.is_some()).count();
     let first = trig.first().map_or(0, |t| t.frame);
+    // Retransmissions the late original arrived after (seen at the capture point).
+    let overtaken = trig
+        .iter()
+        .filter(|t| t.dsack.is_none() && t.cause_frame > t.frame)
+        .count();
     let proof_text = if dsacked == trig.len() {
         "confirmed by the receiver's D-SACK".to_string()
+    } else if overtaken > 0 {
+        format!(
+            "{overtaken} shown by the original arriving after its retransmission, {dsacked} \
+             by the receiver's D-SACK, {} by ACKs covering them too soon",
+            trig.len() - overtaken - dsacked
+        )
     } else if dsacked > 0 {
         format!(
             "{dsacked} confirmed by the receiver's D-SACK, the others covered too soon to \
@@ -1305,5 +1365,38 @@ mod tests {
         d.peer_ack(16, t(60_000), 1000, &[]);
         assert_eq!(d.late_count, 1);
         assert_eq!(d.unexplained_holes, 1);
+    }
+    /// Issue 12, class 2 (sweep s1-002, client.pcap at 1 ms RTT: seq 157833, IP ID
+    /// 0xaffb, held 3+ ms; the fast retransmission 0xb024 fills the hole at frame 271
+    /// and the original comes after it): an original arriving after the retransmission
+    /// that filled its hole was late, not lost, and the retransmission was needless.
+    #[test]
+    fn original_after_its_retransmission_is_reordering() {
+        let t = |ms: i64| Timestamp(ms * 1_000_000);
+        let mut d = Dir::default();
+        for i in 0..10u16 {
+            d.data(
+                u64::from(i) + 1,
+                t(0),
+                u64::from(i) * 100,
+                100,
+                Some(i),
+                None,
+                Some(1_000_000),
+                false,
+            );
+        }
+        // Segment 10 (ID 10) late; 11, 12 overtake it, then the retransmission (ID 13).
+        d.data(20, t(1), 1100, 100, Some(11), None, None, false);
+        d.data(21, t(1), 1200, 100, Some(12), None, None, false);
+        d.data(22, t(2), 1000, 100, Some(13), None, None, false);
+        assert_eq!((d.loss_holes, d.late_count), (1, 0));
+        d.data(23, t(4), 1000, 100, Some(10), None, None, false);
+        assert_eq!((d.loss_holes, d.late_count), (0, 1));
+        assert_eq!(d.late[0].late_ns, 3_000_000);
+        assert_eq!(d.late[0].degree_bytes, 200);
+        assert_eq!(d.triggered.len(), 1);
+        assert_eq!((d.triggered[0].frame, d.triggered[0].cause_frame), (22, 23));
+        assert!(d.triggered[0].confirmed);
     }
 }
