@@ -198,7 +198,7 @@ fn a_real_drop_is_not_reordering() {
 /// Every lab scenario: these ids only where the manifest's `must` lists them, never
 /// where `must_not` does. clean-bulk's client.pcap has 14 segments out of order (tshark)
 /// and 28 SACKed ACKs but no retransmission: reordering that triggered nothing costs
-/// nothing and is not reported (`MIN_RECOVERIES`). no-window-scaling is rwnd-limited:
+/// nothing and is named at zero cost only (below the default `--min-cost`). no-window-scaling is rwnd-limited:
 /// its RTT stays flat (no bufferbloat).
 #[test]
 fn lab_manifests_must_and_must_not() {
@@ -365,5 +365,38 @@ fn public_capture_with_acked_unseen_says_capture_loss() {
         &common::analyze::findings(&p),
         &[REORDERING],
         "sharkfest20-trace2",
+    );
+}
+
+/// Issue 12, class 1: reordering that triggered no retransmission is named at zero cost.
+/// clean-bulk's client.pcap (an older emulator that reordered by itself): 14 server data
+/// segments arrive below the highest sequence with IP IDs older than IDs already seen
+/// (tshark `tcp.analysis.out_of_order`: frames 1949 (0x6b7c), 1953, 1957 …; frame 1967,
+/// seq 1531985, IP ID 0x6b80, comes 0.21 ms after frame 1947 opened its hole, 15 later
+/// segments ahead of it), the largest 0.61 ms late; the server retransmitted nothing
+/// (tshark: no retransmission). Before, nothing was named even with `--min-cost 0`.
+#[test]
+fn absorbed_reordering_is_named_at_zero_cost() {
+    let path = lab_path("clean-bulk", "client");
+    let all = common::analyze::findings_json(&path, &["--min-cost", "0"]);
+    let r: Vec<&serde_json::Value> = all.iter().filter(|f| f["id"] == REORDERING).collect();
+    assert_eq!(r.len(), 1, "{all:#?}");
+    let r = r[0];
+    assert_eq!(r["cost_ms"].as_f64(), Some(0.0));
+    let text = r["explanation"].as_str().unwrap_or_default();
+    assert!(text.contains("absorbed at no cost"), "{text}");
+    assert!(text.contains("14 segments"), "{text}");
+    assert!(text.contains("up to 15 later segments"), "{text}");
+    assert!(text.contains("up to 0.61 ms late"), "{text}");
+    let frames: Vec<u64> = r["evidence"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|e| e["frame"].as_u64()).collect())
+        .unwrap_or_default();
+    assert_eq!(frames, [1947, 1967, 1947, 1949]);
+    // Below the default --min-cost: not among the findings that cost time.
+    none_of(
+        &lab("clean-bulk", "client"),
+        &[REORDERING],
+        "clean-bulk client",
     );
 }

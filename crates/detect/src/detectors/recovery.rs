@@ -233,6 +233,9 @@ struct Dir {
     /// Smallest data → ACK time seen for this side's data.
     min_ack_rtt: Option<u64>,
     dropped: u64,
+    /// The newest TSval this side sent (RFC 7323: never goes back; a retransmission
+    /// carries a current one, so a segment with an older TSval is a late original).
+    max_tsval: Option<u32>,
 }
 
 #[derive(Default)]
@@ -278,6 +281,23 @@ impl Detector for Recovery {
 
         // This packet as an ACK of the peer's data.
         if let Some(a) = ev.rel_ack {
+            // A pure ACK repeating this side's last ACK below data the peer sent, its
+            // options cut by the snaplen: its SACK blocks cannot be seen. Linux's window
+            // grows while out-of-order data queues (`tcp_grow_window`), so the tracker's
+            // duplicate-ACK rule (same window) misses these; a SACK sender counts SACKed
+            // segments, not windows. A loss signal when SACK is (or may be) in use.
+            let repeat_cut = ev.payload_len == 0
+                && !flags.syn()
+                && !flags.fin()
+                && !flags.rst()
+                && pkt.options.truncated
+                && c.dirs[x].last_ack_sent == Some(a)
+                && a < c.dirs[y].highest_end
+                && ev
+                    .conn
+                    .dirs
+                    .iter()
+                    .all(|d| d.syn.options().is_none_or(|o| o.sack_permitted));
             let d = &mut c.dirs[y];
             if d.cum_ack.is_none_or(|(m, _, _)| a > m) {
                 d.cum_ack = Some((a, seg.frame, seg.ts));
@@ -296,7 +316,7 @@ impl Detector for Recovery {
                 }
             }
             let sack = !pkt.options.sack_blocks().is_empty() && !ev.kinds.has(SegmentKinds::DSACK);
-            if ev.kinds.has(SegmentKinds::DUP_ACK) || sack {
+            if ev.kinds.has(SegmentKinds::DUP_ACK) || sack || repeat_cut {
                 match d.signals.back_mut() {
                     Some(s) if s.ack == a => {
                         s.last_frame = seg.frame;
@@ -365,7 +385,14 @@ impl Detector for Recovery {
                 ev.kinds.0 & (SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER) != 0;
             let below = ev.rel_seq < d.highest_end;
             if below && flagged {
+                let tsval = pkt.options.timestamps.map(|t| t.0);
+                let older_tsval = tsval
+                    .zip(d.max_tsval)
+                    .is_some_and(|(t, m)| (m.wrapping_sub(t) as i32) > 0);
                 let (is_retrans, ambiguous) = match (ids.counter, ids.newest) {
+                    // Sent before a segment already seen: a late original (reordering),
+                    // whatever Wireshark's flag says (its rule is timing only).
+                    _ if older_tsval => (false, false),
                     (true, Some(newer)) => (newer, false),
                     _ => (true, !ev.kinds.has(SegmentKinds::RETRANSMISSION)),
                 };
@@ -420,6 +447,11 @@ impl Detector for Recovery {
                     frame: seg.frame,
                     ts: seg.ts,
                 });
+            }
+        }
+        if let Some((t, _)) = pkt.options.timestamps {
+            if d.max_tsval.is_none_or(|m| (t.wrapping_sub(m) as i32) > 0) {
+                d.max_tsval = Some(t);
             }
         }
         let syn_fin = u64::from(flags.syn()) + u64::from(flags.fin());

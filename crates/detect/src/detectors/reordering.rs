@@ -63,8 +63,12 @@
 //! about one round trip until the D-SACK makes Linux undo the cut: we charge
 //! (1 − β) × RTT per episode. If the undo does not happen (no D-SACK, an old stack) the
 //! window regrows over many RTTs and the true cost is larger: the estimate is a floor. A
-//! reordering that triggered no retransmission costs nothing and is not reported
-//! ([`MIN_RECOVERIES`]).
+//! reordering that triggered no retransmission (the sender absorbed it: every late segment
+//! overtaken by fewer than `tp->reordering` segments, or RACK's reordering window long
+//! enough) costs nothing and is still named, at zero cost (below `--min-cost` unless it is
+//! 0): the path reorders, and a larger degree or lateness would start costing
+//! retransmissions (issue 12, class 1: adjacent swaps at 1 ms RTT, TCPSACKReorder in the
+//! hundreds, nothing retransmitted).
 //!
 //! Fix: on the host where the reordering happens, keep one flow on one CPU/queue: RPS
 //! (`/sys/class/net/DEV/queues/rx-N/rps_cpus`) on the veth/container interface the flow
@@ -104,9 +108,6 @@ pub const LINUX_TCP_REORDERING: u64 = 3;
 pub const LINUX_TCP_MAX_REORDERING: u64 = 300;
 /// CUBIC's multiplicative decrease (RFC 9438 §4.6; Linux `beta` 717/1024 ≈ 0.7).
 pub const CUBIC_BETA: f64 = 0.7;
-/// Report only a reordering that triggered at least this many recovery episodes: one
-/// that triggered none cost nothing (the receiver reassembles late segments for free).
-pub const MIN_RECOVERIES: u64 = 1;
 /// Without IP IDs or timestamps, a segment filling a hole sooner than this fraction of
 /// the handshake RTT after it opened is the late original: a retransmission needs the
 /// duplicate ACKs to reach the sender and come back, at least one RTT.
@@ -253,8 +254,12 @@ struct Dir {
     late_over_dupthresh: u64,
     late_samples_ns: Vec<u64>,
     triggered: Vec<Triggered>,
-    /// Holes filled by a retransmission: network loss.
+    /// Holes filled by a retransmission: network loss, unless the original comes later
+    /// (`filled_by_retrans`).
     loss_holes: u64,
+    /// Holes filled by a retransmission: start, end, when and where the hole opened, the
+    /// retransmission's frame and time. An original arriving after it was only late.
+    filled_by_retrans: Vec<(u64, u64, Timestamp, u64, u64, Timestamp)>,
     loss_example: Option<(u64, Timestamp, u64)>,
     /// Segments acknowledged but never captured: capture loss.
     capture_lost_bytes: u64,
@@ -380,6 +385,11 @@ impl Dir {
                 } else if older == Some(false) {
                     self.loss_holes += 1;
                     self.loss_example.get_or_insert((frame, ts, start));
+                    push_bounded(
+                        &mut self.filled_by_retrans,
+                        (h.start, h.end, h.opened, h.opened_frame, frame, ts),
+                        MAX_RANGES,
+                    );
                 }
             }
             filled_any = true;
@@ -407,6 +417,46 @@ impl Dir {
                 }
                 (None, None) => {
                     self.holes.swap_remove(i);
+                }
+            }
+        }
+        if !filled_any && older == Some(true) {
+            // An original arriving after a retransmission filled its hole: it was late,
+            // not lost, and the retransmission was needless (RFC 3708: the original's
+            // arrival, like a D-SACK, shows the loss was not one; issue 12, class 2).
+            if let Some(i) = self
+                .filled_by_retrans
+                .iter()
+                .position(|&(s, e, ..)| start < e && end > s)
+            {
+                let (_, _, opened, opened_frame, rf, rts) = self.filled_by_retrans.swap_remove(i);
+                self.loss_holes = self.loss_holes.saturating_sub(1);
+                let l = Late {
+                    opened_frame,
+                    opened_ts: opened,
+                    frame,
+                    ts,
+                    seq: start,
+                    degree_bytes: highest.saturating_sub(end),
+                    late_ns: ts.elapsed_since(opened),
+                    proof,
+                };
+                self.record_late(l);
+                if self.triggered.iter().all(|t| t.seq != start) {
+                    push_bounded(
+                        &mut self.triggered,
+                        Triggered {
+                            frame: rf,
+                            ts: rts,
+                            seq: start,
+                            cause_frame: frame,
+                            cause_ts: opened,
+                            dsack: None,
+                            by_timing: false,
+                            confirmed: true,
+                        },
+                        MAX_TRIGGERED,
+                    );
                 }
             }
         }
@@ -845,8 +895,11 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
             last_start = Some(t.ts);
         }
     }
-    if d.late_count == 0 || recoveries < MIN_RECOVERIES {
+    if d.late_count == 0 {
         return None;
+    }
+    if recoveries == 0 {
+        return Some(absorbed(conn, dir, d, rtt, mss));
     }
     let (sender, receiver) = (Side::from_index(dir), Side::from_index(dir).peer());
     let ends = conn.summary.endpoints;
@@ -943,71 +996,25 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
         {
             continue;
         }
-        match l.proof {
-            Some(p) => {
-                f.cite(
-                    l.opened_frame,
-                    l.opened_ts,
-                    format!("data above seq {}: a hole opens", l.seq),
-                );
-                f.cite(
-                    l.frame,
-                    l.ts,
-                    format!(
-                        "seq {} arrives {} late, after {} later segments; {}",
-                        l.seq,
-                        ms(l.late_ns),
-                        segs(l.degree_bytes),
-                        p.late_note()
-                    ),
-                );
-            }
-            None => {
-                f.cite(
-                    l.opened_frame,
-                    l.opened_ts,
-                    format!("SACK above ACK {}: the receiver reports a hole", l.seq),
-                );
-                f.cite(
-                    l.frame,
-                    l.ts,
-                    format!(
-                        "ACK covers seq {} {} later, {} segments SACKed above it, no \
-                         retransmission: the original arrived late",
-                        l.seq,
-                        ms(l.late_ns),
-                        segs(l.degree_bytes)
-                    ),
-                );
-            }
-        }
+        cite_late(&mut f, l, segs(l.degree_bytes));
     }
 
-    let seen_here = d.late.iter().any(|l| l.proof.is_some());
-    let what = if seen_here {
-        let how = match d.late.iter().find_map(|l| l.proof) {
-            Some(Proof::IpId { .. }) => "their IP IDs are older than IDs already seen",
-            Some(Proof::TsVal { .. }) => "their TSvals are older than TSvals already seen",
-            _ => "they filled their holes sooner than a retransmission could have",
-        };
-        format!(
-            "{} segments from {} to {} arrived out of order at the capture point; {how}, so \
-             they were originals sent earlier, not retransmissions.",
-            d.late_count, ends[sender], ends[receiver]
-        )
-    } else {
-        format!(
-            "Data from {} to {} was reordered beyond the capture point: {} times the \
-             receiver's SACKs showed a hole that its ACK then covered with no retransmission \
-             in between (or only a needless one), sooner than a retransmission could have \
-             been acknowledged.",
-            ends[sender], ends[receiver], d.late_count
-        )
-    };
+    let what = where_seen(d, ends[sender], ends[receiver]);
     let dsacked = trig.iter().filter(|t| t.dsack.is_some()).count();
     let first = trig.first().map_or(0, |t| t.frame);
+    // Retransmissions the late original arrived after (seen at the capture point).
+    let overtaken = trig
+        .iter()
+        .filter(|t| t.dsack.is_none() && t.cause_frame > t.frame)
+        .count();
     let proof_text = if dsacked == trig.len() {
         "confirmed by the receiver's D-SACK".to_string()
+    } else if overtaken > 0 {
+        format!(
+            "{overtaken} shown by the original arriving after its retransmission, {dsacked} \
+             by the receiver's D-SACK, {} by ACKs covering them too soon",
+            trig.len() - overtaken - dsacked
+        )
     } else if dsacked > 0 {
         format!(
             "{dsacked} confirmed by the receiver's D-SACK, the others covered too soon to \
@@ -1142,6 +1149,145 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
     Some(f)
 }
 
+/// Where and how the late segments were seen: at the capture point (with the proof that
+/// they were originals) or beyond it, through the receiver's SACKs.
+fn where_seen(d: &Dir, from: impl std::fmt::Display, to: impl std::fmt::Display) -> String {
+    if d.late.iter().any(|l| l.proof.is_some()) {
+        let how = match d.late.iter().find_map(|l| l.proof) {
+            Some(Proof::IpId { .. }) => "their IP IDs are older than IDs already seen",
+            Some(Proof::TsVal { .. }) => "their TSvals are older than TSvals already seen",
+            _ => "they filled their holes sooner than a retransmission could have",
+        };
+        format!(
+            "{} segments from {from} to {to} arrived out of order at the capture point; {how}, \
+             so they were originals sent earlier, not retransmissions.",
+            d.late_count
+        )
+    } else {
+        format!(
+            "Data from {from} to {to} was reordered beyond the capture point: {} times the \
+             receiver's SACKs showed a hole that its ACK then covered with no retransmission \
+             in between (or only a needless one), sooner than a retransmission could have \
+             been acknowledged.",
+            d.late_count
+        )
+    }
+}
+
+/// The finding for a reordering that triggered no retransmission: named at zero cost,
+/// with its degree and why the sender did not react.
+fn absorbed(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: u64, mss: u64) -> Finding {
+    let (sender, receiver) = (Side::from_index(dir), Side::from_index(dir).peer());
+    let ends = conn.summary.endpoints;
+    let segs = |b: u64| b.div_ceil(mss);
+    let max_degree = d.deepest.map_or(0, |l| l.degree_bytes);
+    let median_late = median(&mut d.late_samples_ns);
+    let mut f = conn.finding(FindingId::Reordering);
+    f.cost_ns = 0;
+    f.share = Some(0.0);
+    let cited: Vec<Late> = d
+        .deepest
+        .into_iter()
+        .chain(d.late.first().copied())
+        .collect();
+    for l in cited.iter().take(CITED_LATE) {
+        if f.evidence.iter().any(|e| e.frame == l.frame) {
+            continue;
+        }
+        cite_late(&mut f, l, segs(l.degree_bytes));
+    }
+    let what = where_seen(d, ends[sender], ends[receiver]);
+    let how = if d.late_over_dupthresh == 0 {
+        format!(
+            "every late segment was overtaken by fewer than {LINUX_TCP_REORDERING} segments, \
+             below Linux's duplicate-ACK threshold (net.ipv4.tcp_reordering = \
+             {LINUX_TCP_REORDERING}), so the SACKs it caused never marked it lost"
+        )
+    } else {
+        format!(
+            "{} of them were overtaken by {LINUX_TCP_REORDERING} or more segments, yet the \
+             sender did not retransmit: RACK (RFC 8985, `tcp_rack_detect_loss`) marks a \
+             segment lost only once it has been outstanding longer than the RTT of a \
+             later-sent segment that was delivered plus a reordering window (min RTT/4 ≈ {} \
+             once reordering was seen, growing on D-SACKs up to one SRTT), and Linux raises \
+             its threshold (tp->reordering) to the degree it measured, so the late originals \
+             were acknowledged first",
+            d.late_over_dupthresh,
+            ms(rtt / 4)
+        )
+    };
+    f.explanation = format!(
+        "Reordering, absorbed at no cost. {what} Degree: up to {} later segments overtook \
+         one, up to {} late (median {}); {how}. No retransmission followed and the receiver \
+         reassembled the data from its out-of-order queue, so it cost no time here; it is \
+         named because the path reorders: a larger degree or lateness (or a sender with a \
+         lower threshold) turns it into spurious fast retransmissions and window cuts.",
+        segs(max_degree),
+        ms(d.max_late_ns),
+        ms(median_late),
+    );
+    f.fix = vec![Fix {
+        host: Host::Both,
+        action: "nothing is needed while it costs nothing; to remove it, find what reorders \
+                 on the path: veth/container CPU migration (RPS on the receiving interface), \
+                 per-packet ECMP or multipath routing (hash per flow), link bonding in \
+                 balance-rr mode (use a layer3+4 hash), multi-queue NICs without flow hashing \
+                 (RSS); captures at each hop show where the order changes"
+            .into(),
+    }];
+    let timing_only = d
+        .late
+        .iter()
+        .all(|l| matches!(l.proof, Some(Proof::Timing)));
+    f.confidence = if timing_only {
+        Confidence::Low
+    } else {
+        Confidence::Medium
+    };
+    f
+}
+
+/// Cites one late segment (or SACK hole filled late): where the hole opened, and the
+/// late original (or the ACK covering it).
+fn cite_late(f: &mut Finding, l: &Late, degree_segs: u64) {
+    match l.proof {
+        Some(p) => {
+            f.cite(
+                l.opened_frame,
+                l.opened_ts,
+                format!("data above seq {}: a hole opens", l.seq),
+            );
+            f.cite(
+                l.frame,
+                l.ts,
+                format!(
+                    "seq {} arrives {} late, after {degree_segs} later segments; {}",
+                    l.seq,
+                    ms(l.late_ns),
+                    p.late_note()
+                ),
+            );
+        }
+        None => {
+            f.cite(
+                l.opened_frame,
+                l.opened_ts,
+                format!("SACK above ACK {}: the receiver reports a hole", l.seq),
+            );
+            f.cite(
+                l.frame,
+                l.ts,
+                format!(
+                    "ACK covers seq {} {} later, {degree_segs} segments SACKed above it, no \
+                     retransmission: the original arrived late",
+                    l.seq,
+                    ms(l.late_ns),
+                ),
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1219,5 +1365,38 @@ mod tests {
         d.peer_ack(16, t(60_000), 1000, &[]);
         assert_eq!(d.late_count, 1);
         assert_eq!(d.unexplained_holes, 1);
+    }
+    /// Issue 12, class 2 (sweep s1-002, client.pcap at 1 ms RTT: seq 157833, IP ID
+    /// 0xaffb, held 3+ ms; the fast retransmission 0xb024 fills the hole at frame 271
+    /// and the original comes after it): an original arriving after the retransmission
+    /// that filled its hole was late, not lost, and the retransmission was needless.
+    #[test]
+    fn original_after_its_retransmission_is_reordering() {
+        let t = |ms: i64| Timestamp(ms * 1_000_000);
+        let mut d = Dir::default();
+        for i in 0..10u16 {
+            d.data(
+                u64::from(i) + 1,
+                t(0),
+                u64::from(i) * 100,
+                100,
+                Some(i),
+                None,
+                Some(1_000_000),
+                false,
+            );
+        }
+        // Segment 10 (ID 10) late; 11, 12 overtake it, then the retransmission (ID 13).
+        d.data(20, t(1), 1100, 100, Some(11), None, None, false);
+        d.data(21, t(1), 1200, 100, Some(12), None, None, false);
+        d.data(22, t(2), 1000, 100, Some(13), None, None, false);
+        assert_eq!((d.loss_holes, d.late_count), (1, 0));
+        d.data(23, t(4), 1000, 100, Some(10), None, None, false);
+        assert_eq!((d.loss_holes, d.late_count), (0, 1));
+        assert_eq!(d.late[0].late_ns, 3_000_000);
+        assert_eq!(d.late[0].degree_bytes, 200);
+        assert_eq!(d.triggered.len(), 1);
+        assert_eq!((d.triggered[0].frame, d.triggered[0].cause_frame), (22, 23));
+        assert!(d.triggered[0].confirmed);
     }
 }
