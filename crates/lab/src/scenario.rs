@@ -1597,6 +1597,42 @@ pub fn all() -> Vec<Scenario> {
                 );
             },
         },
+        Scenario {
+            name: "idle-restart-short",
+            summary: "issue 12: CUBIC restarts after 1.5 s idle; 18-segment responses, 8 ms RTT",
+            description: "Two 25,648 B responses (18 segments) on one connection, 1.5 s \
+                apart (≈ 7 RTOs of 210 ms), tcp_slow_start_after_idle=1. The first goes out \
+                in rounds of 10 and 8 segments; its ACKs grow cwnd in slow start to about \
+                twice that flight, but no round shows it. After the idle tcp_cwnd_restart \
+                brings cwnd back to the initial 10, so the second response needs two \
+                rounds again where one would have done (seed 1's s1-054 without its RTT \
+                step).",
+            path: path(4, 4),
+            workload: workload(http(2, 1500, false, 25_648), cubic(), cubic()),
+            topology: TopologySpec {
+                server_sysctls: vec![sysctl("net.ipv4.tcp_slow_start_after_idle", "1")],
+                ..TopologySpec::default()
+            },
+            must: &["slow_start.restart_after_idle"],
+            must_not: &["connection.short_lived", "connection.idle_close", "loss.rto"],
+            full_snaplen: false,
+            status: Status::Ready,
+            check: |e, o| {
+                let (resp, cw) = idle_restart_common(e, o);
+                let flights = server_first_flights(e);
+                o.check(
+                    "the second response's first flight is the initial window (restarted)",
+                    resp.len() == 2 && flights.get(1).is_some_and(|&f| u64::from(f) == IW_SEGMENTS),
+                    format!("{flights:?}"),
+                );
+                let before = cw.get(1).and_then(|c| c.1);
+                o.check(
+                    "cwnd before the idle was above the initial window",
+                    before.is_some_and(|b| b > IW_SEGMENTS),
+                    format!("{before:?}"),
+                );
+            },
+        },
     ]
 }
 

@@ -644,3 +644,28 @@ fn think_time_takes_off_the_rtt_of_the_moment() {
     assert_eq!(runs.len(), 2);
     named_none_of("rtt-rise", &runs, &["app.server_think_time"]);
 }
+
+/// Issue 12: a response of a round or two after an idle gap. The first response's 18
+/// segments leave as rounds of 10 and 8, so no round shows the window slow start grew
+/// to (≈ 20 segments); the restarted second response goes out as 10 + 8 again where one
+/// round would have done. Named from both ends.
+#[test]
+fn restart_after_idle_on_short_responses() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !usable() {
+        return;
+    }
+    let (m, runs) = run_analyzed("idle-restart-short");
+    assert_eq!(m["passed"], true, "idle-restart-short: {:#}", m["checks"]);
+    assert_eq!(runs.len(), 2);
+    for a in &runs {
+        assert!(
+            a.findings
+                .iter()
+                .any(|f| f.id.as_str() == "slow_start.restart_after_idle"),
+            "idle-restart-short {}: {:?}",
+            a.side,
+            a.findings.iter().map(|f| f.id.as_str()).collect::<Vec<_>>()
+        );
+    }
+}

@@ -21,8 +21,14 @@
 //! server's think time and are left out); without samples, the path RTT as a first
 //! measurement (RTTVAR = RTT/2, RFC 6298 §2.2).
 //!
+//! W, the sender's window before the idle, is its largest round or, with no loss before
+//! the idle, what slow start had grown cwnd to (the initial window plus every segment
+//! acknowledged, up to twice the largest round: [`window_before`]); a response of a round
+//! or two never shows it as a round.
+//!
 //! Cost: per restarted response, (rounds observed − rounds it would have needed starting
-//! from W and doubling) × the path RTT, summed over the connection.
+//! from W and doubling) × the response's own round time (first to last round start per
+//! round: the RTT may have changed since the handshake), summed over the connection.
 //!
 //! Fix (on the sender, usually the server): `sysctl -w
 //! net.ipv4.tcp_slow_start_after_idle=0`, or BBR; keep the connection busy.
@@ -64,6 +70,9 @@ pub const MIN_WINDOW_BEFORE_SEGMENTS: u64 = 4;
 /// before (both full, i.e. not the last) is not slow start — the small first round had
 /// another cause (the application wrote a small piece first).
 pub const MIN_GROWTH: f64 = 1.5;
+/// Linux's slow start keeps growing cwnd up to this multiple of the largest flight
+/// (`tcp_is_cwnd_limited`).
+pub const SLOW_START_FLIGHT_FACTOR: u64 = 2;
 /// Gaps remembered per connection (one per response after an idle period).
 const MAX_GAPS: usize = 4096;
 /// Retransmission frames remembered per connection.
@@ -224,8 +233,8 @@ impl Detector for RestartAfterIdle {
                 format!(
                     "response {}: a round of {} B (≈ {} segments) sent back to back",
                     r.before_index + 1,
-                    r.window_before,
-                    seg(r.window_before)
+                    r.largest_round,
+                    seg(r.largest_round)
                 ),
             );
             f.cite(
@@ -269,6 +278,22 @@ impl Detector for RestartAfterIdle {
             String::new()
         };
         let halvings = (r.idle_ns / r.rto_ns.max(1)).max(1);
+        let before_note = if r.window_before > r.largest_round {
+            format!(
+                "its congestion window had reached ≈ {} B (≈ {} segments: slow start added \
+                 each acknowledged segment to its first round, up to twice the largest \
+                 flight, with no loss before the idle; its largest round was {} B)",
+                r.window_before,
+                r.window_before.div_ceil(mss),
+                r.largest_round
+            )
+        } else {
+            format!(
+                "it had already sent rounds of {} B (≈ {} segments)",
+                r.window_before,
+                r.window_before.div_ceil(mss)
+            )
+        };
         let iw_note = if r.window_after.div_ceil(mss) <= LINUX_IW_SEGMENTS + 1 {
             ", back at the initial window"
         } else {
@@ -277,19 +302,16 @@ impl Detector for RestartAfterIdle {
         f.explanation = format!(
             "The connection was idle {} before response {}, longer than the sender's \
              retransmission timeout (≈ {}: SRTT + max(4·RTTVAR, 200 ms)), so the sender \
-             restarted slow start: it had already sent rounds of {} B (≈ {} segments), but \
-             this response began with {} B (≈ {} segments{iw_note}) and needed {} rounds of \
+             restarted slow start: {before_note}, but this response began with {} B (≈ {} segments{iw_note}) and needed {} rounds of \
              {} instead of {}. Linux halves cwnd once per RTO of idle ({} here) down to the \
              initial window.{more}",
             ms(r.idle_ns),
             r.index + 1,
             ms(r.rto_ns),
-            r.window_before,
-            r.window_before.div_ceil(mss),
             r.window_after,
             r.window_after.div_ceil(mss),
             r.rounds,
-            ms(rtt),
+            ms(r.round_ns),
             r.rounds_needed,
             halvings,
         );
@@ -325,10 +347,14 @@ struct Restart {
     before_index: u32,
     idle_ns: u64,
     rto_ns: u64,
+    /// The sender's congestion window before the idle, as estimated ([`window_before`]).
     window_before: u64,
+    largest_round: u64,
     window_after: u64,
     rounds: usize,
     rounds_needed: usize,
+    /// The time of one of its rounds (first to last round start, per round).
+    round_ns: u64,
     cost_ns: u64,
     growth_seen: bool,
     big_round_frame: u64,
@@ -362,13 +388,14 @@ fn restart(
     if big.bytes < MIN_WINDOW_BEFORE_SEGMENTS * sender_mss(conn.summary) {
         return None;
     }
+    let window_before = window_before(st, earlier, resp.first_frame, big.bytes);
     let first = x.rounds[0];
     // A window-limited round is made of full-sized segments; a short one means the
     // application wrote a small piece first (NNTP's status line before the article).
     if first.bytes < u64::from(first.segments) * sender_mss(conn.summary) {
         return None;
     }
-    if first.bytes.saturating_mul(MIN_SHRINK_FACTOR) > big.bytes {
+    if first.bytes.saturating_mul(MIN_SHRINK_FACTOR) > window_before {
         return None;
     }
     let idle_ns = resp.start.elapsed_since(prev_resp.end);
@@ -400,23 +427,31 @@ fn restart(
         }
         growth_seen = true;
     }
-    let rounds_needed = rounds_from(big.bytes, resp.bytes);
+    let rounds_needed = rounds_from(window_before, resp.bytes);
     let rounds = x.rounds.len();
     if rounds <= rounds_needed {
         return None;
     }
     let extra = (rounds - rounds_needed) as u64;
     let second = x.rounds[1];
+    // A round lasts the RTT of the moment, which may no longer be the handshake's (a
+    // path whose delay rose after the SYN/ACK: seed 2's s2-006, 1 ms → 10 ms): the
+    // response's own rounds, first to last start, give it.
+    let last = x.rounds[rounds - 1];
+    let round_ns = last.start.elapsed_since(first.start) / (rounds as u64 - 1);
+    let round_ns = if round_ns > 0 { round_ns } else { rtt };
     Some(Restart {
         index: x.index,
         before_index: big_x.index,
         idle_ns,
         rto_ns,
-        window_before: big.bytes,
+        window_before,
+        largest_round: big.bytes,
         window_after: first.bytes,
         rounds,
         rounds_needed,
-        cost_ns: extra * rtt,
+        round_ns,
+        cost_ns: extra.saturating_mul(round_ns),
         growth_seen,
         big_round_frame: big.first_frame,
         big_round_ts: big.start,
@@ -426,6 +461,35 @@ fn restart(
         first_ts: first.start,
         second_round: Some((second.first_frame, second.start, second.bytes)),
     })
+}
+
+/// The sender's congestion window before the idle, in bytes: at least its largest round,
+/// and, while no loss has lowered it, what slow start grew it to. Slow start adds each
+/// acknowledged segment to cwnd (RFC 5681 §3.1) as long as the sender uses its window;
+/// Linux counts a sender in slow start as using it while cwnd is below twice the largest
+/// flight (`tcp_is_cwnd_limited`). So: the connection's first round (its initial window)
+/// plus every response byte sent before the idle, capped at twice the largest round (the
+/// largest flight seen from either end: at the receiver the tracker's flight is only what
+/// it has not yet acknowledged). A response of a round or two (seed 1's rtt_step cases:
+/// 18 to 35 segments after a 10-segment first round) never shows the grown window as a
+/// round, yet the kernel's cwnd had doubled.
+fn window_before(st: &Conn, earlier: &[Exchange], first_frame: u64, largest_round: u64) -> u64 {
+    let lost = st.server_retrans.iter().any(|&fr| fr < first_frame);
+    let iw = earlier
+        .iter()
+        .find_map(|e| e.response.as_ref().and(e.rounds.first()))
+        .map_or(0, |r| r.bytes);
+    if lost || iw == 0 {
+        return largest_round;
+    }
+    let sent: u64 = earlier
+        .iter()
+        .filter_map(|e| e.response.as_ref())
+        .fold(0u64, |a, r| a.saturating_add(r.bytes));
+    let grown = iw
+        .saturating_add(sent)
+        .min(largest_round.saturating_mul(SLOW_START_FLIGHT_FACTOR));
+    grown.max(largest_round)
 }
 
 /// Rounds slow start needs to send `bytes` starting from a window of `window` bytes.
