@@ -21,7 +21,13 @@
 //!   tcp_cubic.c), and then by at least CUBIC's Reno-friendly rate, 3(1 − β)/(1 + β) =
 //!   0.53 segment per RTT (RFC 9438 §4.3, `tcp_friendliness`). A flight held by the send
 //!   buffer, the receive window or the application stays flat: the rounds must grow by
-//!   at least [`MIN_CA_GROWTH_SEGMENTS`] segment per round on average.
+//!   at least [`MIN_CA_GROWTH_SEGMENTS`] segment per round on average. Nor does a
+//!   cwnd-limited flight shrink: cwnd falls only on a loss, ECN echo or undo
+//!   (`tcp_enter_recovery`, `tcp_enter_loss`, `tcp_cwnd_reduction`;
+//!   `tcp_cwnd_application_limited` only when not cwnd-limited), so no round after the
+//!   exit may fall below an earlier one by more than a round boundary can move
+//!   ([`ROUND_NOISE_SEGMENTS`]) before the first signal. A send buffer whose writes
+//!   overshoot it (sndbuf-capped) makes rounds that rise and fall around a flat trend.
 //! - HyStart did not end slow start (`hystart_update`, on by default, from a cwnd of
 //!   `hystart_low_window` = 16 segments): neither its ACK-train test — the ACKs of one
 //!   round spread over at least half the minimum RTT, i.e. a round whose data took
@@ -92,6 +98,10 @@ pub const MAX_RTT_JUMP: f64 = 1.5;
 /// flight: half of CUBIC's slowest, its Reno-friendly 0.53 segment per RTT (RFC 9438
 /// §4.3; Reno's is 1, RFC 5681 §3.1), for the noise of round boundaries.
 pub const MIN_CA_GROWTH_SEGMENTS: f64 = 0.25;
+/// Segments a round boundary can move between two rounds of a cwnd-limited flight: one
+/// ACK's release, two segments under delayed ACKs (RFC 1122 §4.2.3.2, Linux's quick ACK
+/// aside) and as many again of slow start's growth (`tcp_slow_start` adds what was ACKed).
+pub const ROUND_NOISE_SEGMENTS: u64 = 4;
 /// HyStart runs only from this cwnd on (tcp_cubic.c `hystart_low_window`, default 16).
 pub const HYSTART_LOW_WINDOW_SEGMENTS: u64 = 16;
 /// HyStart's delay threshold: the minimum RTT / 8, clamped to [4 ms, 16 ms]
@@ -395,6 +405,25 @@ fn judge(
     if w1 - w0 < MIN_CA_GROWTH_SEGMENTS * path.segment as f64 * steps {
         return None;
     }
+    // cwnd-limited, again: cwnd never falls without a loss, ECN echo or undo
+    // (tcp_enter_recovery, tcp_enter_loss, tcp_cwnd_reduction; tcp_cwnd_application_limited
+    // only while the flight is not cwnd-limited), and each ACKed segment frees its slot, so
+    // a cwnd-limited round is at least the one before it. A round boundary in the capture
+    // moves at most one ACK's release: two segments (delayed ACK) and, in slow start, as
+    // many again of growth ([`ROUND_NOISE_SEGMENTS`]). A round after the exit smaller than
+    // an earlier one by more, with nothing signalled before it, was held by something else
+    // (the send buffer: sk_stream_memory_free stops the writer, tcp_write_xmit has no skb).
+    let noise = ROUND_NOISE_SEGMENTS.saturating_mul(path.segment);
+    let mut largest = 0u64;
+    for r in ca {
+        if signal.is_some_and(|fr| fr <= r.first_frame) {
+            break; // a loss or ECN echo may cut cwnd from here on
+        }
+        if r.bytes.saturating_add(noise) < largest {
+            return None;
+        }
+        largest = largest.max(r.bytes);
+    }
     // Small: well below what the receiver offered.
     if full[exit].bytes as f64 >= MAX_RWND_SHARE * rwnd as f64 {
         return None;
@@ -501,6 +530,50 @@ mod tests {
         let segs = [10, 20, 30, 29, 29, 25, 28, 29, 27, 29, 29, 12];
         let bytes = segs.iter().sum::<u64>() * 1448;
         assert!(judge(&rounds(&segs, 150, 300), bytes, 3 << 20, None, path(150)).is_none());
+    }
+
+    /// sndbuf-capped run 3 (/work/notes/sndbuf-capped-runs, the server's rounds in
+    /// segments): no ssthresh (ss: none, cwnd 74 → 199), the send buffer held the flight.
+    /// The exit round (32) is followed by 21 and 20 with nothing lost, which a cwnd that
+    /// never falls without a loss cannot send; the ends (32 → 40 over 31 rounds) grow by
+    /// exactly 0.25 segment per round, so the growth test alone passed it (2745 ms).
+    const SNDBUF_RUN3: &[u64] = &[
+        10, 20, 32, 21, 20, 35, 35, 36, 50, 41, 60, 74, 29, 26, 40, 36, 41, 35, 34, 42, 29, 44, 40,
+        99, 50, 49, 37, 49, 35, 42, 40, 84, 44, 42, 40, 7,
+    ];
+
+    #[test]
+    fn a_round_falling_below_the_exit_without_a_loss_is_not_cwnd_limited() {
+        let bytes = SNDBUF_RUN3.iter().sum::<u64>() * 1448;
+        let r = rounds(SNDBUF_RUN3, 150, 300);
+        assert!(judge(&r, bytes, 3 << 20, None, path(150)).is_none());
+        // The same rounds with the falls removed (each round at least the largest before
+        // it, less ROUND_NOISE_SEGMENTS) would be a cwnd-limited early exit.
+        let mut top = 0;
+        let held: Vec<u64> = SNDBUF_RUN3[..SNDBUF_RUN3.len() - 1]
+            .iter()
+            .map(|&n| {
+                top = top.max(n);
+                n.max(top - 4)
+            })
+            .chain([7])
+            .collect();
+        let bytes = held.iter().sum::<u64>() * 1448;
+        let j = judge(&rounds(&held, 150, 300), bytes, 3 << 20, None, path(150));
+        assert_eq!(j.map(|j| j.exit), Some(2));
+    }
+
+    /// A loss after the switch may cut cwnd: falls from then on do not count.
+    #[test]
+    fn a_fall_after_a_loss_does_not_clear_the_early_exit() {
+        let mut segs = CACHED.to_vec();
+        segs[10] = 20; // 36 → 20 at round 11, after a loss
+        let r = rounds(&segs, 25, 300);
+        let bytes = segs.iter().sum::<u64>() * 1448;
+        assert!(judge(&r, bytes, 3 << 20, None, path(25)).is_none());
+        let loss = r[10].first_frame;
+        let j = judge(&r, bytes, 3 << 20, Some(loss), path(25)).expect("early exit");
+        assert_eq!(j.exit, 1);
     }
 
     /// A round whose data took half an RTT to pass: HyStart's ACK train ended slow start

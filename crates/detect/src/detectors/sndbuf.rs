@@ -20,7 +20,11 @@
 //! no retransmission in that direction and no RTT growth (p95 at most [`MAX_RTT_GROWTH`] ×
 //! the minimum). A congestion window does not plateau without loss: slow start doubles
 //! it each RTT, congestion avoidance (after a loss or a cached ssthresh) adds a segment
-//! per RTT, CUBIC more.
+//! per RTT, CUBIC more. Nor does it fall without a loss or ECN echo; a send buffer whose
+//! writes overshoot it does not plateau either (sndbuf-capped: 20–99 segments per RTT
+//! under a 29-segment cap), so a response whose rounds fall by more than one ACK's
+//! release with nothing lost, and then do not grow like slow start for
+//! [`PLATEAU_ROUNDS`] rounds, is judged the same way (`held_run`).
 //!
 //! Cost: the transfer time minus the time the same bytes take with a window doubling each
 //! RTT from the initial window (the model of `rwnd.limited`, `windows::unlimited_ns`),
@@ -39,6 +43,7 @@
 
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::detectors::windows::{rate, roles, shares_text, span_ns, thousands, unlimited_ns};
+use crate::exchange::Span;
 use crate::finding::{Confidence, Finding, FindingId, Fix};
 use tcpwhy_capture::{TcpFlags, Timestamp};
 use tcpwhy_track::{RttStats, SegmentKinds, Side, Vantage};
@@ -76,6 +81,12 @@ pub const MAX_RTT_GROWTH: f64 = 1.5;
 /// per RTT is an application waiting for each reply, or Nagle holding small writes
 /// (tcptrace-fast-reuse.pcap: 62 B per 600 ms RTT), not a buffer.
 pub const MIN_PLATEAU_SEGMENTS: u64 = 4;
+/// Data a round boundary can move between two rounds of a cwnd-limited flight: one
+/// ACK's release (early_exit's round noise, the same fact).
+pub const ROUND_NOISE_SEGMENTS: u64 = crate::detectors::early_exit::ROUND_NOISE_SEGMENTS;
+/// A held flight's later half grows less than this over its earlier half (medians of
+/// data per RTT): one doubling, where slow start makes one per RTT.
+pub const MAX_HELD_GROWTH: f64 = 2.0;
 /// RTT samples needed to judge RTT growth.
 const MIN_RTT_SAMPLES: u64 = 10;
 /// Plateau rounds cited.
@@ -102,6 +113,8 @@ struct Dir {
     best: Run,
     /// The receiver's largest window after the data began.
     max_window: u64,
+    /// The receiver echoed ECN congestion (ECE): cwnd may have been cut without a loss.
+    ecn_echo: bool,
 }
 
 impl Dir {
@@ -167,6 +180,7 @@ impl Detector for SndbufLimited {
             let d = &mut c.dirs[peer];
             if d.first_data.is_some() {
                 d.max_window = d.max_window.max(ev.window_bytes);
+                d.ecn_echo |= flags.has(TcpFlags::ECE);
             }
         }
         if ev.payload_len == 0 || !ev.kinds.has(SegmentKinds::NEW_DATA) {
@@ -224,6 +238,62 @@ impl Detector for SndbufLimited {
     fn absorb(&mut self, _other: Self) {}
 }
 
+/// The rounds of a response (exchange.rs: split where the data pauses for half an RTT,
+/// so each is one RTT's flight at either end) from the flight's first fall on, when a
+/// fall shows the flight was not cwnd-limited and it then did not grow. Rounds, not this
+/// detector's fixed RTT grid: a burst-per-RTT flight whose RTT drifts from the
+/// handshake's puts zero or two bursts in one grid interval (cached-ssthresh's
+/// cwnd-limited server: 17–67 KB per interval, while its rounds fall by at most one
+/// segment). Send buffers whose writes overshoot them do not
+/// plateau: with MSS-sized writes appended to an unsent tail skb and the writer woken only
+/// when a third of the buffer is free (`sk_stream_write_space`), sndbuf-capped's 64 KB
+/// cap (29 segments) let 20 to 99 segments through per RTT (ss: unacked, `w` up to 185 KB
+/// against `tb` 65 KB) while cwnd (148–220, no ssthresh) never limited. But cwnd falls
+/// only on a loss, ECN echo or undo (`tcp_enter_recovery`, `tcp_enter_loss`,
+/// `tcp_cwnd_reduction`; `tcp_cwnd_application_limited` only when not cwnd-limited), and
+/// each ACKed segment frees its slot, so a cwnd-limited flight's data per RTT does not
+/// fall: an interval more than [`ROUND_NOISE_SEGMENTS`] below an earlier one, with no loss
+/// or ECN echo in the direction (checked by the caller), was held by the sender's buffer
+/// or application (the tracker's shares tell those apart). From there, over at least
+/// [`PLATEAU_ROUNDS`] RTTs, the flight must not grow like slow start: the later half's
+/// median data per RTT below [`MAX_HELD_GROWTH`] × the earlier half's, where a doubling
+/// window would have grown ×16 between them (a fall the grid made up in a slow-start
+/// transfer is caught here). The overshoot's amplitude is not steady (run 4: medians 34
+/// and 44 segments), so the plateau's ×1.25 would not hold.
+fn held_run(rounds: &[Span], segment: u64) -> Option<Run> {
+    let noise = ROUND_NOISE_SEGMENTS.saturating_mul(segment);
+    let mut peak = 0u64;
+    let fall = rounds.iter().position(|r| {
+        let fell = r.bytes.saturating_add(noise) < peak;
+        peak = peak.max(r.bytes);
+        fell
+    })?;
+    let held = &rounds[fall..];
+    if held.len() < PLATEAU_ROUNDS as usize {
+        return None;
+    }
+    let median = |part: &[Span]| {
+        let mut v: Vec<u64> = part.iter().map(|r| r.bytes).collect();
+        v.sort_unstable();
+        v.get(v.len() / 2).copied().unwrap_or(0)
+    };
+    let (early, late) = held.split_at(held.len() / 2);
+    if median(late) as f64 >= MAX_HELD_GROWTH * median(early) as f64 {
+        return None;
+    }
+    let mut run = Run {
+        rounds: u32::try_from(held.len()).unwrap_or(u32::MAX),
+        min: held.iter().map(|r| r.bytes).min()?,
+        max: held.iter().map(|r| r.bytes).max()?,
+        bytes: held.iter().fold(0u64, |a, r| a.saturating_add(r.bytes)),
+        ..Run::default()
+    };
+    for (slot, r) in run.frames.iter_mut().zip(held) {
+        *slot = (r.first_frame, r.start, r.bytes);
+    }
+    Some(run)
+}
+
 /// p95 over min of RTT samples, when there are enough.
 fn rtt_growth(r: Option<RttStats>) -> Option<f64> {
     let best = r?;
@@ -244,22 +314,36 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
     if share(l.sender_ns) < MIN_SHARE || share(l.app_ns) > MAX_APP_SHARE {
         return None;
     }
-    let run = d.best;
     // Any sign of loss: a congestion window that was cut and grows back slowly looks
     // like a plateau (fast-retransmit/server.pcap: 8 RTTs within 7 % after one drop that
     // this capture shows only as duplicate ACKs and an out-of-order repair).
     let peer = &s.dirs[i.peer()].counts;
     let loss = dir.counts.retransmissions + dir.counts.out_of_order + peer.dup_acks + peer.dsacks;
-    if run.rounds < PLATEAU_ROUNDS || loss > 0 {
+    if loss > 0 {
         return None;
     }
-    let per_rtt = run.bytes / u64::from(run.rounds.max(1));
     // The segment size: the receiver's MSS (as announced in its SYN) less the 12 bytes
     // of timestamps Linux sends, at most Ethernet's 1448.
     let segment = s.dirs[i.peer()]
         .syn
         .and_then(|o| o.mss)
         .map_or(1448, |m| u64::from(m).min(1448));
+    let held = d.best.rounds < PLATEAU_ROUNDS;
+    let run = if !held {
+        d.best
+    } else if d.ecn_echo || !sender_is_server {
+        return None; // an ECN echo cuts cwnd without a loss: a fall proves nothing
+    } else {
+        // The longest response's rounds (exchange.rs), the last cut by its end.
+        let rounds = conn
+            .exchanges
+            .iter()
+            .filter(|x| x.response.is_some())
+            .map(|x| x.rounds.as_slice())
+            .max_by_key(|r| r.len())?;
+        held_run(rounds.get(..rounds.len().checked_sub(1)?)?, segment)?
+    };
+    let per_rtt = run.bytes / u64::from(run.rounds.max(1));
     if per_rtt < MIN_PLATEAU_SEGMENTS.saturating_mul(segment) {
         return None;
     }
@@ -309,7 +393,7 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
         "The {tx} sent ≈ {per} B per RTT for {n} RTTs in a row (between {lo} and {hi} B), \
          far below the {rx}'s window ({win} B), with no retransmission and no queueing \
          ({growth_text}): it sent as ACKs returned, exactly what they freed. A congestion \
-         window keeps growing without loss, so its send buffer held the data (Linux doubles \
+         window keeps growing without loss{fell}, so its send buffer held the data (Linux doubles \
          SO_SNDBUF and setting it turns autotuning off; a proxy's fixed buffer does the \
          same). Shares of the transfer: {shares}. Ceiling: {per} B per {rtt} RTT = {ceil}; \
          the transfer averaged {avg} ({b} B in {span}). Without the limit the {b} B would \
@@ -332,6 +416,12 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
         span = ms(span),
         alt = ms(alt),
         cost = ms(cost),
+        fell = if held {
+            " and never falls without a loss or ECN echo, as the data per RTT did where these \
+             RTTs begin"
+        } else {
+            ""
+        },
         where_ = if at_sender {
             ""
         } else {
@@ -368,4 +458,62 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
         Confidence::Low
     };
     Some(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Full rounds of `segs` × 1448 B, 150 ms apart.
+    fn rounds(segs: &[u64]) -> Vec<Span> {
+        segs.iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let start = Timestamp(i as i64 * 150_000_000);
+                Span {
+                    first_frame: i as u64 * 40 + 1,
+                    last_frame: i as u64 * 40 + n,
+                    start,
+                    end: Timestamp(start.0 + 1_000_000),
+                    bytes: n * 1448,
+                    segments: n as u32,
+                }
+            })
+            .collect()
+    }
+
+    /// sndbuf-capped run 4's server (/work/notes/sndbuf-capped-runs), its full rounds:
+    /// 64 KB tcp_wmem max, cwnd 64 → 220 and never the limit (ss), no loss. The writes overshoot the
+    /// buffer, so no 8 RTTs stay within ×1.25 (the longest: 32, 29, 29, 36) and the
+    /// plateau rule found nothing; the fall from 83 to 44 segments is what cwnd cannot do.
+    const RUN4: &[u64] = &[
+        10, 20, 32, 29, 29, 36, 83, 44, 30, 30, 30, 29, 21, 41, 34, 35, 85, 36, 79, 34, 49, 48, 94,
+        96, 44, 64, 25, 40, 36, 35, 40, 50, 39,
+    ];
+
+    #[test]
+    fn a_flight_that_falls_without_loss_and_stops_growing_is_held() {
+        let r = held_run(&rounds(RUN4), 1448).expect("held");
+        // From the fall (interval 8, 44 segments) to the end: 26 RTTs.
+        assert_eq!((r.rounds, r.min, r.max), (26, 21 * 1448, 96 * 1448));
+        assert_eq!(
+            r.frames[0],
+            (7 * 40 + 1, Timestamp(7 * 150_000_000), 44 * 1448)
+        );
+    }
+
+    /// A flight that fell once and then doubles again (slow start after an application
+    /// pause) is not held.
+    #[test]
+    fn a_doubling_flight_is_not_held() {
+        let segs = [10, 20, 40, 80, 10, 20, 40, 80, 160, 320, 640, 1280];
+        assert!(held_run(&rounds(&segs), 1448).is_none());
+    }
+
+    /// Falls within one ACK's release (4 segments) are the grid's noise.
+    #[test]
+    fn falls_of_a_few_segments_prove_nothing() {
+        let segs = [10, 20, 40, 38, 41, 37, 42, 40, 44, 41, 45, 43];
+        assert!(held_run(&rounds(&segs), 1448).is_none());
+    }
 }
