@@ -379,6 +379,21 @@ impl Dir {
         }
     }
 
+    /// [`Dir::new`] holding this direction's buffers emptied, for the next connection
+    /// ([`crate::reuse`]).
+    fn emptied(&mut self) -> Dir {
+        use crate::reuse::emptied_deque;
+        Dir {
+            unacked: emptied_deque(std::mem::take(&mut self.unacked)),
+            ts_sent: emptied_deque(std::mem::take(&mut self.ts_sent)),
+            retransmissions: emptied_deque(std::mem::take(&mut self.retransmissions)),
+            rtt_ack: std::mem::take(&mut self.rtt_ack).emptied(),
+            rtt_ts: std::mem::take(&mut self.rtt_ts).emptied(),
+            limits: std::mem::take(&mut self.limits).emptied(),
+            ..Dir::new()
+        }
+    }
+
     /// Whether this segment is one the capture already recorded (same IP ID, sequence
     /// number, length, ACK, window and flags moments ago); remembers it otherwise.
     /// Without a usable IP ID (IPv6, or the ID 0 of Linux's DF packets) only a copy with
@@ -694,6 +709,11 @@ pub struct Tracker {
     /// Live connections; a finalised one leaves its slot empty for the next.
     slots: Vec<Option<Box<Conn>>>,
     free_slots: Vec<usize>,
+    /// Finalised connections' state, buffers emptied, for the next ones
+    /// ([`crate::reuse`]); never more than `free_slots`. Boxed: each goes into a slot
+    /// as it is, its allocation with it.
+    #[allow(clippy::vec_box)]
+    spare: Vec<Box<Conn>>,
     /// The last 4-tuple looked up and its slot: the segments and ACKs of one connection
     /// often follow each other, and this saves the hash and the probe. Cleared when that
     /// slot is emptied.
@@ -727,6 +747,7 @@ impl Tracker {
             live: FxHashMap::default(),
             slots: Vec::new(),
             free_slots: Vec::new(),
+            spare: Vec::new(),
             recent: None,
             done: Tombstones::default(),
             last_tomb_scan: None,
@@ -900,9 +921,27 @@ impl Tracker {
         if reused {
             self.finalise(&key);
         }
+        let spare = self.spare.pop();
+        let ip_ids = self.ip_ids;
+        let new_conn = |stream, origin, other| match spare {
+            Some(mut c) => {
+                let dirs = [c.dirs[0].emptied(), c.dirs[1].emptied()];
+                *c = Conn::new(stream, origin, other, frame, ts, ip_ids, dirs);
+                c
+            }
+            None => Box::new(Conn::new(
+                stream,
+                origin,
+                other,
+                frame,
+                ts,
+                ip_ids,
+                [Dir::new(), Dir::new()],
+            )),
+        };
         let mut conn = match revive {
             Some(t) => {
-                let mut c = Conn::new(t.stream, t.origin, t.other, frame, ts, self.ip_ids);
+                let mut c = new_conn(t.stream, t.origin, t.other);
                 for (d, b) in t.base_seq.iter().enumerate() {
                     if let Some(b) = *b {
                         c.dirs[d].base_seq = Some(b);
@@ -927,7 +966,7 @@ impl Tracker {
                     self.next_stream
                 };
                 self.next_stream += 1;
-                let mut c = Conn::new(s, src, dst, frame, ts, self.ip_ids);
+                let mut c = new_conn(s, src, dst);
                 c.reused_port = reused;
                 c
             }
@@ -936,7 +975,7 @@ impl Tracker {
         if reused {
             ev.reused_ports();
         }
-        let conn = Some(Box::new(conn));
+        let conn = Some(conn);
         let slot = match self.free_slots.pop() {
             Some(i) => {
                 self.slots[i] = conn;
@@ -1063,6 +1102,10 @@ impl Tracker {
             };
             self.finished.push(c.summary());
             self.done.insert(*key, tomb, c.closed());
+            // Its buffers emptied now (those past `MAX_REUSED_BYTES` freed), kept for the
+            // connection that takes the slot freed above.
+            c.dirs = [c.dirs[0].emptied(), c.dirs[1].emptied()];
+            self.spare.push(c);
         }
     }
 }
@@ -1075,12 +1118,13 @@ impl Conn {
         frame: u64,
         ts: Timestamp,
         ip_ids: bool,
+        dirs: [Dir; 2],
     ) -> Self {
         Conn {
             stream,
             origin,
             other,
-            dirs: [Dir::new(), Dir::new()],
+            dirs,
             first_frame: frame,
             last_frame: frame,
             start: ts,
