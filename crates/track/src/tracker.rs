@@ -349,6 +349,12 @@ struct Dir {
     out: DirSummary,
 }
 
+impl Default for Dir {
+    fn default() -> Self {
+        Dir::new()
+    }
+}
+
 impl Dir {
     fn new() -> Self {
         Dir {
@@ -928,7 +934,8 @@ impl Tracker {
         let ip_ids = self.ip_ids;
         let new_conn = |stream, origin, other| match spare {
             Some(mut c) => {
-                let dirs = [c.dirs[0].emptied(), c.dirs[1].emptied()];
+                // Emptied when it was finalised: taken as they are.
+                let dirs = std::mem::take(&mut c.dirs);
                 *c = Conn::new(stream, origin, other, frame, ts, ip_ids, dirs);
                 c
             }
