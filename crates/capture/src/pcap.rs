@@ -47,6 +47,17 @@ pub(crate) fn sniff(magic: [u8; 4]) -> Option<FileFormat> {
     })
 }
 
+/// A classic record found by [`PcapParser::plain_record`]: `record_len` bytes, the
+/// captured ones after the 16-byte header.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct PlainRecord {
+    pub record_len: usize,
+    pub meta: RecordMeta,
+}
+
+/// The header's length before a [`PlainRecord`]'s captured bytes.
+pub(crate) const PLAIN_HEADER_LEN: usize = RECORD_HEADER_LEN;
+
 /// State for reading records after the global header.
 #[derive(Debug)]
 pub(crate) struct PcapParser {
@@ -85,6 +96,46 @@ impl PcapParser {
             nanos_per_frac: if nanosecond { 1 } else { 1_000 },
             link: LinkType::from_linktype(network),
         }
+    }
+
+    /// The record at the start of `window` when it is a classic (not modified) record
+    /// wholly in the window with a captured length within bounds: its length, captured
+    /// bytes and metadata, read straight from its 16-byte header. `None` for anything
+    /// else, which [`Self::step`] then reads or reports. The reader's path for a capture
+    /// in memory: the `Step` it saves, and the enum matches and copies around it, were
+    /// ≈ 100 of the 195 instructions a frame took to read (callgrind).
+    #[inline(always)]
+    pub(crate) fn plain_record(&self, window: &[u8]) -> Option<PlainRecord> {
+        if self.modified {
+            return None;
+        }
+        let header: &[u8; RECORD_HEADER_LEN] = window.get(..RECORD_HEADER_LEN)?.try_into().ok()?;
+        // ts_sec, ts_frac, caplen, orig_len; the byte order tested once for all four.
+        let le = |at: usize| {
+            u32::from_le_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+        };
+        let [secs, frac, caplen, orig_len] = [le(0), le(4), le(CAPLEN_OFFSET), le(12)];
+        let [secs, frac, caplen, orig_len] = match self.order {
+            ByteOrder::Little => [secs, frac, caplen, orig_len],
+            ByteOrder::Big => [secs, frac, caplen, orig_len].map(u32::swap_bytes),
+        };
+        if caplen > MAX_CAPTURED_LEN {
+            return None;
+        }
+        // Bounded above, so this cannot overflow.
+        let record_len = RECORD_HEADER_LEN + caplen as usize;
+        if window.len() < record_len {
+            return None;
+        }
+        Some(PlainRecord {
+            record_len,
+            meta: RecordMeta {
+                ts: self.timestamp(secs, frac),
+                link: self.link,
+                interface: 0,
+                orig_len,
+            },
+        })
     }
 
     /// Looks at the record at the start of `window`.
@@ -229,6 +280,52 @@ mod tests {
         }
         // Cut one byte short: the parser asks for the whole record.
         assert!(matches!(p.step(&rec[..18]), Step::NeedBytes(19)));
+    }
+
+    /// The in-place read of a classic record agrees with `step`, in either byte order,
+    /// and leaves to `step` a record cut short, one over the length bound, and the
+    /// modified format.
+    #[test]
+    fn plain_record_agrees_with_step_and_leaves_the_rest_to_it() {
+        for big in [false, true] {
+            let magic = if big {
+                MAGIC_MICROS.to_be_bytes()
+            } else {
+                MAGIC_MICROS.to_le_bytes()
+            };
+            let p = PcapParser::new(sniff(magic).unwrap(), &header(magic, big, 1));
+            let mut rec = Vec::new();
+            for v in [1_700_000_000u32, 654_321, 3, 1514] {
+                rec.extend_from_slice(&if big {
+                    v.to_be_bytes()
+                } else {
+                    v.to_le_bytes()
+                });
+            }
+            rec.extend_from_slice(&[0xaa, 0xbb, 0xcc, 0xdd]);
+            let r = p.plain_record(&rec).unwrap();
+            assert_eq!(r.record_len, 19);
+            assert_eq!(r.meta.ts.nanos(), 1_700_000_000_654_321_000);
+            assert_eq!((r.meta.orig_len, r.meta.link), (1514, LinkType::Ethernet));
+            match p.step(&rec) {
+                Step::Packet {
+                    record_len, meta, ..
+                } => assert_eq!((record_len, meta.ts, meta.orig_len), (19, r.meta.ts, 1514)),
+                other => panic!("{other:?}"),
+            }
+            assert!(p.plain_record(&rec[..18]).is_none());
+            assert!(p.plain_record(&rec[..15]).is_none());
+            let over = MAX_CAPTURED_LEN + 1;
+            rec[8..12].copy_from_slice(&if big {
+                over.to_be_bytes()
+            } else {
+                over.to_le_bytes()
+            });
+            assert!(p.plain_record(&rec).is_none());
+        }
+        let magic = MAGIC_MODIFIED.to_le_bytes();
+        let p = PcapParser::new(sniff(magic).unwrap(), &header(magic, false, 1));
+        assert!(p.plain_record(&[0; 64]).is_none());
     }
 
     #[test]

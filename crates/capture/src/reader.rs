@@ -238,7 +238,38 @@ impl Capture {
 
     /// The next frame, `Ok(None)` at the end. After an `Err`, every later call returns
     /// `Ok(None)`: the frames before the error stay valid.
+    ///
+    /// Inline, with the common case (a classic pcap record wholly in memory, read in
+    /// place) and the rest out of line in [`Self::next_frame_stepped`]: the call, the
+    /// enum matches and the large `Step` and `Result` values were about half of the
+    /// 195 instructions a frame took to read (callgrind, 1 M frames of the bench capture).
+    #[inline]
     pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, CaptureError> {
+        // Decided on a shared borrow so that the other path can still borrow mutably.
+        let plain = match (&self.parser, &self.source) {
+            (Parser::Pcap(p), Source::Whole(w)) if !self.done => p.plain_record(w.window()),
+            _ => None,
+        };
+        if let Some(r) = plain {
+            self.frames += 1;
+            // The window holds the whole record (checked), so `take` gives all of it.
+            let record = self.source.take(r.record_len);
+            return Ok(Some(Frame {
+                number: self.frames,
+                ts: r.meta.ts,
+                link: r.meta.link,
+                interface: r.meta.interface,
+                data: record.get(pcap::PLAIN_HEADER_LEN..).unwrap_or(&[]),
+                orig_len: r.meta.orig_len,
+            }));
+        }
+        self.next_frame_stepped()
+    }
+
+    /// [`Self::next_frame`] through the format parser's [`Step`]s: pcapng, a stream, and
+    /// a pcap record that is cut short or damaged.
+    #[inline(never)]
+    fn next_frame_stepped(&mut self) -> Result<Option<Frame<'_>>, CaptureError> {
         if self.done {
             return Ok(None);
         }

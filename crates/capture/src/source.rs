@@ -194,6 +194,12 @@ pub(crate) struct Whole {
 const MAP_CHUNK: usize = 4 << 20;
 
 impl Whole {
+    /// Bytes from the current position on: the whole rest of the input.
+    #[inline]
+    pub(crate) fn window(&self) -> &[u8] {
+        self.backing.bytes().get(self.pos..).unwrap_or(&[])
+    }
+
     /// Pages the next chunk in and releases the part already read. Errors are ignored:
     /// both are hints (MADV_POPULATE_READ needs Linux 5.14).
     #[cold]
@@ -314,7 +320,7 @@ impl Source {
     #[inline]
     pub(crate) fn window(&self) -> &[u8] {
         match self {
-            Source::Whole(w) => w.backing.bytes().get(w.pos..).unwrap_or(&[]),
+            Source::Whole(w) => w.window(),
             Source::Stream(s) => &s.buf[s.start..s.end],
         }
     }

@@ -8,6 +8,7 @@
 pub mod ipid;
 pub mod limits;
 pub mod model;
+mod reuse;
 pub mod rows;
 pub mod rtt;
 pub mod seq;

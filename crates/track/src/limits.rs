@@ -166,6 +166,15 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// [`Limits::default`] holding this one's ring (allocated or not) for the next
+    /// connection ([`crate::reuse`]): `ring_len` 0 makes its old entries unread.
+    pub(crate) fn emptied(self) -> Self {
+        Limits {
+            ring: self.ring,
+            ..Limits::default()
+        }
+    }
+
     /// The capture-to-sender round trip from the handshake.
     pub(crate) fn set_handshake_lag(&mut self, ns: u64) {
         if !self.lag_from_handshake {

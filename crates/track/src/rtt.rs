@@ -55,6 +55,15 @@ impl RttSamples {
         self.count == 0
     }
 
+    /// No samples, holding this collection's buffer for the next connection
+    /// ([`crate::reuse`]).
+    pub(crate) fn emptied(self) -> Self {
+        RttSamples {
+            samples: crate::reuse::emptied_vec(self.samples),
+            ..RttSamples::default()
+        }
+    }
+
     /// Min, median, 95th percentile (nearest rank) and max; `None` without samples.
     pub fn stats(&self) -> Option<RttStats> {
         self.min?;

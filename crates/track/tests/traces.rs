@@ -261,6 +261,55 @@ fn tracking_without_events_gives_the_same_summaries() {
     assert_eq!((quiet[1].stream, quiet[1].reused_port), (1, true));
 }
 
+/// A connection that takes over a finalised one's state (its buffers kept for reuse)
+/// is tracked as if it were the first: the same exchange, on another port after the
+/// first was reset and finalised, gives the same per-direction summaries.
+#[test]
+fn a_connection_after_a_finalised_one_starts_from_nothing() {
+    let mut tr = Trace::new();
+    let exchange = |tr: &mut Trace, t0: f64| {
+        let mut syn = seg(true, S, ISN_C, 0, 0);
+        syn.options = syn_opts();
+        syn.options.timestamps = Some((100, 0));
+        tr.at(t0).send(syn);
+        let mut sa = seg(false, S | A, ISN_S, ISN_C + 1, 0);
+        sa.options = syn_opts();
+        sa.options.timestamps = Some((900, 100));
+        tr.at(t0 + 25.0).send(sa);
+        tr.at(t0 + 25.05).c2s(A, ISN_C + 1, ISN_S + 1, 0);
+        for i in 0..5u32 {
+            tr.at(t0 + 30.0).c2s(A, ISN_C + 1 + i * 100, ISN_S + 1, 100);
+        }
+        for _ in 0..4 {
+            tr.at(t0 + 55.0).s2c(A, ISN_S + 1, ISN_C + 101, 0);
+        }
+        tr.at(t0 + 55.2).c2s(A, ISN_C + 101, ISN_S + 1, 100);
+        tr.at(t0 + 80.0).s2c(A, ISN_S + 1, ISN_C + 501, 0);
+        tr.at(t0 + 330.0).c2s(R | A, ISN_C + 501, ISN_S + 1, 0);
+    };
+    exchange(&mut tr, 0.0);
+    // The first is finalised (its RST 0.5 s quiet) when the second's SYN comes.
+    tr.cport = 40001;
+    exchange(&mut tr, 2000.0);
+    let s = tr.t.finish();
+    assert_eq!(s.len(), 2);
+    assert_eq!((s[0].stream, s[1].stream), (0, 1));
+    assert_eq!(s[0].dirs[0].counts.fast_retransmissions, 1);
+    // The SYN's (25 ms), the first segment's (25 ms) and the last one's (50 ms): the
+    // retransmitted one gives none (Karn).
+    assert_eq!(
+        s[0].dirs[0]
+            .rtt_ack
+            .map(|r| (r.samples, r.min_ns, r.max_ns)),
+        Some((3, 25_000_000, 50_000_000))
+    );
+    assert_eq!(format!("{:?}", s[0].dirs), format!("{:?}", s[1].dirs));
+    assert_eq!(
+        (s[0].syn_to_synack_ns, s[0].synack_to_ack_ns, s[0].vantage),
+        (s[1].syn_to_synack_ns, s[1].synack_to_ack_ns, s[1].vantage)
+    );
+}
+
 #[test]
 fn a_new_syn_on_the_same_ports_starts_a_new_stream_a_repeated_one_does_not() {
     let mut tr = Trace::new();
