@@ -206,9 +206,9 @@ pub struct DirSummary {
 
 /// A finished connection (or the part of one seen before it was finalised).
 ///
-/// Its serde encoding is the compact row of [`ConnRows`](crate::ConnRows), which keeps
-/// `stream`, `first_frame` and `continuation` in its own key (they change while rows are
-/// sorted and numbered): those three are not encoded.
+/// Its serde encoding is the compact row `tcpwhy-pipeline` keeps of it (postcard, in its
+/// bounded sorted store), whose key holds `stream`, `first_frame` and `continuation`
+/// (they change while rows are sorted and numbered): those three are not encoded.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ConnSummary {
     /// Wireshark's `tcp.stream` index.

@@ -773,8 +773,8 @@ impl Tracker {
     /// A tracker for one shard of a parallel pass: it sees only some connections, so it
     /// cannot know their `tcp.stream` numbers. Each stream is numbered
     /// [`PROVISIONAL_STREAM`] | its first frame instead, unique across shards;
-    /// [`ConnRows::merge_shards`](crate::ConnRows::merge_shards) then assigns the final numbers (the order of
-    /// the first frames).
+    /// the pass that joins the shards then assigns the final numbers (the order of the
+    /// first frames; `tcpwhy-pipeline`'s `StreamNumbers` and `Connections`).
     pub fn with_provisional_streams() -> Self {
         Tracker {
             provisional: true,
