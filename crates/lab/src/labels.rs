@@ -633,7 +633,10 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
         "app.server_think_time",
         if counts {
             Want::Must
-        } else if think.iter().all(|&t| t < 1.0) {
+        } else if r.kind() != "echo" && think.iter().all(|&t| t < 1.0) {
+            // The echo server answers each message but its workload times none: no
+            // timings is no label there, not "every think < 1 ms". (Bulk and slow-reader
+            // servers answer no request at all: nothing to think about.)
             Want::MustNot
         } else {
             Want::Unknown
@@ -791,4 +794,45 @@ pub fn for_capture(
 /// never retransmitted).
 pub fn client_syn_retrans_only(r: &Records) -> bool {
     r.c(Side::Server, "TCPSynRetrans") == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn records(kind: &str, server: Value) -> Records {
+        Records {
+            path: Value::Null,
+            workload: json!({ "kind": { "type": kind } }),
+            client: Value::Null,
+            server,
+            nstat_client: BTreeMap::new(),
+            nstat_server: BTreeMap::new(),
+            ss_client: Vec::new(),
+            ss_server: Vec::new(),
+        }
+    }
+
+    fn think_label(r: &Records) -> Want {
+        label_run(r)
+            .into_iter()
+            .find(|l| l.id == "app.server_think_time")
+            .map(|l| l.want)
+            .unwrap()
+    }
+
+    /// The echo server answers messages but its workload times none: no label (the
+    /// sweep had called 12 real server-side waits "false" on that vacuous "every think
+    /// < 1 ms"). Timed requests that all took under 1 ms, and a bulk server that
+    /// answers no request, are still "must not".
+    #[test]
+    fn think_time_needs_timings_to_rule_it_out() {
+        assert_eq!(think_label(&records("echo", Value::Null)), Want::Unknown);
+        let timed = json!({ "connections": [ { "requests": [ { "think_ns": 300 } ] } ] });
+        assert_eq!(think_label(&records("http", timed)), Want::MustNot);
+        assert_eq!(think_label(&records("bulk", Value::Null)), Want::MustNot);
+        let slow = json!({ "connections": [ { "requests": [ { "think_ns": 2_000_000 } ] } ] });
+        assert_eq!(think_label(&records("http", slow)), Want::Unknown);
+    }
 }
