@@ -233,9 +233,6 @@ struct Dir {
     /// Smallest data → ACK time seen for this side's data.
     min_ack_rtt: Option<u64>,
     dropped: u64,
-    /// The newest TSval this side sent (RFC 7323: never goes back; a retransmission
-    /// carries a current one, so a segment with an older TSval is a late original).
-    max_tsval: Option<u32>,
 }
 
 #[derive(Default)]
@@ -385,9 +382,13 @@ impl Detector for Recovery {
                 ev.kinds.0 & (SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER) != 0;
             let below = ev.rel_seq < d.highest_end;
             if below && flagged {
+                // RFC 7323: a sender's TSval never goes back and a retransmission carries a
+                // current one, so a segment older than one already sent is a late original.
+                // The model's newest TSval counts this segment too: it is newer than this
+                // one's only if an earlier segment carried it.
                 let tsval = pkt.options.timestamps.map(|t| t.0);
                 let older_tsval = tsval
-                    .zip(d.max_tsval)
+                    .zip(ev.conn.dirs[x].tsval_max)
                     .is_some_and(|(t, m)| (m.wrapping_sub(t) as i32) > 0);
                 let (is_retrans, ambiguous) = match (ids.counter, ids.newest) {
                     // Sent before a segment already seen: a late original (reordering),
@@ -447,11 +448,6 @@ impl Detector for Recovery {
                     frame: seg.frame,
                     ts: seg.ts,
                 });
-            }
-        }
-        if let Some((t, _)) = pkt.options.timestamps {
-            if d.max_tsval.is_none_or(|m| (t.wrapping_sub(m) as i32) > 0) {
-                d.max_tsval = Some(t);
             }
         }
         let syn_fin = u64::from(flags.syn()) + u64::from(flags.fin());
