@@ -58,6 +58,7 @@
 
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::exchange::Span;
+use crate::detectors::windows::DEFAULT_SEGMENT;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -108,8 +109,6 @@ pub const HYSTART_LOW_WINDOW_SEGMENTS: u64 = 16;
 /// (tcp_cubic.c `HYSTART_DELAY_MIN`, `HYSTART_DELAY_MAX`, `HYSTART_DELAY_THRESH`).
 pub const HYSTART_DELAY_MIN_NS: u64 = 4_000_000;
 pub const HYSTART_DELAY_MAX_NS: u64 = 16_000_000;
-/// Segment size when the client's SYN gave none (Ethernet with timestamps).
-const DEFAULT_SEGMENT: u64 = 1448;
 
 #[derive(Default)]
 struct Conn {
@@ -185,12 +184,13 @@ impl Detector for EarlyExit {
             let x = conn.exchanges.first()?;
             let resp = x.response.as_ref()?;
             let rwnd = conn.summary.dirs[0].max_window_bytes?;
-            // The server's segment: the client's MSS option (read even from a SYN whose
-            // later options the snaplen cut: MSS comes first).
-            let segment = conn.summary.dirs[0]
-                .syn
-                .and_then(|o| o.mss)
-                .map_or(DEFAULT_SEGMENT, |m| u64::from(m).clamp(1, DEFAULT_SEGMENT));
+            // The server's segment (SMSS) from both SYNs' options, as the connection model
+            // gives it (MSS comes first, so a SYN the snaplen cut still gives it).
+            let segment = tcpwhy_track::effective_mss(
+                conn.summary.dirs[1].syn,
+                conn.summary.dirs[0].syn,
+            )
+            .map_or(DEFAULT_SEGMENT, u64::from);
             let path = Path {
                 rtt_ns: rtt,
                 segment,

@@ -125,8 +125,8 @@ pub const UNSCALED_NEAR_MAX: u64 = 49_152;
 pub const FLAT_GROWTH: f64 = 1.5;
 /// The initial window of the no-limit model: RFC 6928, Linux's default.
 pub const INITIAL_WINDOW_SEGMENTS: u64 = 10;
-/// Segment size for the model when the data did not show one.
-const DEFAULT_SEGMENT: u64 = 1448;
+/// Segment size for the model when the data did not show one (Ethernet with timestamps).
+pub(crate) const DEFAULT_SEGMENT: u64 = 1448;
 /// Transitions into "window full" cited as evidence.
 const CITED_FULL: usize = 4;
 /// Zero-window periods remembered per direction; later ones are counted only.
