@@ -57,8 +57,8 @@
 //! show the pattern and are not judged.
 
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
-use crate::exchange::Span;
 use crate::detectors::windows::DEFAULT_SEGMENT;
+use crate::exchange::Span;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -186,11 +186,9 @@ impl Detector for EarlyExit {
             let rwnd = conn.summary.dirs[0].max_window_bytes?;
             // The server's segment (SMSS) from both SYNs' options, as the connection model
             // gives it (MSS comes first, so a SYN the snaplen cut still gives it).
-            let segment = tcpwhy_track::effective_mss(
-                conn.summary.dirs[1].syn,
-                conn.summary.dirs[0].syn,
-            )
-            .map_or(DEFAULT_SEGMENT, u64::from);
+            let segment =
+                tcpwhy_track::effective_mss(conn.summary.dirs[1].syn, conn.summary.dirs[0].syn)
+                    .map_or(DEFAULT_SEGMENT, u64::from);
             let path = Path {
                 rtt_ns: rtt,
                 segment,

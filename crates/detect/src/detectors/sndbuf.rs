@@ -42,6 +42,7 @@
 //! probed) look the same; a bottleneck link would show as RTT growth or loss.
 
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
+use crate::detectors::early_exit::ROUND_NOISE_SEGMENTS;
 use crate::detectors::windows::{rate, roles, shares_text, span_ns, thousands, unlimited_ns};
 use crate::exchange::Span;
 use crate::finding::{Confidence, Finding, FindingId, Fix};
@@ -81,9 +82,6 @@ pub const MAX_RTT_GROWTH: f64 = 1.5;
 /// per RTT is an application waiting for each reply, or Nagle holding small writes
 /// (tcptrace-fast-reuse.pcap: 62 B per 600 ms RTT), not a buffer.
 pub const MIN_PLATEAU_SEGMENTS: u64 = 4;
-/// Data a round boundary can move between two rounds of a cwnd-limited flight: one
-/// ACK's release (early_exit's round noise, the same fact).
-pub const ROUND_NOISE_SEGMENTS: u64 = crate::detectors::early_exit::ROUND_NOISE_SEGMENTS;
 /// A held flight's later half grows less than this over its earlier half (medians of
 /// data per RTT): one doubling, where slow start makes one per RTT.
 pub const MAX_HELD_GROWTH: f64 = 2.0;
