@@ -458,22 +458,7 @@ pub fn write_json_threads(
     out.write_all(b",\n  \"files\": [")?;
     for (i, f) in files.iter().enumerate() {
         out.write_all(if i == 0 { b"\n    " } else { b",\n    " })?;
-        let file = JsonFile {
-            path: &f.path,
-            format: &f.format,
-            frames: f.frames,
-            tcp_frames: f.tcp_frames,
-            skipped: f
-                .skipped
-                .iter()
-                .map(|(r, n)| (r.name().to_string(), n.into()))
-                .collect(),
-            error: f.error.as_ref().map(|e| JsonError {
-                message: &e.message,
-                frame: e.frame,
-                offset: e.offset,
-            }),
-        };
+        let file = json_file(f);
         head.clear();
         json::to_writer_pretty_at(&mut head, &file, 2)?;
         out.write_all(head.strip_suffix(b"\n    }").unwrap_or(&head))?;
@@ -499,6 +484,26 @@ pub fn write_json_threads(
     } else {
         b"\n  ]\n}\n"
     })
+}
+
+/// A file's fields before its `connections`.
+fn json_file(f: &FileReport) -> JsonFile<'_> {
+    JsonFile {
+        path: &f.path,
+        format: &f.format,
+        frames: f.frames,
+        tcp_frames: f.tcp_frames,
+        skipped: f
+            .skipped
+            .iter()
+            .map(|(r, n)| (r.name().to_string(), n.into()))
+            .collect(),
+        error: f.error.as_ref().map(|e| JsonError {
+            message: &e.message,
+            frame: e.frame,
+            offset: e.offset,
+        }),
+    }
 }
 
 /// One row as an element of a file's `connections` (4 levels deep), after its separator.
@@ -614,22 +619,7 @@ mod tests {
             files: files
                 .iter()
                 .map(|f| WholeFile {
-                    head: JsonFile {
-                        path: &f.path,
-                        format: &f.format,
-                        frames: f.frames,
-                        tcp_frames: f.tcp_frames,
-                        skipped: f
-                            .skipped
-                            .iter()
-                            .map(|(r, n)| (r.name().to_string(), n.into()))
-                            .collect(),
-                        error: f.error.as_ref().map(|e| JsonError {
-                            message: &e.message,
-                            frame: e.frame,
-                            offset: e.offset,
-                        }),
-                    },
+                    head: json_file(f),
                     connections: f
                         .connections
                         .iter()
