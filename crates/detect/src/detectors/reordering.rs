@@ -1301,24 +1301,31 @@ mod tests {
         assert!(ts_newer(5, u32::MAX - 3));
     }
 
+    /// Ten 100-byte segments in order at time 0, IP IDs 0–9, each ACKed after `rtt_ns`.
+    fn ten_in_order(rtt_ns: u64) -> Dir {
+        let mut d = Dir::default();
+        for i in 0..10u16 {
+            let n = u64::from(i);
+            d.data(
+                n + 1,
+                Timestamp(0),
+                n * 100,
+                100,
+                Some(i),
+                None,
+                Some(rtt_ns),
+                false,
+            );
+        }
+        d
+    }
+
     /// A hole filled by an older IP ID is reordering; by a newer one, loss; never
     /// filled but acknowledged, capture loss.
     #[test]
     fn holes_are_told_apart() {
         let t = |ms: i64| Timestamp(ms * 1_000_000);
-        let mut d = Dir::default();
-        for i in 0..10u16 {
-            d.data(
-                u64::from(i) + 1,
-                t(0),
-                u64::from(i) * 100,
-                100,
-                Some(i),
-                None,
-                Some(25_000_000),
-                false,
-            );
-        }
+        let mut d = ten_in_order(25_000_000);
         // Segment 10 (ID 10) late: 11, 12 arrive first.
         d.data(20, t(1), 1100, 100, Some(11), None, None, false);
         d.data(21, t(1), 1200, 100, Some(12), None, None, false);
@@ -1373,19 +1380,7 @@ mod tests {
     #[test]
     fn original_after_its_retransmission_is_reordering() {
         let t = |ms: i64| Timestamp(ms * 1_000_000);
-        let mut d = Dir::default();
-        for i in 0..10u16 {
-            d.data(
-                u64::from(i) + 1,
-                t(0),
-                u64::from(i) * 100,
-                100,
-                Some(i),
-                None,
-                Some(1_000_000),
-                false,
-            );
-        }
+        let mut d = ten_in_order(1_000_000);
         // Segment 10 (ID 10) late; 11, 12 overtake it, then the retransmission (ID 13).
         d.data(20, t(1), 1100, 100, Some(11), None, None, false);
         d.data(21, t(1), 1200, 100, Some(12), None, None, false);
