@@ -616,14 +616,26 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
             "server idle closes after {idle:.0?} ms, requests that reconnected {reconnected}; client idle closes after {client_idle:.0?} ms, later requests on a new connection {fresh_after}"
         ),
     );
-    // Think: request read → response written by the server (think_ns is the sleep the
-    // server took; request_done → response_written bounds it from above).
+    // Server time per request: from the arrival of its last segment at the server's
+    // stack (the kernel's receive timestamp, SO_TIMESTAMPNS) to the response's first
+    // write, which is what a capture shows (request → response) less the path. It
+    // includes a request waiting unread for the server to get the CPU or a handler,
+    // which the server's own clock (think_ns: the sleep after the read) cannot see.
+    // Records made before the arrival was kept give think_ns.
     let think: Vec<f64> = r.server["connections"]
         .as_array()
         .map(|cs| {
             cs.iter()
                 .flat_map(|c| c["requests"].as_array().cloned().unwrap_or_default())
-                .filter_map(|q| ns_ms(&q["think_ns"]))
+                .filter_map(|q| {
+                    match (
+                        q["request_arrived_ns"].as_u64(),
+                        q["response_started_ns"].as_u64(),
+                    ) {
+                        (Some(a), Some(b)) => Some(b.saturating_sub(a) as f64 / 1e6),
+                        _ => ns_ms(&q["think_ns"]),
+                    }
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -641,7 +653,7 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
         } else {
             Want::Unknown
         },
-        format!("server think per request {think:.1?} ms"),
+        format!("server time per request (arrival → response) {think:.1?} ms"),
         counts.then_some(total),
     );
     // Restart after idle (tcp_cwnd_restart via tcp_slow_start_after_idle_check): cwnd in
@@ -834,5 +846,15 @@ mod tests {
         assert_eq!(think_label(&records("bulk", Value::Null)), Want::MustNot);
         let slow = json!({ "connections": [ { "requests": [ { "think_ns": 2_000_000 } ] } ] });
         assert_eq!(think_label(&records("http", slow)), Want::Unknown);
+        // No sleep, but the request waited 5.2 ms unread before the server read it
+        // (s1-051): server time the capture shows, so not "must not".
+        let waited = json!({ "connections": [ { "requests": [ {
+            "think_ns": 300, "request_arrived_ns": 1_000_000, "response_started_ns": 6_200_000
+        } ] } ] });
+        assert_eq!(think_label(&records("http", waited)), Want::Unknown);
+        let quick = json!({ "connections": [ { "requests": [ {
+            "think_ns": 300, "request_arrived_ns": 1_000_000, "response_started_ns": 1_200_000
+        } ] } ] });
+        assert_eq!(think_label(&records("http", quick)), Want::MustNot);
     }
 }

@@ -484,6 +484,13 @@ pub struct ServedRequest {
     pub request_first_byte_ns: u64,
     /// Whole request read.
     pub request_done_ns: u64,
+    /// When the request's last segment reached the server's stack (SO_TIMESTAMPNS), if
+    /// the kernel said: before `request_done_ns` by the time it waited unread.
+    #[serde(default)]
+    pub request_arrived_ns: Option<u64>,
+    /// The response's first write began.
+    #[serde(default)]
+    pub response_started_ns: Option<u64>,
     /// Think time applied (slept) before the response.
     pub think_ns: u64,
     /// The response's write_all returned (the data is in the send buffer, not delivered).
@@ -523,6 +530,17 @@ impl Anchor {
     /// ns since the anchor.
     fn ns(&self) -> u64 {
         self.at(Instant::now())
+    }
+
+    /// A wall-clock time (ns since the Unix epoch, e.g. a kernel receive timestamp) as ns
+    /// since the anchor, by its distance from the wall clock now (immune to the wall
+    /// clock having been stepped since the anchor was taken).
+    fn of_wall(&self, wall_ns: u64) -> u64 {
+        let now = self.ns();
+        let wall_now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        now.saturating_sub(wall_now.saturating_sub(wall_ns))
     }
 
     fn at(&self, t: Instant) -> u64 {

@@ -213,6 +213,8 @@ impl Handler {
         let mut idle_since = accepted;
         loop {
             let mut first_byte_ns = None;
+            // When the request's latest bytes reached the stack (the kernel's stamp).
+            let mut arrived_ns = None;
             // Read the head. The idle timer runs only while no request has begun.
             let req = loop {
                 if let Some(p) = framing::parse_request(&buf)? {
@@ -231,8 +233,11 @@ impl Handler {
                 conn.stream
                     .set_read_timeout(timeout)
                     .map_err(|e| format!("setting the idle timeout: {e}"))?;
-                let n = match conn.recv(&mut chunk) {
-                    Ok(n) => n,
+                let n = match conn.recv_arrival(&mut chunk) {
+                    Ok((n, at)) => {
+                        arrived_ns = at.map(|w| self.anchor.of_wall(w)).or(arrived_ns);
+                        n
+                    }
                     Err(e) if sock::is_timeout(&e) => continue,
                     Err(e) => return Err(format!("reading a request: {e}")),
                 };
@@ -255,9 +260,10 @@ impl Handler {
             }
             let total = req.head_len as u64 + req.body_len;
             while (buf.len() as u64) < total {
-                let n = conn
-                    .recv(&mut chunk)
+                let (n, at) = conn
+                    .recv_arrival(&mut chunk)
                     .map_err(|e| format!("reading a request body: {e}"))?;
+                arrived_ns = at.map(|w| self.anchor.of_wall(w)).or(arrived_ns);
                 if n == 0 {
                     return Err("the client closed inside a request body".into());
                 }
@@ -274,6 +280,7 @@ impl Handler {
                 ));
             }
             let response = framing::response(req.response_bytes, req.close);
+            let response_started_ns = self.anchor.ns();
             // One write_all, as a server handing a ready buffer to the kernel, or writes
             // of `response_write_size` (a small send buffer limits only small writes).
             let piece = h
@@ -287,6 +294,8 @@ impl Handler {
             let served = ServedRequest {
                 request_first_byte_ns: first_byte_ns.unwrap_or(request_done_ns),
                 request_done_ns,
+                request_arrived_ns: arrived_ns.map(|a| a.min(request_done_ns)),
+                response_started_ns: Some(response_started_ns),
                 think_ns,
                 response_written_ns: self.anchor.ns(),
                 request_bytes: total,

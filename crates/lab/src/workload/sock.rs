@@ -36,6 +36,10 @@ pub fn listen(addr: SocketAddr, o: &SockOpts) -> io::Result<TcpListener> {
     let s = new_socket(addr, o)?;
     // A scenario run right after another must not fail on the previous one's TIME_WAIT.
     s.set_reuse_address(true)?;
+    // On the listener, before any connection: accepted sockets inherit it, and the
+    // kernel stamps arriving packets only once some socket asked (net_enable_timestamp),
+    // so a request arriving with the handshake is stamped too.
+    enable_arrival_times(s.as_raw_fd())?;
     s.bind(&addr.into())?;
     s.listen(LISTEN_BACKLOG)?;
     Ok(s.into())
@@ -53,6 +57,29 @@ pub fn setup_accepted(s: &TcpStream, o: &SockOpts) -> io::Result<()> {
     }
     if o.quickack {
         set_quickack(s.as_raw_fd())?;
+    }
+    Ok(())
+}
+
+/// Asks the kernel for the arrival time of what each recv returns: with SO_TIMESTAMPNS
+/// set, tcp_recvmsg adds an SCM_TIMESTAMPNS message holding the receive timestamp of
+/// the last segment it read (tcp_recv_timestamp; taken when the packet reached the
+/// host's stack, net_timestamp_check), so a request that waited unread in the socket
+/// is dated by its arrival, not by the application's read.
+fn enable_arrival_times(fd: i32) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    // SAFETY: a valid socket and a c_int option value of the given size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
     }
     Ok(())
 }
@@ -176,6 +203,57 @@ impl Conn {
             set_quickack(self.stream.as_raw_fd())?;
         }
         Ok(n)
+    }
+
+    /// [`Self::recv`] with the wall-clock arrival time (ns since the Unix epoch) of the
+    /// last segment read, when the socket reports it ([`enable_arrival_times`]).
+    pub fn recv_arrival(&mut self, buf: &mut [u8]) -> io::Result<(usize, Option<u64>)> {
+        let fd = self.stream.as_raw_fd();
+        // Room for one cmsg holding a timespec, u64-aligned as cmsghdr needs.
+        let mut control = [0u64; 8];
+        let mut iov = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
+        };
+        // SAFETY: a zeroed msghdr is valid; its pointers are set to live buffers below.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&control) as _;
+        let n = loop {
+            // SAFETY: msg points at buf and control, both alive and writable for the call.
+            let n = unsafe { libc::recvmsg(fd, &mut msg, 0) };
+            if n >= 0 {
+                break n as usize;
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        };
+        let mut arrival = None;
+        // SAFETY: the CMSG_* walk stays within msg_controllen of the kernel-filled buffer.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                    let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                    arrival = Some(
+                        (ts.tv_sec as u64)
+                            .saturating_mul(1_000_000_000)
+                            .saturating_add(ts.tv_nsec as u64),
+                    );
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+        }
+        self.recv_calls += 1;
+        self.bytes_read += n as u64;
+        if self.quickack && n > 0 {
+            set_quickack(fd)?;
+        }
+        Ok((n, arrival))
     }
 
     /// Fills `buf` with recv() calls; returns the number of calls, or UnexpectedEof.
