@@ -348,3 +348,29 @@ fn lab_manifests_must_and_must_not() {
     }
     assert!(checked >= 40, "{checked}");
 }
+
+/// suricata-verify tls-subjectaltname stream 14, at the client, checked in tshark: the
+/// server's bytes 8022–9228 arrive in frame 754 right after frame 753 (bytes 27568–27572)
+/// overtook them; the client's SACK of 27568–27572 (frame 758, 29.090835 s) is the loss
+/// signal; the retransmission arrives in frame 1302 (29.206024 s), 115 ms later, at a
+/// handshake RTT of 18 ms (frames 344 → 369), and the next six follow 0.7–3 ms apart,
+/// each after an ACK: ACK-clocked repairs (RACK's timer runs on the latest, queue-grown
+/// RTT), not a timer (an RTO fires 200 ms at least after a transmission and then sends
+/// one segment per RTT). They were named RTOs before the minimum-RTO rule; all 7 are
+/// D-SACKed, so spurious.
+#[test]
+fn signal_driven_repairs_sooner_than_the_minimum_rto_are_fast_retransmits() {
+    let path = common::analyze::public_path("suricata-verify-tls-subjectaltname.pcap");
+    if !path.exists() {
+        return;
+    }
+    let fs: Vec<Finding> = findings(&path)
+        .into_iter()
+        .filter(|f| f.stream == 14)
+        .collect();
+    absent(&fs, "loss.rto");
+    let sp = one(&fs, "retransmit.spurious");
+    assert!(sp.note(1302).contains("fast retransmit"), "{sp:?}");
+    assert!(sp.note(1302).contains("frame 758"), "{sp:?}");
+    assert!(sp.explanation.contains("7 fast retransmissions"), "{sp:?}");
+}

@@ -314,7 +314,15 @@ impl Detector for Recovery {
                 }
             }
             let sack = !pkt.options.sack_blocks().is_empty() && !ev.kinds.has(SegmentKinds::DSACK);
-            if ev.kinds.has(SegmentKinds::DUP_ACK) || sack || repeat_cut {
+            // A duplicate ACK without SACK blocks signals a loss only to a sender without
+            // SACK (tcp_add_reno_sack counts it; with SACK, tcp_dupack_heuristics counts
+            // SACKed segments and RACK needs SACKed data after the hole): on a SACK
+            // connection it is a window update whose scaled field did not change, or an
+            // ACK of a segment the receiver dropped (sweep s2-061: a slow reader's
+            // window update 39 ms before a tail loss probe).
+            let reno_dup =
+                ev.kinds.has(SegmentKinds::DUP_ACK) && ev.conn.sack_permitted() != Some(true);
+            if reno_dup || sack || repeat_cut {
                 match d.signals.back_mut() {
                     Some(s) if s.ack == a => {
                         s.last_frame = seg.frame;
@@ -571,6 +579,10 @@ fn record(
     }
     let ev = seg.ev;
     let end = ev.rel_seq.saturating_add(u64::from(ev.payload_len));
+    // Where this segment ends in sequence space, its FIN counted, as `highest_end` is: a
+    // retransmitted last segment carrying the FIN is still the tail (tcp_send_loss_probe
+    // retransmits the highest skb, FIN and all).
+    let end_with_fin = end.saturating_add(u64::from(seg.pkt.flags.fin()));
     // The same bytes retransmitted before and still not acknowledged: a repeat.
     let prior = d
         .retrans
@@ -589,10 +601,17 @@ fn record(
     let window = hs_rtt.map_or(FAST_WINDOW_NO_RTT_NS, |r| {
         r.saturating_add(r / 4).saturating_add(FAST_SLACK_NS)
     });
+    // Sooner than Linux's minimum RTO after the bytes' previous transmission, no
+    // retransmission timer can have fired (tcp_rto_min, 200 ms unless a route lowers
+    // it): with a loss signal since, the repair was the signal's however long after it
+    // (an RTT grown by a queue, e.g. 95 ms behind a full 63-packet queue at 8 Mbit/s
+    // with a 3 ms handshake RTT: sweep s1-080). Seen from the receiver, the gap from
+    // the original's expected arrival is the sender's, the path's delay on both sides.
+    let too_soon_for_rto = previous_tx.is_some_and(|p| seg.ts.elapsed_since(p) < TCP_RTO_MIN_NS);
     let signal = d.signals.iter().rev().find(|s| {
         s.ack <= ev.rel_seq
             && previous_tx.is_none_or(|p| s.last_ts >= p)
-            && seg.ts.elapsed_since(s.last_ts) <= window
+            && (seg.ts.elapsed_since(s.last_ts) <= window || too_soon_for_rto)
     });
     let trigger = match signal {
         Some(s) if hidden == 0 => Trigger::Fast {
@@ -601,7 +620,10 @@ fn record(
             last_frame: s.last_frame,
             last_ts: s.last_ts,
         },
-        _ if attempt == 1 && end >= d.highest_end && probe_in_time(hs_rtt, previous_tx, seg.ts) => {
+        _ if attempt == 1
+            && end_with_fin >= d.highest_end
+            && probe_in_time(hs_rtt, previous_tx, seg.ts) =>
+        {
             Trigger::Probe
         }
         _ => Trigger::Timeout,
