@@ -261,6 +261,8 @@ pub struct Recovery {
 }
 
 impl Detector for Recovery {
+    // Inlined into the registry's one call per segment (detectors/mod.rs).
+    #[inline(always)]
     fn on_segment(&mut self, seg: &Segment<'_>) {
         let ev = seg.ev;
         if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
