@@ -547,7 +547,24 @@ impl Dir {
     }
 
     /// The peer's ACK of this direction's data: cumulative ACK `ack`, SACK blocks above it.
+    /// Most ACKs, with no hole open, no SACK block and no SACK episode under way, change
+    /// nothing: tested here, inlined, instead of in a call per ACK (31 M instructions of
+    /// `analyze` on the 1 M-packet mixed capture, callgrind).
+    #[inline]
     fn peer_ack(&mut self, frame: u64, ts: Timestamp, ack: u64, blocks: &[(u64, u64)]) {
+        if blocks.is_empty()
+            && self.holes.is_empty()
+            && self.sack_hole.is_none()
+            && self.sack_history.is_empty()
+        {
+            return;
+        }
+        self.scoreboard(frame, ts, ack, blocks);
+    }
+
+    /// [`Self::peer_ack`] when there is something to update.
+    #[inline(never)]
+    fn scoreboard(&mut self, frame: u64, ts: Timestamp, ack: u64, blocks: &[(u64, u64)]) {
         // Capture loss: holes the receiver acknowledged but the capture never filled.
         let mut i = 0;
         while i < self.holes.len() {
