@@ -307,7 +307,8 @@ impl Dir {
         (None, None)
     }
 
-    /// One data segment of this direction, as captured.
+    /// One data segment of this direction, as captured. `handshake_rtt` and
+    /// `acked_before` are read only for data below the highest sequence.
     #[allow(clippy::too_many_arguments)]
     fn data(
         &mut self,
@@ -779,15 +780,22 @@ impl Detector for Reordering {
         }
         let c = self.conns.get_or_default(seg);
         let flags = seg.pkt.flags;
-        let handshake_rtt = ev.conn.handshake_rtt_ns();
         let (me, peer) = (ev.sender(), ev.receiver());
-        let tsval = seg.pkt.options.timestamps.map(|t| t.0);
         // This segment as data of its own direction.
         if ev.payload_len > 0 && !flags.syn() {
             let d = &mut c.dirs[me];
             let start = ev.rel_seq;
             let len = u64::from(ev.payload_len);
+            let tsval = seg.pkt.options.timestamps.map(|t| t.0);
             let below = d.highest.is_some_and(|h| start < h);
+            // The handshake RTT and the spurious flag are read only for data below the
+            // highest sequence (`Dir::data`): not derived for every in-order segment.
+            let (handshake_rtt, spurious) = if below {
+                let spurious = ev.kinds.has(SegmentKinds::SPURIOUS_RETRANSMISSION);
+                (ev.conn.handshake_rtt_ns(), spurious)
+            } else {
+                (None, false)
+            };
             d.data(
                 seg.frame,
                 seg.ts,
@@ -796,7 +804,7 @@ impl Detector for Reordering {
                 seg.pkt.ip_id,
                 tsval,
                 handshake_rtt,
-                ev.kinds.has(SegmentKinds::SPURIOUS_RETRANSMISSION),
+                spurious,
             );
             if below {
                 let repeat = SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER;
