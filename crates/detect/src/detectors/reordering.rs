@@ -310,6 +310,7 @@ impl Dir {
     /// One data segment of this direction, as captured. `handshake_rtt` and
     /// `acked_before` are read only for data below the highest sequence.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn data(
         &mut self,
         frame: u64,
@@ -346,6 +347,35 @@ impl Dir {
             self.note_in_order(ip_id, len, tsval);
             return;
         }
+        self.below_highest(
+            frame,
+            ts,
+            start,
+            end,
+            highest,
+            ip_id,
+            tsval,
+            handshake_rtt,
+            acked_before,
+        );
+    }
+
+    /// [`Self::data`] below the highest sequence: a late original or a retransmission (out
+    /// of line: most data is in order, and the in-order case costs no call).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn below_highest(
+        &mut self,
+        frame: u64,
+        ts: Timestamp,
+        start: u64,
+        end: u64,
+        highest: u64,
+        ip_id: Option<u16>,
+        tsval: Option<u32>,
+        handshake_rtt: Option<u64>,
+        acked_before: bool,
+    ) {
         // Below the highest sequence: a late original or a retransmission.
         let (older, proof) = self.origin(ip_id, tsval);
         let mut filled_any = false;
