@@ -60,19 +60,28 @@ impl<V: Default> Slots<V> {
         self.default_at(seg.slot, seg.ev.stream)
     }
 
+    /// Every segment of every detector comes here: the connection's own slot is one
+    /// test, a new connection in the slot a call.
     #[inline]
     fn default_at(&mut self, slot: usize, stream: u64) -> &mut V {
-        let key = Some(stream);
+        let hit = matches!(self.slots.get(slot), Some((Some(s), _)) if *s == stream);
+        if !hit {
+            return self.open_at(slot, stream);
+        }
+        &mut self.slots[slot].1
+    }
+
+    /// [`Self::default_at`] for a connection new to `slot`.
+    #[cold]
+    fn open_at(&mut self, slot: usize, stream: u64) -> &mut V {
         if slot >= self.slots.len() {
             self.grow(slot);
         }
         let e = &mut self.slots[slot];
-        if e.0 != key {
-            if e.0.is_some() {
-                e.1 = V::default();
-            }
-            e.0 = key;
+        if e.0.is_some() {
+            e.1 = V::default();
         }
+        e.0 = Some(stream);
         &mut e.1
     }
 

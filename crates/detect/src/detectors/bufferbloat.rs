@@ -197,6 +197,8 @@ pub struct Bufferbloat {
 }
 
 impl Detector for Bufferbloat {
+    // Inlined into the registry's one call per segment (detectors/mod.rs).
+    #[inline(always)]
     fn on_segment(&mut self, seg: &Segment<'_>) {
         let ev = seg.ev;
         if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {

@@ -147,6 +147,8 @@ pub struct EarlyExit {
 const MAX_PEER_CONNS: usize = 4096;
 
 impl Detector for EarlyExit {
+    // Inlined into the registry's one call per segment (detectors/mod.rs).
+    #[inline(always)]
     fn on_segment(&mut self, seg: &Segment<'_>) {
         let ev = seg.ev;
         if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {

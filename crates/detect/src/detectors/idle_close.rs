@@ -127,6 +127,8 @@ pub struct IdleClose {
 }
 
 impl Detector for IdleClose {
+    // Inlined into the registry's one call per segment (detectors/mod.rs).
+    #[inline(always)]
     fn on_segment(&mut self, seg: &Segment<'_>) {
         let ev = seg.ev;
         let skip = SegmentKinds::CAPTURE_DUPLICATE

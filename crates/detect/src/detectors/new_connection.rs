@@ -242,7 +242,7 @@ fn looks_like_slow_start(x: &Exchange, rtt_ns: u64, mss: u64) -> bool {
 
 impl NewConnection {
     /// A segment with data, or from the client.
-    #[inline(never)]
+    #[inline]
     fn segment(&mut self, seg: &Segment<'_>) {
         let ev = seg.ev;
         let live = self.live.get_or_default(seg);

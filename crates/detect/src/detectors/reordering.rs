@@ -307,8 +307,10 @@ impl Dir {
         (None, None)
     }
 
-    /// One data segment of this direction, as captured.
+    /// One data segment of this direction, as captured. `handshake_rtt` and
+    /// `acked_before` are read only for data below the highest sequence.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn data(
         &mut self,
         frame: u64,
@@ -345,6 +347,35 @@ impl Dir {
             self.note_in_order(ip_id, len, tsval);
             return;
         }
+        self.below_highest(
+            frame,
+            ts,
+            start,
+            end,
+            highest,
+            ip_id,
+            tsval,
+            handshake_rtt,
+            acked_before,
+        );
+    }
+
+    /// [`Self::data`] below the highest sequence: a late original or a retransmission (out
+    /// of line: most data is in order, and the in-order case costs no call).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn below_highest(
+        &mut self,
+        frame: u64,
+        ts: Timestamp,
+        start: u64,
+        end: u64,
+        highest: u64,
+        ip_id: Option<u16>,
+        tsval: Option<u32>,
+        handshake_rtt: Option<u64>,
+        acked_before: bool,
+    ) {
         // Below the highest sequence: a late original or a retransmission.
         let (older, proof) = self.origin(ip_id, tsval);
         let mut filled_any = false;
@@ -547,7 +578,24 @@ impl Dir {
     }
 
     /// The peer's ACK of this direction's data: cumulative ACK `ack`, SACK blocks above it.
+    /// Most ACKs, with no hole open, no SACK block and no SACK episode under way, change
+    /// nothing: tested here, inlined, instead of in a call per ACK (31 M instructions of
+    /// `analyze` on the 1 M-packet mixed capture, callgrind).
+    #[inline]
     fn peer_ack(&mut self, frame: u64, ts: Timestamp, ack: u64, blocks: &[(u64, u64)]) {
+        if blocks.is_empty()
+            && self.holes.is_empty()
+            && self.sack_hole.is_none()
+            && self.sack_history.is_empty()
+        {
+            return;
+        }
+        self.scoreboard(frame, ts, ack, blocks);
+    }
+
+    /// [`Self::peer_ack`] when there is something to update.
+    #[inline(never)]
+    fn scoreboard(&mut self, frame: u64, ts: Timestamp, ack: u64, blocks: &[(u64, u64)]) {
         // Capture loss: holes the receiver acknowledged but the capture never filled.
         let mut i = 0;
         while i < self.holes.len() {
@@ -753,6 +801,8 @@ pub struct Reordering {
 }
 
 impl Detector for Reordering {
+    // Inlined into the registry's one call per segment (detectors/mod.rs).
+    #[inline(always)]
     fn on_segment(&mut self, seg: &Segment<'_>) {
         let ev = seg.ev;
         if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
@@ -760,15 +810,22 @@ impl Detector for Reordering {
         }
         let c = self.conns.get_or_default(seg);
         let flags = seg.pkt.flags;
-        let handshake_rtt = ev.conn.handshake_rtt_ns();
         let (me, peer) = (ev.sender(), ev.receiver());
-        let tsval = seg.pkt.options.timestamps.map(|t| t.0);
         // This segment as data of its own direction.
         if ev.payload_len > 0 && !flags.syn() {
             let d = &mut c.dirs[me];
             let start = ev.rel_seq;
             let len = u64::from(ev.payload_len);
+            let tsval = seg.pkt.options.timestamps.map(|t| t.0);
             let below = d.highest.is_some_and(|h| start < h);
+            // The handshake RTT and the spurious flag are read only for data below the
+            // highest sequence (`Dir::data`): not derived for every in-order segment.
+            let (handshake_rtt, spurious) = if below {
+                let spurious = ev.kinds.has(SegmentKinds::SPURIOUS_RETRANSMISSION);
+                (ev.conn.handshake_rtt_ns(), spurious)
+            } else {
+                (None, false)
+            };
             d.data(
                 seg.frame,
                 seg.ts,
@@ -777,7 +834,7 @@ impl Detector for Reordering {
                 seg.pkt.ip_id,
                 tsval,
                 handshake_rtt,
-                ev.kinds.has(SegmentKinds::SPURIOUS_RETRANSMISSION),
+                spurious,
             );
             if below {
                 let repeat = SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER;

@@ -146,7 +146,7 @@ pub struct RestartAfterIdle {
 
 impl RestartAfterIdle {
     /// A segment with data, or the client's with an RTT sample (not a capture duplicate).
-    #[inline(never)]
+    #[inline]
     fn segment(&mut self, seg: &Segment<'_>, client_sample: Option<(u64, u64)>) {
         let ev = seg.ev;
         let c = self.conns.get_or_default(seg);

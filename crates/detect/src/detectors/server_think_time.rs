@@ -44,7 +44,7 @@
 //! hide the response (the response acknowledges more than the server's previous packet,
 //! and the skip is not read as a lost response).
 
-use crate::detector::{ms, Connection, Detector, Segment, Slots};
+use crate::detector::{emptied_vec, ms, Connection, Detector, Reusable, Segment, Slots};
 use crate::exchange::MAX_EXCHANGES;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
@@ -124,6 +124,15 @@ struct Conn {
     client_data_tsval: Option<u32>,
 }
 
+impl Reusable for Conn {
+    fn emptied(self) -> Self {
+        Conn {
+            turns: emptied_vec(self.turns),
+            ..Conn::default()
+        }
+    }
+}
+
 impl Conn {
     /// A new RTT sample: the latest, and the first after the last turn.
     fn add_sample(&mut self, s: Sample) {
@@ -140,6 +149,8 @@ pub struct ServerThinkTime {
 }
 
 impl Detector for ServerThinkTime {
+    // Inlined into the registry's one call per segment (detectors/mod.rs).
+    #[inline(always)]
     fn on_segment(&mut self, seg: &Segment<'_>) {
         let ev = seg.ev;
         if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
@@ -201,7 +212,11 @@ impl Detector for ServerThinkTime {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let st = self.conns.take(conn).unwrap_or_default();
+        // The turns' buffer goes back to the slot for its next connection (a `Vec` grown
+        // for every connection was 0.1 % of `analyze`'s instructions, callgrind).
+        let taken = self.conns.take_reusing(conn);
+        let none = Conn::default();
+        let st = taken.as_deref().unwrap_or(&none);
         // The part of the RTT inside the measured gap when no sample of the request's
         // own is known, by vantage point.
         let fallback = match conn.vantage {

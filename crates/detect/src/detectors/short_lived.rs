@@ -97,6 +97,8 @@ pub struct ShortLived {
 }
 
 impl Detector for ShortLived {
+    // Inlined into the registry's one call per segment (detectors/mod.rs).
+    #[inline(always)]
     fn on_segment(&mut self, seg: &Segment<'_>) {
         if seg.pkt.flags.fin() {
             self.server_first_fin

@@ -160,6 +160,8 @@ pub struct SndbufLimited {
 }
 
 impl Detector for SndbufLimited {
+    // Inlined into the registry's one call per segment (detectors/mod.rs).
+    #[inline(always)]
     fn on_segment(&mut self, seg: &Segment<'_>) {
         let ev = seg.ev;
         if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
