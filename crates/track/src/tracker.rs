@@ -1326,7 +1326,7 @@ impl Conn {
             queue_reset(self, resets);
             return O::emit(|| {
                 let (client, _) = self.client_dir();
-                let conn = self.model();
+                let conn = self.model(client);
                 let d = &self.dirs[f];
                 let mut kinds = SegmentKinds::default();
                 kinds.set(SegmentKinds::CAPTURE_DUPLICATE);
@@ -1600,14 +1600,15 @@ impl Conn {
                 limit,
                 original,
                 ip_id,
-                conn: self.model(),
+                conn: self.model(client),
             }
         })
     }
 
-    /// The connection model as of now, by side.
-    fn model(&self) -> ConnModel {
-        let (c, _) = self.client_dir();
+    /// The connection model as of now, by side; `client` is [`Self::client_dir`]'s
+    /// direction, which the caller has already looked up for the event.
+    fn model(&self, client: usize) -> ConnModel {
+        let c = client & 1;
         ConnModel {
             dirs: [self.dirs[c].model, self.dirs[1 - c].model],
             syn_to_synack_ns: self.syn_to_synack_ns,
