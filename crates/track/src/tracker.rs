@@ -751,7 +751,11 @@ pub struct Tracker {
     /// Number streams [`PROVISIONAL_STREAM`] | first frame (see `with_provisional_streams`).
     provisional: bool,
     finished: Vec<ConnSummary>,
-    last_sweep: Option<Timestamp>,
+    /// When the next sweep is due (the last one's time + [`SWEEP_INTERVAL_NS`]), in
+    /// nanoseconds: one comparison a packet instead of a saturating subtraction
+    /// (callgrind: ≈ 5 instructions a packet). `None`: never (the sum overflowed, so no
+    /// later time can be an interval on); `i64::MIN` before the first packet.
+    next_sweep: Option<i64>,
     max_live: usize,
     /// Connections whose peer accepted a RST, with the RST's time, in capture order:
     /// finalised [`RESET_LINGER_NS`] after their last packet, without waiting for a sweep.
@@ -779,7 +783,7 @@ impl Tracker {
             next_stream: 0,
             provisional: false,
             finished: Vec::new(),
-            last_sweep: None,
+            next_sweep: Some(i64::MIN),
             max_live: 0,
             resets: VecDeque::new(),
             ip_ids: true,
@@ -1077,18 +1081,14 @@ impl Tracker {
     /// call cost ≈ 20 instructions a packet).
     #[inline(always)]
     fn maybe_sweep(&mut self, now: Timestamp) {
-        let due = match self.last_sweep {
-            None => true,
-            Some(t) => now.since(t) >= SWEEP_INTERVAL_NS,
-        };
-        if due {
+        if self.next_sweep.is_some_and(|at| now.0 >= at) {
             self.sweep(now);
         }
     }
 
     #[inline(never)]
     fn sweep(&mut self, now: Timestamp) {
-        self.last_sweep = Some(now);
+        self.next_sweep = now.0.checked_add(SWEEP_INTERVAL_NS);
         let slots = &self.slots;
         let done: Vec<FlowKey> = self
             .live
