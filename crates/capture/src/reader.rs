@@ -243,7 +243,9 @@ impl Capture {
     /// place) and the rest out of line in [`Self::next_frame_stepped`]: the call, the
     /// enum matches and the large `Step` and `Result` values were about half of the
     /// 195 instructions a frame took to read (callgrind, 1 M frames of the bench capture).
-    #[inline]
+    /// Always: with only `#[inline]` the pipeline's loop called it (≈ 20 instructions a
+    /// frame for the call and the `Result` in memory).
+    #[inline(always)]
     pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, CaptureError> {
         // Decided on a shared borrow so that the other path can still borrow mutably.
         let plain = match (&self.parser, &self.source) {

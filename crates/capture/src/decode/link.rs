@@ -62,8 +62,25 @@ const AF_INET6_FREEBSD: u32 = 28;
 const AF_INET6_DARWIN: u32 = 30;
 
 /// Where the IP header starts in `data`, and its version.
-#[inline]
+///
+/// Untagged Ethernet (almost every frame of most captures) inline, every other link
+/// layer out of line in [`locate_any`]: the call and its `Result` in memory were ≈ 25
+/// instructions a frame (callgrind, 1 M frames of the mixed bench capture).
+#[inline(always)]
 pub(crate) fn locate(link: LinkType, data: &[u8]) -> Result<(Network, usize), SkipReason> {
+    if matches!(link, LinkType::Ethernet) {
+        match be16(data, ETHERNET_TYPE_OFFSET) {
+            Some(ETHERTYPE_IPV4) => return Ok((Network::Ipv4, ETHERNET_HEADER_LEN)),
+            Some(ETHERTYPE_IPV6) => return Ok((Network::Ipv6, ETHERNET_HEADER_LEN)),
+            _ => {}
+        }
+    }
+    locate_any(link, data)
+}
+
+/// [`locate`] for every link type.
+#[inline(never)]
+fn locate_any(link: LinkType, data: &[u8]) -> Result<(Network, usize), SkipReason> {
     match link {
         LinkType::Ethernet => {
             let ty = be16(data, ETHERNET_TYPE_OFFSET).ok_or(SkipReason::TruncatedLinkHeader)?;
