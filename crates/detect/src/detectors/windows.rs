@@ -234,8 +234,9 @@ impl Detector for Windows {
                     }
                 }
                 d.window = Some(w);
-                let ceiling = pressure_ceiling(&ev.conn, me);
-                d.collapse.on_ack(seg.frame, seg.ts, w, ev.rel_ack, ceiling);
+                d.collapse.on_ack(seg.frame, seg.ts, w, ev.rel_ack, || {
+                    pressure_ceiling(&ev.conn, me)
+                });
             }
         }
         if ev.payload_len == 0 {
@@ -846,6 +847,8 @@ impl LowRun {
 /// The receiver's windows as the memory-pressure shape needs them.
 #[derive(Default)]
 struct Collapse {
+    /// The clamp, once the SYNs gave it (they come before any ACK of data).
+    ceiling: Option<u64>,
     peak: Option<WindowAt>,
     run: Option<LowRun>,
     /// The longest run that ended.
@@ -859,8 +862,12 @@ impl Collapse {
         ts: Timestamp,
         w: u64,
         ack: Option<u64>,
-        ceiling: Option<u64>,
+        ceiling: impl FnOnce() -> Option<u64>,
     ) {
+        if self.ceiling.is_none() {
+            self.ceiling = ceiling();
+        }
+        let ceiling = self.ceiling;
         let at = (frame, ts, w);
         let low = match (ceiling, ack, self.peak) {
             (Some(c), Some(a), Some(p))
@@ -1079,7 +1086,7 @@ mod tests {
         for (i, &w) in windows.iter().enumerate() {
             let i = i as u64;
             let ts = Timestamp(i as i64 * 5_000_000);
-            c.on_ack(i + 1, ts, w, Some(i * step), Some(5_888));
+            c.on_ack(i + 1, ts, w, Some(i * step), || Some(5_888));
         }
         c
     }
@@ -1119,7 +1126,7 @@ mod tests {
                 Timestamp(i as i64 * 25_000_000),
                 w,
                 Some(edge - w),
-                Some(5_888),
+                || Some(5_888),
             );
         }
         let r = c.longest().expect("a run below the clamp");
