@@ -241,6 +241,52 @@ fn fixed_receive_buffer_window_does_not_grow() {
     }
 }
 
+/// tcp-mem-pressure (issue 12 class 5, seed 04's shape with the real kernel: tcp_mem
+/// lowered 150 ms into a 1.5 MB download at 25 ms RTT; manifest TCPMemoryPressures 1).
+/// tshark, client.pcap: the client's window peaks at 346,112 B in frame 265 (0.132 s),
+/// drains (frame 656: 7,168 B) and is 6,144 B from frame 659 (0.238 s) — 4 × its MSS of
+/// 1460 rounded up to its window scale unit of 1,024 B — in all 390 ACKs up to frame
+/// 1735 (4.361 s, 4,123 ms later), never zero; the ACK number moves from 627,673 to
+/// 1,509,489 meanwhile (the reader kept up: 881,816 B). Then the pressure ends and the
+/// window grows again (frames 1738 → 1824: 9,216 → 134,144 B). server.pcap: the same
+/// ACKs are frames 403, 662 and 1738 (4,127 ms apart).
+///
+/// Ground truth: the server's tcp_info rwnd_limited 4,288 ms (ss, last sample); main at
+/// 53eb44e named only rwnd.limited.
+#[test]
+fn tcp_memory_pressure_is_the_window_that_collapsed_to_four_mss() {
+    let truth_cost = 4288.0;
+    let s = lab("tcp-mem-pressure", "server");
+    let c = lab("tcp-mem-pressure", "client");
+    assert_eq!(frames(one(&c, NOT_GROWING))[..3], [265, 659, 1735]);
+    assert_eq!(frames(one(&s, NOT_GROWING))[..3], [403, 662, 1738]);
+    for (f, held) in [(&s, "4127 ms"), (&c, "4123 ms")] {
+        assert_eq!(
+            family(f),
+            [(LIMITED.to_string(), 0), (NOT_GROWING.to_string(), 0)]
+        );
+        none_of(f, &[ZERO, "loss.rto"]);
+        let g = one(f, NOT_GROWING);
+        near(g.cost_ms, truth_cost, "cost");
+        assert_eq!(g.cost_ms, one(f, LIMITED).cost_ms, "part of rwnd.limited");
+        let e = &g.explanation;
+        assert!(
+            e.starts_with("The client's advertised window fell from 346,112 B to 6,144 B"),
+            "{e}"
+        );
+        assert!(e.contains("at or below 6,144 B"), "{e}");
+        assert!(e.contains(&format!("for {held} (390 ACKs)")), "{e}");
+        assert!(e.contains("moved on by 881,816 B"), "{e}");
+        assert!(e.contains("TCP memory pressure"), "{e}");
+        // 6,144 B per ≈ 26 ms: 236 kB/s; 881,816 B in 4,123 ms is 214 kB/s.
+        near(number_after(e, "RTT ="), 236.0, "clamp ceiling kB/s");
+        assert_eq!(hosts(g), ["client"]);
+        let fix = g.fix[0]["action"].as_str().unwrap();
+        assert!(fix.contains("net.ipv4.tcp_mem") && fix.contains("TCPMemoryPressures"));
+        assert!(!fix.contains("SO_RCVBUF"), "{fix}");
+    }
+}
+
 /// Controls: a clean bulk download, keep-alive responses back to back (the client's
 /// window briefly full while autotuning grows it: tshark flags frames 370, 373 and 1303
 /// of server.pcap, 23 % of the time — not the dominant limit), an application-limited

@@ -38,6 +38,7 @@ const EXAMPLES: &[&str] = &[
     "small-sndbuf",
     "syn-drop",
     "tail-loss",
+    "tcp-mem-pressure",
 ];
 
 fn lab_dir() -> PathBuf {
@@ -400,6 +401,20 @@ fn fixed_rcvbuf() {
     check_common(&e);
     for (side, conns) in &e.captures {
         assert_eq!(conns[0].dirs[0].max_window_bytes, Some(40_544), "{side}");
+    }
+}
+
+/// net.ipv4.tcp_mem lowered 150 ms into the download (manifest: TCPMemoryPressures 1 in
+/// the client's namespace, tcp_mem read back as before): the client's window peaked at
+/// 346,112 B (tshark: client.pcap frame 265, server.pcap frame 403) before the pressure
+/// clamped it to 6,144 B, the same at both ends.
+#[test]
+fn tcp_mem_pressure() {
+    let e = example("tcp-mem-pressure");
+    check_common(&e);
+    assert_eq!(counter(&e.manifest, "client", "TCPMemoryPressures"), 1);
+    for (side, conns) in &e.captures {
+        assert_eq!(conns[0].dirs[0].max_window_bytes, Some(346_112), "{side}");
     }
 }
 

@@ -310,6 +310,25 @@ pub(crate) fn run_one(s: &Scenario, out: &Path, args: &RunArgs) -> Result<Verdic
     )?;
     wait_for_text(&f("server.stdout"), "listening", &mut server)
         .map_err(|e| with_stderr(e, &f("server.stderr")))?;
+    // Machine-wide settings (tcp_mem) for the workload's seconds only.
+    if !s.topology.workload_root_sysctls.is_empty() {
+        if let Some(pid) = other_sweep() {
+            return Err(format!(
+                "a sweep runs (pid {pid}): a root sysctl such as tcp_mem would change its \
+                 runs too; run this scenario when it is done"
+            ));
+        }
+    }
+    let root_after = Duration::from_millis(s.topology.workload_root_sysctls_after_ms);
+    let set_root = || -> Result<(), String> {
+        for (name, value) in &s.topology.workload_root_sysctls {
+            lab.set_root_sysctl(name, value)?;
+        }
+        Ok(())
+    };
+    if root_after.is_zero() {
+        set_root()?;
+    }
     let mut client = lab.spawn(
         Side::Client,
         "workload client",
@@ -328,7 +347,12 @@ pub(crate) fn run_one(s: &Scenario, out: &Path, args: &RunArgs) -> Result<Verdic
     )?;
     let deadline =
         Duration::from_millis(s.workload["deadline_ms"].as_u64().unwrap_or(60_000)) + CLIENT_GRACE;
+    if !root_after.is_zero() {
+        std::thread::sleep(root_after);
+        set_root()?;
+    }
     let client_status = client.wait_timeout(deadline);
+    let restored = lab.restore_root_sysctls();
     let client_err = match client_status {
         Some(st) if st.success() => None,
         Some(st) => Some(with_stderr(
@@ -452,6 +476,13 @@ pub(crate) fn run_one(s: &Scenario, out: &Path, args: &RunArgs) -> Result<Verdic
     if let Some(e) = &client_err {
         outcome.check("the client workload completed", false, e);
     }
+    for (name, old, now) in &restored {
+        outcome.check(
+            &format!("root {name} restored to {old} when the client ended"),
+            now == old,
+            now,
+        );
+    }
     (s.check)(&ev, &mut outcome);
     for c in outcome.checks.iter().filter(|c| !c.ok) {
         notes.push(format!(
@@ -496,6 +527,20 @@ pub(crate) fn run_one(s: &Scenario, out: &Path, args: &RunArgs) -> Result<Verdic
                 .map(|c| format!("{} (measured {})", c.what, c.measured))
                 .collect(),
         )
+    })
+}
+
+/// A `tcpwhy-lab sweep` other than this process, if one runs (its pid).
+fn other_sweep() -> Option<u32> {
+    let own = std::process::id();
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+        let mut args = cmd.split(|&b| b == 0);
+        let exe = args.next()?;
+        let is_lab = exe.ends_with(b"tcpwhy-lab");
+        let is_sweep = args.next().is_some_and(|a| a == b"sweep");
+        (pid != own && is_lab && is_sweep).then_some(pid)
     })
 }
 

@@ -1633,8 +1633,72 @@ pub fn all() -> Vec<Scenario> {
                 );
             },
         },
+        Scenario {
+            name: "tcp-mem-pressure",
+            summary: "seed 04 / issue 12 class 5: tcp_mem lowered (root namespace) during a 2 MB download at 25 ms RTT",
+            description: "For the workload's seconds only, net.ipv4.tcp_mem (global to the \
+                machine) is lowered so that the transfer's own buffers put TCP into memory \
+                pressure (tcp_enter_memory_pressure, TCPMemoryPressures), its high value \
+                raised so that no allocation is refused (no drop: pressure alone). Under \
+                pressure the client's kernel clamps rcv_ssthresh to 4 × advmss \
+                (tcp_adjust_rcv_ssthresh from tcp_grow_window and __tcp_select_window): \
+                its window, grown by autotuning, falls to about 4 × MSS and stays there \
+                while the reader keeps up. The value is restored when the client ends \
+                (and on every other exit path) and read back.",
+            path: rtt25(),
+            workload: workload(bulk_download(TCP_MEM_PRESSURE_BYTES, 64 << 10), cubic(), cubic()),
+            topology: TopologySpec {
+                workload_root_sysctls: vec![sysctl("net.ipv4.tcp_mem", TCP_MEM_PRESSURE)],
+                workload_root_sysctls_after_ms: TCP_MEM_PRESSURE_AFTER_MS,
+                ..TopologySpec::default()
+            },
+            must: &["rwnd.not_growing", "rwnd.limited"],
+            must_not: &["rwnd.zero_window", "loss.rto"],
+            full_snaplen: false,
+            status: Status::Ready,
+            check: |e, o| {
+                let p = e.counter("client", "TCPMemoryPressures")
+                    + e.counter("server", "TCPMemoryPressures");
+                o.check("TCP entered memory pressure (TCPMemoryPressures > 0)", p > 0, p);
+                let drops = e.counter("client", "TCPRcvQDrop") + e.counter("client", "TCPAbortOnMemory");
+                o.check("no allocation refused (TCPRcvQDrop + TCPAbortOnMemory = 0)", drops == 0, drops);
+                let socks: Vec<&SsSocket> = e.server_sockets().collect();
+                let wnd: Vec<f64> = socks.iter().filter_map(|s| s.num("snd_wnd")).collect();
+                let peak = wnd.iter().copied().enumerate().max_by(|a, b| a.1.total_cmp(&b.1));
+                let after_min = peak.and_then(|(i, _)| {
+                    wnd[i..].iter().copied().filter(|&w| w > 0.0).min_by(f64::total_cmp)
+                });
+                o.key("server_max_snd_wnd", peak.map(|p| p.1));
+                o.key("server_min_snd_wnd_after_max", after_min);
+                o.check(
+                    "the client's window fell from ≥ 64 KiB to ≤ 8 KiB (4 × MSS, scaled) in the ss samples",
+                    peak.is_some_and(|p| p.1 >= 65_536.0) && after_min.is_some_and(|m| m <= 8_192.0),
+                    format!("{:?} → {after_min:?}", peak.map(|p| p.1)),
+                );
+                o.key("throughput_bytes_per_s", e.throughput_bytes_per_s());
+                let zero = e.counter("client", "TCPToZeroWindowAdv");
+                o.check("no zero window (the reader kept up)", zero == 0, zero);
+            },
+        },
     ]
 }
+
+/// tcp-mem-pressure's `net.ipv4.tcp_mem` (pages: low, pressure, high) for the workload.
+/// TCP's pages reach the machine's counter (sockstat "mem") in per-CPU batches of
+/// `net.core.mem_pcpu_rsv` (256 pages, also its minimum, on 6.18), so a pressure value
+/// below one batch is crossed as soon as a transfer holds a megabyte
+/// (`__sk_mem_raise_allocated` → `tcp_enter_memory_pressure`), and a low value below it
+/// ends the pressure only when the transfer's buffers are nearly gone. Measured here:
+/// 512 was never reached by a 2 MB transfer at 25 ms RTT; 64 was, within 80 ms. High is
+/// far above any use, so no allocation is refused: pressure alone, as on seed 04's host.
+const TCP_MEM_PRESSURE: &str = "32 64 16777216";
+/// Lowered this long after the client starts: the handshake (25 ms) and at least four
+/// rounds of slow start, so autotuning has grown the window (to ≈ 440 KB here) before
+/// it collapses, as in seed 04; at most 450 KB can have arrived by then (10 + 20 + 40 +
+/// 80 + 160 segments), so the rest crosses under pressure whatever the machine's speed.
+const TCP_MEM_PRESSURE_AFTER_MS: u64 = 150;
+/// tcp-mem-pressure's download: ≥ 1 MB under pressure, ≈ 4 s at 6,144 B per 25 ms.
+const TCP_MEM_PRESSURE_BYTES: u64 = 1536 << 10;
 
 /// Every capture finding id, from the catalogue the detectors declare
 /// (`tcpwhy_detect::catalogue`), to check the table.

@@ -446,6 +446,8 @@ impl Case {
                 server_sysctls: conv(&self.server_sysctls)?,
                 client_initcwnd: None,
                 snaplen: None,
+                workload_root_sysctls: Vec::new(),
+                workload_root_sysctls_after_ms: 0,
             },
             must: &[],
             must_not: &[],

@@ -86,6 +86,19 @@ pub struct TopologySpec {
     /// is about (`--snaplen` still wins); `None`: the scenario's `full_snaplen`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snaplen: Option<u32>,
+    /// Root-namespace sysctls set for the workload only: global to the machine (every
+    /// namespace's sockets share `net.ipv4.tcp_mem`), so they are set once the server
+    /// listens, restored as soon as the client ends (and on every other exit path by the
+    /// cleanup), and the run checks that they read back as before.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub workload_root_sysctls: Vec<(&'static str, String)>,
+    /// How long after the client starts they are set (0: before it starts).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub workload_root_sysctls_after_ms: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// Everything that must be undone, shared with the Ctrl-C handler.
@@ -216,6 +229,14 @@ pub fn remove_leftovers() -> Vec<String> {
         }
     }
     removed
+}
+
+/// A root-namespace sysctl as the kernel prints it, whitespace normalised (tcp_mem's
+/// three values are tab-separated).
+pub fn read_sysctl_root(name: &str) -> Result<String, String> {
+    let path = format!("/proc/sys/{}", name.replace('.', "/"));
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+    Ok(text.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 fn write_sysctl_root(name: &str, value: &str) -> Result<(), String> {
@@ -609,15 +630,28 @@ impl Lab {
         })
     }
 
-    /// Changes a root-namespace sysctl for the run; restored by the cleanup.
-    #[allow(dead_code)] // no scenario in the table needs one yet (tcp_mem would)
+    /// Changes a root-namespace sysctl for the run; restored by the cleanup (or earlier
+    /// by [`Self::restore_root_sysctls`]).
     pub fn set_root_sysctl(&self, name: &str, value: &str) -> Result<(), String> {
-        let path = format!("/proc/sys/{}", name.replace('.', "/"));
-        let old = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
-        registry()
-            .root_sysctls
-            .push((name.to_string(), old.trim().to_string()));
+        let old = read_sysctl_root(name)?;
+        registry().root_sysctls.push((name.to_string(), old));
         write_sysctl_root(name, value)
+    }
+
+    /// Puts back every root sysctl this run changed, now (the cleanup then has nothing
+    /// left to do), and reads each back: `(name, value restored, value read after)`.
+    pub fn restore_root_sysctls(&self) -> Vec<(String, String, String)> {
+        // The lock is held while writing: a Ctrl-C now waits for it, then finds nothing
+        // left to restore, instead of finding the list taken and the values not yet back.
+        let mut r = registry();
+        let mut out = Vec::new();
+        for (name, old) in r.root_sysctls.iter().rev() {
+            let _ = write_sysctl_root(name, old);
+            let now = read_sysctl_root(name).unwrap_or_else(|e| e);
+            out.push((name.clone(), old.clone(), now));
+        }
+        r.root_sysctls.clear();
+        out
     }
 }
 

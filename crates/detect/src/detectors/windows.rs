@@ -19,7 +19,11 @@
 //!   and `tcp_grow_window`, which is skipped while TCP is under memory pressure
 //!   (`tcp_under_memory_pressure`: sockstat "TCP: … mem" above the middle value of
 //!   `net.ipv4.tcp_mem`, seed 04) and which a fixed `SO_RCVBUF` (autotuning off) caps.
-//!   The two look the same on the wire; host evidence tells them apart.
+//!   A window flat from the start looks the same for both; host evidence tells them
+//!   apart. But pressure does more than stop the growth: it clamps rcv_ssthresh to
+//!   4 × advmss, so a window that had grown falls to about 4 × MSS and stays there while
+//!   the reader keeps up (seed 04, issue 12 class 5): that shape is pressure's alone and
+//!   is named as such (the section "rwnd.not_growing under TCP memory pressure" below).
 //! - `rwnd.limited`: the umbrella: for most of the transfer the flight was at the edge.
 //!
 //! Signature: the tracker's per-direction accounting (`tcpwhy_track::limits`, shown by
@@ -33,7 +37,9 @@
 //! [`MIN_SHARE`], over at least [`MIN_ROUNDS`] RTTs. `no_window_scaling` adds a handshake
 //! without the option on one side and a window that never exceeded 65,535 B;
 //! `not_growing` a window that never went to zero and never grew past
-//! [`FLAT_GROWTH`] × its value at the start of the transfer; `zero_window` a zero window
+//! [`FLAT_GROWTH`] × its value at the start of the transfer, or one that fell from at
+//! least [`COLLAPSE_FROM`] × the pressure clamp to the clamp and stayed there for
+//! [`MIN_ROUNDS`] RTTs while the reader read [`COLLAPSE_MIN_READ`] clamps; `zero_window` a zero window
 //! with the transfer still going (probes during it, or data after it).
 //!
 //! Cost: the time the transfer took (first to last new data) minus the time it would
@@ -99,7 +105,7 @@ pub const ZERO_WINDOW: Entry = Entry {
 pub const NOT_GROWING: Entry = Entry {
     id: "rwnd.not_growing",
     title: "window not growing",
-    meaning: "the receiver's window stayed small (a fixed SO_RCVBUF or TCP memory pressure) while the sender waited on it",
+    meaning: "the receiver's window stayed small (a fixed SO_RCVBUF) or fell to 4 × MSS and stayed there (TCP memory pressure) while the sender waited on it",
     fix_goes_to: "the receiver: SO_RCVBUF, `tcp_rmem`, `tcp_mem`",
     part_of: Some(FindingId::RwndLimited),
     decided_by: Some(crate::host::BundleSide::Client),
@@ -165,6 +171,8 @@ struct Dir {
     zero_ns: u64,
     /// The sender sent new data after the last zero window ended.
     data_after_zero: bool,
+    /// The window's fall to the memory-pressure clamp, for `rwnd.not_growing`.
+    collapse: Collapse,
 }
 
 #[derive(Default)]
@@ -226,6 +234,9 @@ impl Detector for Windows {
                     }
                 }
                 d.window = Some(w);
+                d.collapse.on_ack(seg.frame, seg.ts, w, ev.rel_ack, || {
+                    pressure_ceiling(&ev.conn, me)
+                });
             }
         }
         if ev.payload_len == 0 {
@@ -651,6 +662,22 @@ fn report_direction(
         }];
         f.confidence = Confidence::High;
         out.push(f);
+    } else if let Some(f) = pressure_collapse(
+        conn,
+        d,
+        &r,
+        &Priced {
+            rtt,
+            cycle,
+            cost,
+            share,
+            avg,
+            without: &without,
+            confidence,
+        },
+        &limited,
+    ) {
+        out.push(f);
     } else if d.zero_count == 0 {
         let flat = match (d.first_window, d.max_window) {
             (Some(a), Some(m)) => (m.2 as f64) <= FLAT_GROWTH * a.2 as f64,
@@ -720,6 +747,283 @@ fn report_direction(
     out.push(limited);
 }
 
+// ---------------------------------------------------------------------------------------
+// rwnd.not_growing under TCP memory pressure: the window's collapse to the clamp.
+//
+// Linux (net/ipv4/tcp_input.c, tcp_output.c, include/net/tcp.h): while TCP is under
+// memory pressure (`tcp_under_memory_pressure`: the global flag `tcp_enter_memory_pressure`
+// sets when `__sk_mem_raise_allocated` finds TCP's pages, sockstat "TCP: … mem", above
+// `net.ipv4.tcp_mem`'s middle value, until they are back at its low value; it counts
+// TCPMemoryPressures) every data segment the receiver takes in reaches `tcp_grow_window`,
+// which then does not grow rcv_ssthresh but clamps it, `tcp_adjust_rcv_ssthresh`, to
+// 4 × advmss; `__tcp_select_window` does the same whenever less than half the receive
+// space is free, and `tcp_prune_queue` when the queue must be pruned. The window offered
+// is at most rcv_ssthresh, rounded up to the window scale's unit; `tcp_select_window`
+// never moves the right edge back, so a large window drains as data arrives and then
+// stays at the clamp. Nothing else lowers rcv_ssthresh that far and keeps it there:
+// `tcp_clamp_window` (a queue that overran its buffer) sets 2 × advmss once, and without
+// pressure `tcp_grow_window` raises it again by 2 × advmss per segment.
+//
+// On the wire: a window of at least [`COLLAPSE_FROM`] × the clamp (autotuning had grown
+// it) falls to at most 4 × MSS (rounded up to the scale unit) and stays there for
+// [`MIN_ROUNDS`] RTTs, never zero, while the right edge (ACK + window) moves on by at least
+// [`COLLAPSE_MIN_READ`] windows: the application kept reading. Told apart from
+// - a fixed small SO_RCVBUF: its window is small from the start, it never fell from a
+//   large one (that stays the flat shape above);
+// - an application that stopped reading: the right edge stops, the window shrinks to
+//   zero (rwnd.zero_window), and without pressure a non-zero window below 1/16 of the
+//   receive space is never offered (`__tcp_select_window` offers zero instead);
+// - autotuning's ramp on a new connection (class 4): it rises, never falls.
+
+/// tcp_adjust_rcv_ssthresh's clamp: rcv_ssthresh ≤ 4 × advmss under pressure.
+pub const PRESSURE_CLAMP_SEGMENTS: u64 = 4;
+/// The window must have been at least this many clamps (16 × MSS) before it fell: a
+/// fall from Linux's initial 64 KB window (44 segments) or from an autotuned one, not a
+/// fixed buffer that was small all along.
+pub const COLLAPSE_FROM: u64 = 4;
+/// While at the clamp the right edge must move on by this many clamps: the receiving
+/// application read that much (a stopped reader's edge stands still).
+pub const COLLAPSE_MIN_READ: u64 = 8;
+
+/// The largest window Linux offers under memory pressure with an empty receive queue:
+/// 4 × the receiver's MSS option (its advmss is that, less 12 bytes with timestamps: the
+/// option gives the upper bound), rounded up to its window scale's unit. `None` without
+/// both SYNs (no MSS, no scale: the windows are not known as edges).
+fn pressure_ceiling(m: &tcpwhy_track::ConnModel, receiver: Side) -> Option<u64> {
+    let own = m.dirs[receiver].syn.options()?;
+    let peer = m.dirs[receiver.peer()].syn.options()?;
+    let mss = u64::from(own.mss?);
+    let shift = match (own.wscale, peer.wscale) {
+        (Some(s), Some(_)) => u32::from(s.min(14)),
+        _ => 0,
+    };
+    let unit = 1u64 << shift;
+    Some(
+        PRESSURE_CLAMP_SEGMENTS
+            .saturating_mul(mss)
+            .div_ceil(unit)
+            .saturating_mul(unit),
+    )
+}
+
+/// One ACK's window: frame, time, bytes.
+type WindowAt = (u64, Timestamp, u64);
+
+/// A run of consecutive receiver ACKs whose window was at or below the clamp, after a
+/// window of at least [`COLLAPSE_FROM`] clamps.
+#[derive(Copy, Clone, Debug)]
+struct LowRun {
+    /// The largest window before the fall.
+    from: WindowAt,
+    first: WindowAt,
+    last: WindowAt,
+    /// The right edge (ACK + window) at the first and at the last ACK of the run.
+    edge_first: u64,
+    edge_last: u64,
+    acks: u64,
+    /// The largest window in the run, and the clamp it was held to.
+    max: u64,
+    ceiling: u64,
+}
+
+impl LowRun {
+    fn duration_ns(&self) -> u64 {
+        self.last.1.elapsed_since(self.first.1)
+    }
+
+    /// How far the right edge moved on while at the clamp: what the application read.
+    fn read(&self) -> u64 {
+        self.edge_last.saturating_sub(self.edge_first)
+    }
+
+    /// At the clamp for [`MIN_ROUNDS`] RTTs while the application read
+    /// [`COLLAPSE_MIN_READ`] clamps: the memory-pressure shape.
+    fn held(&self, rtt_ns: u64) -> bool {
+        self.duration_ns() >= rtt_ns.saturating_mul(MIN_ROUNDS)
+            && self.read() >= COLLAPSE_MIN_READ.saturating_mul(self.ceiling)
+    }
+}
+
+/// The receiver's windows as the memory-pressure shape needs them.
+#[derive(Default)]
+struct Collapse {
+    /// The clamp, once the SYNs gave it (they come before any ACK of data).
+    ceiling: Option<u64>,
+    peak: Option<WindowAt>,
+    run: Option<LowRun>,
+    /// The longest run that ended.
+    best: Option<LowRun>,
+}
+
+impl Collapse {
+    fn on_ack(
+        &mut self,
+        frame: u64,
+        ts: Timestamp,
+        w: u64,
+        ack: Option<u64>,
+        ceiling: impl FnOnce() -> Option<u64>,
+    ) {
+        if self.ceiling.is_none() {
+            self.ceiling = ceiling();
+        }
+        let ceiling = self.ceiling;
+        let at = (frame, ts, w);
+        let low = match (ceiling, ack, self.peak) {
+            (Some(c), Some(a), Some(p))
+                if w > 0 && w <= c && p.2 >= COLLAPSE_FROM.saturating_mul(c) =>
+            {
+                Some((c, a.saturating_add(w)))
+            }
+            _ => None,
+        };
+        match (low, self.run.as_mut()) {
+            (Some((_, edge)), Some(r)) => {
+                r.last = at;
+                r.edge_last = r.edge_last.max(edge);
+                r.acks += 1;
+                r.max = r.max.max(w);
+            }
+            (Some((c, edge)), None) => {
+                self.run = Some(LowRun {
+                    from: self.peak.unwrap_or(at),
+                    first: at,
+                    last: at,
+                    edge_first: edge,
+                    edge_last: edge,
+                    acks: 1,
+                    max: w,
+                    ceiling: c,
+                });
+            }
+            (None, _) => self.end_run(),
+        }
+        if self.peak.is_none_or(|p| w > p.2) {
+            self.peak = Some(at);
+        }
+    }
+
+    fn end_run(&mut self) {
+        if let Some(r) = self.run.take() {
+            if self.best.is_none_or(|b| r.duration_ns() > b.duration_ns()) {
+                self.best = Some(r);
+            }
+        }
+    }
+
+    /// The longest run, the one still going included.
+    fn longest(&self) -> Option<LowRun> {
+        match (self.best, self.run) {
+            (Some(b), Some(r)) if r.duration_ns() > b.duration_ns() => Some(r),
+            (Some(b), _) => Some(b),
+            (None, r) => r,
+        }
+    }
+}
+
+/// What rwnd.limited priced, for the findings that name its cause.
+struct Priced<'a> {
+    rtt: u64,
+    /// The RTT the window cycled at (rwnd.limited's median sample).
+    cycle: u64,
+    cost: u64,
+    share: f64,
+    /// The transfer's average rate, bytes/s.
+    avg: f64,
+    without: &'a str,
+    confidence: Confidence,
+}
+
+/// `rwnd.not_growing` with the memory-pressure shape: the window fell to the clamp and
+/// stayed there for [`MIN_ROUNDS`] RTTs while the reader kept up, no zero window.
+fn pressure_collapse(
+    conn: &Connection<'_>,
+    d: &Dir,
+    r: &Roles,
+    p: &Priced<'_>,
+    limited: &Finding,
+) -> Option<Finding> {
+    if d.zero_count > 0 {
+        return None;
+    }
+    let run = d.collapse.longest().filter(|r| r.held(p.rtt))?;
+    let read = run.read();
+    let mut f = conn.finding(FindingId::RwndNotGrowing);
+    f.cost_ns = p.cost;
+    f.share = limited.share;
+    f.explanation = format!(
+        "The {rx}'s advertised window fell from {from} B to {first} B within {fall} and \
+         stayed at or below {ceil} B (4 × its MSS, rounded to its window scale) for {held} \
+         ({acks} ACKs) while its application kept reading: the window's right edge moved on \
+         by {read} B and never closed to zero. That is Linux under TCP memory pressure: \
+         when the host's TCP memory (/proc/net/sockstat 'TCP: … mem', in pages) rises above \
+         net.ipv4.tcp_mem's middle value, every socket's rcv_ssthresh is clamped to 4 × \
+         advmss (tcp_adjust_rcv_ssthresh, from tcp_grow_window and __tcp_select_window) \
+         until the memory is back below tcp_mem's low value; a fixed SO_RCVBUF never falls \
+         from a large window, and a reader that stopped closes it to zero. The {tx} waited \
+         on the window {pct:.0} % of the transfer. At the clamp the ceiling is {ceil} B per \
+         {rtt} RTT = {clamp_rate}; the transfer averaged {avg}. {without}, so it cost ≈ \
+         {cost}.",
+        rx = r.receiver,
+        tx = r.sender,
+        from = thousands(run.from.2),
+        first = thousands(run.first.2),
+        fall = ms(run.first.1.elapsed_since(run.from.1)),
+        ceil = thousands(run.ceiling),
+        held = ms(run.duration_ns()),
+        acks = run.acks,
+        read = thousands(read),
+        pct = p.share * 100.0,
+        rtt = ms(p.cycle),
+        clamp_rate = rate(run.ceiling as f64 / (p.cycle.max(1) as f64 / 1e9)),
+        avg = rate(p.avg),
+        without = p.without,
+        cost = ms(p.cost),
+    );
+    f.cite(
+        run.from.0,
+        run.from.1,
+        format!(
+            "the {}'s largest window before the fall: {} B",
+            r.receiver,
+            thousands(run.from.2)
+        ),
+    );
+    f.cite(
+        run.first.0,
+        run.first.1,
+        format!(
+            "its window at the memory-pressure clamp: {} B",
+            thousands(run.first.2)
+        ),
+    );
+    f.cite(
+        run.last.0,
+        run.last.1,
+        format!(
+            "still at the clamp {} later: {} B",
+            ms(run.duration_ns()),
+            thousands(run.last.2)
+        ),
+    );
+    for e in limited.evidence.iter().take(CITED_FULL - 1) {
+        f.cite(e.frame, e.ts, e.note.clone());
+    }
+    f.fix = vec![Fix {
+        host: r.receiver_host,
+        action: format!(
+            "on the {}: compare /proc/net/sockstat 'TCP: … mem' with net.ipv4.tcp_mem and \
+             watch nstat TCPMemoryPressures (`tcpwhy host`: host.tcp_mem_pressure gives the \
+             values); raise tcp_mem if the host has the memory free, and look for what holds \
+             TCP memory (socket or fd leaks: sockstat 'alloc', orphans; large unread \
+             receive queues in ss -tm)",
+            r.receiver
+        ),
+    }];
+    f.confidence = p.confidence;
+    Some(f)
+}
+
 /// Window scaling was not in use on this connection (the handshake was seen).
 fn dir_wscale_off(s: &ConnSummary) -> bool {
     s.dirs
@@ -739,6 +1043,109 @@ mod tests {
         assert_eq!(unlimited_ns(14_480, 1448, 10), 0);
         assert_eq!(unlimited_ns(14_481, 1448, 10), 10);
         assert_eq!(unlimited_ns(u64::MAX, 0, u64::MAX), u64::MAX);
+    }
+
+    /// Both SYNs with MSS 1460, window scale `shift` and timestamps (the lab's veths:
+    /// shift 10 for its tcp_rmem max of 32 MB).
+    fn lab_model(shift: u8) -> tcpwhy_track::ConnModel {
+        let o = tcpwhy_track::SynOptions {
+            mss: Some(1460),
+            wscale: Some(shift),
+            sack_permitted: true,
+            timestamps: true,
+        };
+        let mut m = tcpwhy_track::ConnModel::default();
+        m.dirs[0].syn = tcpwhy_track::SynSeen::Options(o);
+        m.dirs[1].syn = tcpwhy_track::SynSeen::Options(o);
+        m
+    }
+
+    /// 4 × 1460 = 5,840 rounded up to the scale unit: 6,144 (6 × 1024) at shift 10, as
+    /// tcp-mem-pressure's client advertised (client.pcap frames 566 → 1788); 5,888
+    /// (46 × 128) at shift 7. Without window scaling, 5,840; without the SYNs, unknown.
+    #[test]
+    fn the_pressure_clamp_is_four_mss_rounded_to_the_scale() {
+        assert_eq!(pressure_ceiling(&lab_model(10), Side::Client), Some(6_144));
+        let mut m = lab_model(7);
+        assert_eq!(pressure_ceiling(&m, Side::Client), Some(5_888));
+        m.dirs[1].syn = tcpwhy_track::SynSeen::Options(tcpwhy_track::SynOptions {
+            mss: Some(1460),
+            wscale: None,
+            sack_permitted: true,
+            timestamps: true,
+        });
+        assert_eq!(pressure_ceiling(&m, Side::Client), Some(5_840));
+        m.dirs[1].syn = tcpwhy_track::SynSeen::Cut;
+        assert_eq!(pressure_ceiling(&m, Side::Client), None);
+    }
+
+    /// Receiver ACKs 5 ms apart (frame = index + 1) with these windows; the ACK number
+    /// advances by `step` bytes each.
+    fn feed(windows: &[u64], step: u64) -> Collapse {
+        let mut c = Collapse::default();
+        for (i, &w) in windows.iter().enumerate() {
+            let i = i as u64;
+            let ts = Timestamp(i as i64 * 5_000_000);
+            c.on_ack(i + 1, ts, w, Some(i * step), || Some(5_888));
+        }
+        c
+    }
+
+    /// Seed 04's shape: autotuning grew the window to 3 MB, pressure began, the window
+    /// drained (the right edge does not move back) to the clamp and stayed there while
+    /// each ACK acknowledged 4 segments: 40 ACKs at the clamp over 195 ms, 40 × 5,792 B
+    /// read beyond the first.
+    #[test]
+    fn a_window_held_at_the_clamp_after_a_large_one_is_pressure() {
+        let mut w = vec![65_536, 1_048_576, 3_145_728, 1_572_864, 262_144, 24_576];
+        w.extend([5_888; 40]);
+        let c = feed(&w, 5_792);
+        let r = c.longest().expect("a run at the clamp");
+        assert_eq!(r.from, (3, Timestamp(10_000_000), 3_145_728));
+        assert_eq!((r.first.0, r.last.0, r.acks), (7, 46, 40));
+        assert_eq!(r.duration_ns(), 195_000_000);
+        assert_eq!(r.read(), 39 * 5_792);
+        assert!(r.held(25_000_000));
+        // Four RTTs of 50 ms would be 200 ms: not yet.
+        assert!(!r.held(50_000_000));
+    }
+
+    /// A reader that stopped: the window drains to zero and the right edge stands still
+    /// (each ACK's advance is the window's fall), so nothing was read at the clamp.
+    #[test]
+    fn a_window_draining_to_zero_is_not_pressure() {
+        let mut c = Collapse::default();
+        let edge = 200_000u64;
+        for (i, w) in [65_536u64, 40_000, 20_000, 5_792, 4_344, 2_896, 1_448, 0]
+            .into_iter()
+            .enumerate()
+        {
+            let i = i as u64;
+            c.on_ack(
+                i + 1,
+                Timestamp(i as i64 * 25_000_000),
+                w,
+                Some(edge - w),
+                || Some(5_888),
+            );
+        }
+        let r = c.longest().expect("a run below the clamp");
+        assert_eq!(r.read(), 0);
+        assert!(!r.held(1_000_000));
+    }
+
+    /// A fixed 32 KB SO_RCVBUF (fixed-rcvbuf: 34.7 → 39.1 KB) and autotuning's ramp on a
+    /// new connection (class 4: 67 → 81 KB) never reach the clamp; a buffer small from
+    /// the start (5,888 B all along) never fell from a large window.
+    #[test]
+    fn flat_and_ramping_windows_have_no_run() {
+        assert!(feed(&[34_688, 36_352, 39_168, 39_168, 39_168], 1448)
+            .longest()
+            .is_none());
+        assert!(feed(&[67_072, 70_000, 75_000, 81_024], 1448)
+            .longest()
+            .is_none());
+        assert!(feed(&[5_888; 50], 5_792).longest().is_none());
     }
 
     #[test]
