@@ -249,18 +249,18 @@ const BATCH_FRAMES: usize = 1024;
 const BATCH_BYTES: usize = 256 << 10;
 
 /// Batches waiting for each worker before the reader blocks. Memory of a sharded pass
-/// beyond its trackers: each worker's batches are the queued ones, the one it works on
-/// and the one being filled — with the one in the spent queue at most 4 + 3 = 7 of
-/// 1,024 × 48 bytes of positions (≈ 50 KiB) and, from a stream, ≤ 256 KiB (+ 1 MiB for a
-/// huge last frame) of bytes: ≈ 350 KiB a worker for a file, ≈ 2 MiB from a stream. A
-/// memory map is released behind the slowest worker's batch (`MappedBytes::hold_from`).
+/// beyond its trackers: a worker's batches are the queued ones, the one it works on and
+/// the one being filled, 4 + 2 = 6 (the reader makes a new batch only when no spent one
+/// came back, so no more exist). A batch of a file is 1,024 × 48 bytes of positions: ≈
+/// 300 KiB a worker. From a stream it also holds ≤ 256 KiB of copied bytes (+ ≤ 1 MiB
+/// when a huge frame ends it): ≈ 1.8 MiB a worker, ≤ 8 MiB at worst. A memory map is
+/// released behind the slowest worker's batch (`MappedBytes::hold_from`).
 const QUEUED_BATCHES: usize = 4;
 
 /// Frames the reader of a sharded pass hands one worker: their positions in the memory
 /// map, or (a stream) their captured bytes copied into `bytes`, where their positions
 /// point. Sent back empty once spent, to be filled again: the pass does not allocate per
 /// batch.
-#[derive(Default)]
 struct Batch {
     frames: Vec<FrameAt>,
     bytes: Vec<u8>,
@@ -447,10 +447,10 @@ fn sharded<S: Sink + Send>(
             .collect::<Result<Vec<_>, _>>();
         (read, results)
     });
-    let results = results.map_err(|_| format!("{path}: a worker thread failed"))?;
     if let Some(p) = opts.progress {
         p.finish();
     }
+    let results = results.map_err(|_| format!("{path}: a worker thread failed"))?;
     // The reader counted the frames and met the error; TCP frames and skips were counted
     // by one worker each.
     let mut report = FileReport::new(
