@@ -93,7 +93,8 @@ pub struct FlowsArgs {
     /// Only this connection (Wireshark's tcp.stream index).
     #[arg(long, value_name = "N")]
     pub stream: Option<u64>,
-    /// Threads per file [default: one per core for files of 64 MiB or more, else 1].
+    /// Threads per file [default: one per core for files of 64 MiB or more and for
+    /// standard input, else 1].
     /// Connections are split between threads by 4-tuple; the output does not depend on it.
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
@@ -133,7 +134,8 @@ pub struct AnalyzeArgs {
     /// Also list every request/response exchange: request, server time, response rounds.
     #[arg(long)]
     pub exchanges: bool,
-    /// Threads per file [default: one per core for files of 64 MiB or more, else 1].
+    /// Threads per file [default: one per core for files of 64 MiB or more and for
+    /// standard input, else 1].
     /// Connections are split between threads by 4-tuple; the findings do not depend on it.
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,

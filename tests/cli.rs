@@ -25,6 +25,17 @@ fn tcpwhy(args: &[&str]) -> Output {
         .expect("run tcpwhy")
 }
 
+/// `tcpwhy ARGS -` with the file at `path` on standard input (read as a stream, never
+/// mapped, whatever stdin is).
+fn tcpwhy_stdin(args: &[&str], path: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
+        .args(args)
+        .arg("-")
+        .stdin(std::fs::File::open(path).expect("capture"))
+        .output()
+        .expect("run tcpwhy")
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -202,7 +213,9 @@ fn help_teaches_with_examples() {
 }
 
 /// Sharding by 4-tuple across threads must not change a byte of the output: stream
-/// numbering (port reuse included), roles and counts are the same as with one thread.
+/// numbering (port reuse included), roles, counts and where reading stopped are the same
+/// as with one thread, from a file (frames handed to the workers by position in its
+/// memory map) and from standard input (their bytes copied).
 #[test]
 fn threads_do_not_change_the_output() {
     for name in [
@@ -221,6 +234,14 @@ fn threads_do_not_change_the_output() {
         let three = tcpwhy(&["flows", "--format", "json", "-j", "3", &public(name)]);
         assert_eq!(one.status.code(), three.status.code(), "{name}");
         assert_eq!(text(&one.stdout), text(&three.stdout), "{name}");
+        assert_eq!(text(&one.stderr), text(&three.stderr), "{name}");
+        let one = tcpwhy_stdin(&["flows", "--format", "json", "-j", "1"], &public(name));
+        for j in ["2", "3"] {
+            let more = tcpwhy_stdin(&["flows", "--format", "json", "-j", j], &public(name));
+            assert_eq!(one.status.code(), more.status.code(), "{name} - -j {j}");
+            assert_eq!(text(&one.stdout), text(&more.stdout), "{name} - -j {j}");
+            assert_eq!(text(&one.stderr), text(&more.stderr), "{name} - -j {j}");
+        }
     }
 }
 
@@ -228,7 +249,8 @@ fn threads_do_not_change_the_output() {
 /// get the final stream numbers, and the cross-connection detectors (short_lived,
 /// idle_close, new_connection's warm windows, early_exit's peers) merge their state, so
 /// every capture shipped with the repo and every public one gives the same report with
-/// 1, 2 and 3 threads (`--min-cost 0ms --exchanges`: everything, however small).
+/// 1, 2 and 3 threads, and with 2 from standard input (`--min-cost 0ms --exchanges`:
+/// everything, however small).
 #[test]
 fn threads_do_not_change_the_analysis() {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -257,8 +279,8 @@ fn threads_do_not_change_the_analysis() {
     let mut with_findings = 0;
     for p in &files {
         let p = p.to_string_lossy();
-        let run = |j: &str| {
-            tcpwhy(&[
+        let args = |j| {
+            [
                 "analyze",
                 "--format",
                 "json",
@@ -267,9 +289,9 @@ fn threads_do_not_change_the_analysis() {
                 "--exchanges",
                 "-j",
                 j,
-                &p,
-            ])
+            ]
         };
+        let run = |j| tcpwhy(&[&args(j)[..], &[&p]].concat());
         let one = run("1");
         with_findings += usize::from(one.status.code() == Some(1));
         for j in ["2", "3"] {
@@ -277,6 +299,14 @@ fn threads_do_not_change_the_analysis() {
             assert_eq!(one.status.code(), other.status.code(), "{p} -j {j}");
             assert_eq!(text(&one.stdout), text(&other.stdout), "{p} -j {j}");
         }
+        // Standard input names the file "-".
+        let streamed = tcpwhy_stdin(&args("2"), &p);
+        assert_eq!(one.status.code(), streamed.status.code(), "{p} - -j 2");
+        assert_eq!(
+            text(&one.stdout).replace(&format!("{:?}", p.as_ref()), "\"-\""),
+            text(&streamed.stdout),
+            "{p} - -j 2"
+        );
     }
     // The comparison means something only if findings were made.
     assert!(with_findings > 20, "{with_findings} captures with findings");

@@ -105,9 +105,60 @@ pub struct Frame<'a> {
     pub orig_len: u32,
 }
 
+/// A [`Frame`] with its captured bytes named by position instead of borrowed: what one
+/// thread that reads a capture hands to another that decodes the frame later. The bytes
+/// are `len` bytes at `start` of a buffer both know: the memory map of the file
+/// ([`crate::MappedBytes::bytes`]), or bytes the reader copied next to the frame (a
+/// stream, which cannot be read twice).
+#[derive(Copy, Clone, Debug)]
+pub struct FrameAt {
+    pub number: u64,
+    pub ts: Timestamp,
+    pub link: LinkType,
+    pub interface: u32,
+    pub orig_len: u32,
+    /// Where the captured bytes start in the buffer.
+    pub start: usize,
+    /// Captured bytes: at most [`crate::bounds::MAX_CAPTURED_LEN`].
+    pub len: u32,
+}
+
+impl FrameAt {
+    /// `frame`, whose captured bytes are at `start` of the buffer.
+    pub fn new(frame: &Frame<'_>, start: usize) -> FrameAt {
+        FrameAt {
+            number: frame.number,
+            ts: frame.ts,
+            link: frame.link,
+            interface: frame.interface,
+            orig_len: frame.orig_len,
+            start,
+            // A frame's captured length is bounded far below u32::MAX by the readers.
+            len: u32::try_from(frame.data.len()).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// The frame again, its bytes read from `buffer`; bytes that are not all there (the
+    /// wrong buffer) give an empty frame rather than a panic.
+    #[inline]
+    pub fn frame<'a>(&self, buffer: &'a [u8]) -> Frame<'a> {
+        let data = buffer
+            .get(self.start..self.start.saturating_add(self.len as usize))
+            .unwrap_or(&[]);
+        Frame {
+            number: self.number,
+            ts: self.ts,
+            link: self.link,
+            interface: self.interface,
+            data,
+            orig_len: self.orig_len,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Timestamp;
+    use super::*;
 
     #[test]
     fn elapsed_since_saturates_at_zero() {
@@ -119,5 +170,28 @@ mod tests {
             Timestamp(i64::MAX).elapsed_since(Timestamp(i64::MIN)),
             i64::MAX as u64
         );
+    }
+
+    #[test]
+    fn frame_at_gives_the_frame_back_from_its_buffer() {
+        let buffer = [9u8, 9, 0x45, 0, 0, 40, 7];
+        let f = Frame {
+            number: 12,
+            ts: Timestamp(5),
+            link: LinkType::RawIp,
+            interface: 3,
+            data: &buffer[2..6],
+            orig_len: 1500,
+        };
+        let at = FrameAt::new(&f, 2);
+        assert_eq!((at.start, at.len), (2, 4));
+        let g = at.frame(&buffer);
+        assert_eq!(g.data, [0x45, 0, 0, 40]);
+        assert_eq!(
+            (g.number, g.ts, g.link, g.interface, g.orig_len),
+            (12, Timestamp(5), LinkType::RawIp, 3, 1500)
+        );
+        // A buffer too short for it: an empty frame, no panic.
+        assert!(at.frame(&buffer[..5]).data.is_empty());
     }
 }

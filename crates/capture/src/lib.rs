@@ -25,5 +25,5 @@ pub use decode::{
     decode, flow_addrs, FlowAddrs, Packet, SkipCounts, SkipReason, TcpFlags, TcpOptions,
     MAX_SACK_BLOCKS,
 };
-pub use frame::{Frame, LinkType, Timestamp};
-pub use reader::{Capture, CaptureError, CaptureErrorKind, FileFormat};
+pub use frame::{Frame, FrameAt, LinkType, Timestamp};
+pub use reader::{Capture, CaptureError, CaptureErrorKind, FileFormat, MapSpan, MappedBytes};

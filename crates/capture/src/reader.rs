@@ -8,6 +8,7 @@ use crate::source::{SharedMap, Source, GZIP_MAGIC, MAX_WINDOW};
 use std::fmt;
 use std::fs::File;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Container format of the capture.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -144,31 +145,41 @@ impl Capture {
         Capture::with_source(Source::from_map(map), Some(len))
     }
 
-    /// `readers` readers of the same file, for threads that each read every frame: over
-    /// one memory map, populated ahead of the first reader and released behind the last
-    /// (see `source::SharedMap`), where `readers` separate [`Capture::open`]s would page
-    /// the file in and out once each. Inputs that are not mapped (a pipe, gzip, an empty
-    /// file) get separate readers.
-    pub fn open_shared(path: &Path, readers: usize) -> Result<Vec<Capture>, CaptureError> {
-        let separate = || (0..readers).map(|_| Capture::open(path)).collect();
+    /// Opens a file as [`Capture::open`] does, for a reader that hands its frames to
+    /// `holders` other threads by position ([`crate::FrameAt`]) instead of copying
+    /// them: when the file is memory-mapped, one [`MappedBytes`] per holder over the same
+    /// map. The map is paged in ahead of the reader and released behind the slowest
+    /// holder, so resident memory stays bounded however long the file. Inputs that are
+    /// not mapped (a pipe, gzip, an empty file) give no holders: their frames must be
+    /// copied.
+    pub fn open_handing_out(
+        path: &Path,
+        holders: usize,
+    ) -> Result<(Capture, Vec<MappedBytes>), CaptureError> {
         let file = File::open(path).map_err(io_error_at(0))?;
         let meta = file.metadata().map_err(io_error_at(0))?;
-        if readers <= 1 || !meta.is_file() || meta.len() == 0 {
-            return separate();
+        if !meta.is_file() || meta.len() == 0 {
+            return Ok((Capture::open(path)?, Vec::new()));
         }
         // SAFETY: as in `open`.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_error_at(0))?;
         if map.starts_with(&GZIP_MAGIC) {
-            return separate();
+            return Ok((Capture::open(path)?, Vec::new()));
         }
         #[cfg(unix)]
         {
             let _ = map.advise(memmap2::Advice::Sequential);
         }
-        let shared = SharedMap::new(map, readers);
-        (0..readers)
-            .map(|r| Capture::with_source(Source::from_shared(shared.clone(), r), Some(meta.len())))
-            .collect()
+        // Reader 0 is the capture, which pages the map; the holders follow it.
+        let shared = SharedMap::new(map, 1 + holders);
+        let held = (1..=holders)
+            .map(|reader| MappedBytes {
+                map: shared.clone(),
+                reader,
+            })
+            .collect();
+        let cap = Capture::with_source(Source::from_shared(shared, 0), Some(meta.len()))?;
+        Ok((cap, held))
     }
 
     /// Reads from a stream such as stdin; gzip is detected by its magic.
@@ -351,6 +362,70 @@ impl Capture {
     /// Total input size when known (a file), for progress.
     pub fn total_bytes(&self) -> Option<u64> {
         self.total_bytes
+    }
+}
+
+/// The bytes of a memory-mapped capture for a thread that decodes frames another
+/// thread's [`Capture`] found ([`Capture::open_handing_out`]).
+pub struct MappedBytes {
+    map: Arc<SharedMap>,
+    /// This holder's number among the map's readers.
+    reader: usize,
+}
+
+impl MappedBytes {
+    /// The whole file, in which a [`crate::FrameAt`] of it names its bytes.
+    #[inline]
+    pub fn bytes(&self) -> &[u8] {
+        self.map.bytes()
+    }
+
+    /// Where `data`, the captured bytes of a frame read from this map, starts in
+    /// [`Self::bytes`]; `None` for bytes that are not in the map (an empty frame's may
+    /// not be).
+    #[inline]
+    pub fn offset_of(&self, data: &[u8]) -> Option<usize> {
+        self.span().offset_of(data)
+    }
+
+    /// Where the map lies in memory, for the reader to tell where its frames' bytes are
+    /// without holding the map.
+    pub fn span(&self) -> MapSpan {
+        MapSpan {
+            base: self.bytes().as_ptr() as usize,
+            len: self.bytes().len(),
+        }
+    }
+
+    /// This holder reads nothing before `offset` from now on: pages behind it (and
+    /// behind every other holder and the reader) may be released. Until it says so, it
+    /// holds the map from its start, up to a bound on how far the reader may lead.
+    pub fn hold_from(&self, offset: usize) {
+        self.map.hold_from(self.reader, offset);
+    }
+}
+
+/// The addresses of a memory map ([`MappedBytes::span`]).
+#[derive(Copy, Clone, Debug)]
+pub struct MapSpan {
+    base: usize,
+    len: usize,
+}
+
+impl MapSpan {
+    /// [`MappedBytes::offset_of`].
+    #[inline]
+    pub fn offset_of(&self, data: &[u8]) -> Option<usize> {
+        // Addresses compared, never dereferenced: the slice is inside the map only if
+        // all of it is.
+        let at = (data.as_ptr() as usize).checked_sub(self.base)?;
+        (at.checked_add(data.len())? <= self.len).then_some(at)
+    }
+}
+
+impl Drop for MappedBytes {
+    fn drop(&mut self) {
+        self.map.leave(self.reader);
     }
 }
 

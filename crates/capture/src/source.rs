@@ -51,11 +51,11 @@ impl Backing {
     }
 }
 
-/// A memory map read by one reader, or shared by readers that each go through the whole
-/// file (one thread per shard of connections): each chunk is populated once, by the first
-/// reader to reach it, and released once the last reader has passed it. Separate maps
-/// cost every reader its own page-table work (populating, then tearing down, the whole file: measured about a
-/// quarter of a reader's time on the benchmark capture).
+/// A memory map read by one reader, or by one reader and the threads it hands frames to
+/// by position (`crate::MappedBytes`, one "reader" each that pages nothing itself): the
+/// reader populates each chunk ahead of itself, and a chunk is released once the reader
+/// and every holder have passed it. (The repaging below serves a paging reader that
+/// falls behind; with one paging reader it does not happen.)
 pub(crate) struct SharedMap {
     map: Mmap,
     /// Each reader's position as of its last paging call (never ahead of the reader);
@@ -70,8 +70,9 @@ pub(crate) struct SharedMap {
     repaged: Vec<AtomicUsize>,
 }
 
-/// How far the first reader of a shared map may be ahead of the last before pages the
-/// last still needs are released anyway: 8 chunks, a few times the usual spread.
+/// How far the reader of a shared map may be ahead of the slowest holder before pages the
+/// holder still needs are released anyway (it faults them in again from the page
+/// cache): 8 chunks, many times the spread of a sharded pass's bounded queues.
 const SHARED_MAX_LEAD: usize = 8 * MAP_CHUNK;
 
 impl SharedMap {
@@ -164,8 +165,21 @@ impl SharedMap {
         };
     }
 
+    /// The mapped bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+
+    /// Reader `reader`, which reads frames another reader found and pages nothing itself
+    /// (`crate::MappedBytes`), reads nothing before `pos` from now on.
+    pub(crate) fn hold_from(&self, reader: usize, pos: usize) {
+        if let Some(p) = self.positions.get(reader) {
+            p.store(pos, Ordering::Relaxed);
+        }
+    }
+
     /// Reader `reader` is done: it no longer holds pages back.
-    fn leave(&self, reader: usize) {
+    pub(crate) fn leave(&self, reader: usize) {
         if let Some(p) = self.positions.get(reader) {
             p.store(usize::MAX, Ordering::Relaxed);
         }

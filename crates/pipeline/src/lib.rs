@@ -12,12 +12,17 @@
 //! (findings sorted by cost, rows by stream) is held in a [`spill::SpillSort`]: up to
 //! [`spill::SPILL_BUDGET`] in memory, beyond it in sorted runs in temporary files.
 //!
-//! Sharding: each thread reads every frame of one shared map of the file and tracks the
-//! connections of its shard only ([`Sharder`]: a new 4-tuple goes to the least-loaded
-//! shard), so no packet is handed between threads. A shard cannot know the final
-//! `tcp.stream` numbers (they count the connections of every shard in the order of their
-//! first frames), so its connections carry provisional ids
-//! ([`PROVISIONAL_STREAM`] | first frame) until the shards are joined; [`StreamNumbers`]
+//! Sharding: one reader (the calling thread) reads every frame once and gives it to the
+//! worker that owns its connection ([`Sharder`]: a new 4-tuple goes to the least-loaded
+//! worker; a frame without readable endpoints to worker `number % workers`), in batches
+//! through bounded channels ([`hand_out`]); each worker decodes, counts and tracks only
+//! its frames, in capture order ([`work`]). From a memory-mapped file a batch holds the
+//! frames' positions in the shared map ([`FrameAt`]), from a stream (standard input,
+//! gzip) copies of their bytes; spent batches go back to the reader to be filled again,
+//! so memory stays at a few batches a worker ([`QUEUED_BATCHES`]). A worker cannot know
+//! the final `tcp.stream` numbers (they count the connections of every worker in the
+//! order of their first frames), so its connections carry provisional ids
+//! ([`PROVISIONAL_STREAM`] | first frame) until the workers are joined; [`StreamNumbers`]
 //! then maps them, and findings are renumbered ([`tcpwhy_detect::Analysis::renumber`]).
 
 mod connections;
@@ -31,8 +36,10 @@ pub use report::{ConnStats, FileReport, ReadError};
 
 use spill::{Sorted, SpillSort};
 use std::path::Path;
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use tcpwhy_capture::{
-    decode, flow_addrs, Capture, FileFormat, FlowAddrs, Packet, SkipCounts, Timestamp,
+    decode, flow_addrs, Capture, FileFormat, FlowAddrs, Frame, FrameAt, MapSpan, MappedBytes,
+    Packet, SkipCounts, Timestamp,
 };
 use tcpwhy_detect::{Analyzer, Config, Exchange, Finding};
 use tcpwhy_track::{ConnSummary, Endpoint, SegmentEvent, Sharder, Tracker, PROVISIONAL_STREAM};
@@ -57,7 +64,8 @@ pub trait Progress: Sync {
 /// How to run a pass.
 #[derive(Clone, Copy, Default)]
 pub struct Options<'p> {
-    /// Threads; 0 chooses ([`auto_threads`]). Standard input is always read by one.
+    /// Worker threads; 0 chooses ([`auto_threads`]). More than one are fed by a reader on
+    /// the calling thread (see "Sharding" above).
     pub threads: usize,
     pub progress: Option<&'p dyn Progress>,
     /// Bytes of findings a pass holds in memory before it writes them to temporary
@@ -66,10 +74,11 @@ pub struct Options<'p> {
     pub spill_budget: Option<usize>,
 }
 
-/// How many threads a pass on `path` uses when the user did not say: one per core for a
-/// large file, one for small files and standard input (a stream can be read once).
+/// How many worker threads a pass on `path` uses when the user did not say: one per core
+/// for a large file and for standard input (a live capture piped in, of unknown size),
+/// one for small files (read serially, no thread started).
 pub fn auto_threads(path: &str) -> usize {
-    let large = path != "-" && std::fs::metadata(path).is_ok_and(|m| m.len() >= PARALLEL_MIN_BYTES);
+    let large = path == "-" || std::fs::metadata(path).is_ok_and(|m| m.len() >= PARALLEL_MIN_BYTES);
     if large {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
@@ -126,23 +135,35 @@ fn next_frame(cap: &mut Capture) -> Result<Option<tcpwhy_capture::Frame<'_>>, Re
     })
 }
 
-/// This thread's share of a sharded pass.
-struct Shard {
-    me: usize,
-    of: usize,
-    /// The same on every thread, fed every frame's endpoints, so they agree on owners.
-    sharder: Sharder,
-}
-
 /// The tracker and what consumes its output, packet by packet: the summary of every
 /// connection finalised while a packet was processed goes to the sink before that
 /// packet's segment (see [`Sink`]).
 struct Stage<S> {
     tracker: Tracker,
     sink: S,
+    /// `sink.reads_segments()`, asked once.
+    events: bool,
 }
 
 impl<S: Sink> Stage<S> {
+    /// A stage for one tracker of a pass: `sharded`, it gives provisional stream ids.
+    fn new(sink: S, sharded: bool) -> Self {
+        let mut tracker = if sharded {
+            Tracker::with_provisional_streams()
+        } else {
+            Tracker::new()
+        };
+        if !sink.reads_ip_ids() {
+            tracker = tracker.without_ip_ids();
+        }
+        let events = sink.reads_segments();
+        Stage {
+            tracker,
+            sink,
+            events,
+        }
+    }
+
     fn packet(&mut self, frame: u64, ts: Timestamp, pkt: &Packet<'_>) -> SegmentEvent {
         let ev = self.tracker.process(frame, ts, pkt);
         for c in self.tracker.drain_finished() {
@@ -160,6 +181,25 @@ impl<S: Sink> Stage<S> {
         }
     }
 
+    /// Decodes `frame` and tracks it, or counts why it was skipped.
+    #[inline]
+    fn frame(&mut self, frame: &Frame<'_>, t: &mut Tally) {
+        // Borrow the decoded packet in place: moving the 136-byte value out of the
+        // Result cost a memcpy per frame (measured: ~10 % of the pass).
+        let decoded = decode(frame);
+        match &decoded {
+            Ok(pkt) => {
+                t.tcp_frames += 1;
+                if self.events {
+                    self.packet(frame.number, frame.ts, pkt);
+                } else {
+                    self.track(frame.number, frame.ts, pkt);
+                }
+            }
+            Err(reason) => t.skipped.add(*reason),
+        }
+    }
+
     /// Finalises every connection still open and returns the sink.
     fn finish(self) -> S {
         let mut sink = self.sink;
@@ -170,28 +210,90 @@ impl<S: Sink> Stage<S> {
     }
 }
 
-/// One thread's pass over `cap` into `sink`. In a sharded pass every frame is decoded
-/// and counted (TCP or skipped) by exactly one thread: the owner of its connection, or
-/// for a frame without readable endpoints thread `number % of`.
-fn run<S: Sink>(
-    cap: &mut Capture,
-    mut shard: Option<Shard>,
-    sink: S,
-    progress: Option<&dyn Progress>,
-) -> (Tally, S) {
-    let mut tracker = match shard {
-        None => Tracker::new(),
-        Some(_) => Tracker::with_provisional_streams(),
-    };
-    if !sink.reads_ip_ids() {
-        tracker = tracker.without_ip_ids();
-    }
-    let events = sink.reads_segments();
-    let mut stage = Stage { tracker, sink };
+/// One thread's pass over every frame of `cap` into `sink`.
+fn run<S: Sink>(cap: &mut Capture, sink: S, progress: Option<&dyn Progress>) -> (Tally, S) {
+    let mut stage = Stage::new(sink, false);
     if let Some(p) = progress {
         p.start(cap.total_bytes());
     }
     let mut t = Tally::default();
+    t.error = loop {
+        if t.frames % PROGRESS_EVERY == 0 {
+            if let Some(p) = progress {
+                p.update(cap.bytes_read());
+            }
+        }
+        match next_frame(cap) {
+            Ok(Some(frame)) => {
+                t.frames += 1;
+                stage.frame(&frame, &mut t);
+            }
+            Ok(None) => break None,
+            Err(e) => break Some(e),
+        }
+    };
+    let sink = stage.finish();
+    if let Some(p) = progress {
+        p.finish();
+    }
+    (t, sink)
+}
+
+/// Frames a worker of a sharded pass is handed at once: few enough that the batches
+/// queued for every worker stay small (see [`QUEUED_BATCHES`]), many enough that the
+/// channel costs nothing per frame.
+const BATCH_FRAMES: usize = 1024;
+
+/// Captured bytes a batch copied from a stream holds before it is handed over (a batch
+/// of frames in a memory map holds none): with [`BATCH_FRAMES`], one frame may take it
+/// past this by at most [`tcpwhy_capture::bounds::MAX_CAPTURED_LEN`] (1 MiB).
+const BATCH_BYTES: usize = 256 << 10;
+
+/// Batches waiting for each worker before the reader blocks. Memory of a sharded pass
+/// beyond its trackers: a worker's batches are the queued ones, the one it works on and
+/// the one being filled, 4 + 2 = 6 (the reader makes a new batch only when no spent one
+/// came back, so no more exist). A batch of a file is 1,024 × 48 bytes of positions: ≈
+/// 300 KiB a worker. From a stream it also holds ≤ 256 KiB of copied bytes (+ ≤ 1 MiB
+/// when a huge frame ends it): ≈ 1.8 MiB a worker, ≤ 8 MiB at worst. A memory map is
+/// released behind the slowest worker's batch (`MappedBytes::hold_from`).
+const QUEUED_BATCHES: usize = 4;
+
+/// Frames the reader of a sharded pass hands one worker: their positions in the memory
+/// map, or (a stream) their captured bytes copied into `bytes`, where their positions
+/// point. Sent back empty once spent, to be filled again: the pass does not allocate per
+/// batch.
+struct Batch {
+    frames: Vec<FrameAt>,
+    bytes: Vec<u8>,
+}
+
+impl Batch {
+    fn new() -> Self {
+        Batch {
+            frames: Vec::with_capacity(BATCH_FRAMES),
+            bytes: Vec::new(),
+        }
+    }
+}
+
+/// The reader of a sharded pass: reads every frame of `cap` once, decides its owner with
+/// one [`Sharder`] (the owner of its connection, or for a frame without readable
+/// endpoints worker `number % workers`), and hands it to that worker in batches. The
+/// owner decodes it and counts it (TCP or skipped). Returns the frames read and where
+/// reading stopped; reports progress.
+fn hand_out(
+    cap: &mut Capture,
+    map: Option<&MapSpan>,
+    workers: &[SyncSender<Batch>],
+    spent: &Receiver<Batch>,
+    progress: Option<&dyn Progress>,
+) -> Tally {
+    let mut sharder = Sharder::new(workers.len());
+    let mut filling: Vec<Batch> = workers.iter().map(|_| Batch::new()).collect();
+    let mut t = Tally::default();
+    if let Some(p) = progress {
+        p.start(cap.total_bytes());
+    }
     t.error = loop {
         if t.frames % PROGRESS_EVERY == 0 {
             if let Some(p) = progress {
@@ -204,46 +306,70 @@ fn run<S: Sink>(
             Err(e) => break Some(e),
         };
         t.frames += 1;
-        // Another shard's frame is recognised by its endpoints alone, before a full decode.
-        let owner = match &mut shard {
-            Some(s) => match flow_addrs(&frame).map(|a| s.sharder.shard(&a)) {
-                Some(o) if o != s.me => continue,
-                o => o,
+        // The endpoints alone, before a full decode; the decode only when they cannot be
+        // found that way.
+        let owner = match flow_addrs(&frame) {
+            Some(a) => sharder.shard(&a),
+            None => match &decode(&frame) {
+                Ok(pkt) => sharder.shard(&FlowAddrs::of(pkt)),
+                Err(_) => (frame.number % workers.len() as u64) as usize,
             },
-            None => None,
         };
-        // Borrow the decoded packet in place: moving the 136-byte value out of the
-        // Result cost a memcpy per frame (measured: ~10 % of the pass).
-        let decoded = decode(&frame);
-        let pkt = match &decoded {
-            Ok(pkt) => pkt,
-            Err(reason) => {
-                let mine = shard
-                    .as_ref()
-                    .is_none_or(|s| owner.unwrap_or((frame.number % s.of as u64) as usize) == s.me);
-                if mine {
-                    t.skipped.add(*reason);
-                }
-                continue;
-            }
+        let Some(batch) = filling.get_mut(owner) else {
+            continue;
         };
-        if let Some(s) = &mut shard {
-            if owner.unwrap_or_else(|| s.sharder.shard(&FlowAddrs::of(pkt))) != s.me {
-                continue;
+        match map {
+            // An empty frame's bytes may lie outside the map: any position gives them.
+            Some(m) => batch
+                .frames
+                .push(FrameAt::new(&frame, m.offset_of(frame.data).unwrap_or(0))),
+            None => {
+                batch.frames.push(FrameAt::new(&frame, batch.bytes.len()));
+                batch.bytes.extend_from_slice(frame.data);
             }
         }
-        t.tcp_frames += 1;
-        if events {
-            stage.packet(frame.number, frame.ts, pkt);
-        } else {
-            stage.track(frame.number, frame.ts, pkt);
+        if batch.frames.len() >= BATCH_FRAMES || batch.bytes.len() >= BATCH_BYTES {
+            let full = std::mem::replace(batch, spent.try_recv().unwrap_or_else(|_| Batch::new()));
+            // A worker gone (it panicked): the pass fails when it is joined.
+            if workers[owner].send(full).is_err() {
+                break None;
+            }
         }
     };
-    let sink = stage.finish();
-    if let Some(p) = progress {
-        p.finish();
+    for (batch, to) in filling.into_iter().zip(workers) {
+        if !batch.frames.is_empty() {
+            let _ = to.send(batch);
+        }
     }
-    (t, sink)
+    t
+}
+
+/// A worker of a sharded pass: decodes and tracks the frames the reader hands it
+/// ([`hand_out`]), in the order of the capture, into `sink`.
+fn work<S: Sink>(
+    batches: Receiver<Batch>,
+    spent: Sender<Batch>,
+    map: Option<MappedBytes>,
+    sink: S,
+) -> (Tally, S) {
+    let mut stage = Stage::new(sink, true);
+    let mut t = Tally::default();
+    for mut batch in batches {
+        if let (Some(m), Some(first)) = (&map, batch.frames.first()) {
+            m.hold_from(first.start);
+        }
+        let bytes = map.as_ref().map_or(&batch.bytes[..], MappedBytes::bytes);
+        for at in &batch.frames {
+            stage.frame(&at.frame(bytes), &mut t);
+        }
+        batch.frames.clear();
+        batch.bytes.clear();
+        // The reader gone: nobody needs the batch.
+        let _ = spent.send(batch);
+    }
+    // Nothing more is read from the map: its pages may go.
+    drop(map);
+    (t, stage.finish())
 }
 
 fn format_name(f: FileFormat) -> String {
@@ -268,9 +394,10 @@ struct Sharded<S> {
     sinks: Vec<S>,
 }
 
-/// A pass over `path` on `threads` threads (one for standard input or a small count),
-/// each feeding its own sink made by `make` (told its shard and how many there are:
-/// `(0, 1)` for a serial pass).
+/// A pass over `path` with `threads` workers, each feeding its own sink made by `make`
+/// (told its shard and how many there are: `(0, 1)` for a serial pass). One thread reads
+/// serially; more are `threads` workers fed by a reader on the calling thread
+/// ([`hand_out`], [`work`]).
 fn sharded<S: Sink + Send>(
     path: &str,
     opts: &Options<'_>,
@@ -280,52 +407,65 @@ fn sharded<S: Sink + Send>(
         0 => auto_threads(path),
         n => n,
     };
-    if threads <= 1 || path == "-" {
+    if threads <= 1 {
         let mut cap = open(path)?;
         let format = format_name(cap.format());
-        let (t, sink) = run(&mut cap, None, make(0, 1), opts.progress);
+        let (t, sink) = run(&mut cap, make(0, 1), opts.progress);
         return Ok(Sharded {
             report: FileReport::new(path, format, t.frames, t.tcp_frames, t.skipped, t.error),
             sinks: vec![sink],
         });
     }
-    let caps =
-        Capture::open_shared(Path::new(path), threads).map_err(|e| format!("{path}: {e}"))?;
-    let format = format_name(caps[0].format());
+    // A file is handed out by position in its memory map; standard input, a pipe or
+    // gzip by copies of the frames' bytes.
+    let (mut cap, maps) = if path == "-" {
+        (open(path)?, Vec::new())
+    } else {
+        Capture::open_handing_out(Path::new(path), threads).map_err(|e| format!("{path}: {e}"))?
+    };
+    let locate = maps.first().map(MappedBytes::span);
+    let mut maps = maps.into_iter();
+    let format = format_name(cap.format());
     let make = &make;
-    let results: Vec<(Tally, S)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = caps
-            .into_iter()
-            .enumerate()
-            .map(|(shard, mut cap)| {
-                // Thread 0 reports progress: every thread reads every frame.
-                let progress = if shard == 0 { opts.progress } else { None };
-                scope.spawn(move || {
-                    let s = Shard {
-                        me: shard,
-                        of: threads,
-                        sharder: Sharder::new(threads),
-                    };
-                    run(&mut cap, Some(s), make(shard, threads), progress)
-                })
+    let (read, results) = std::thread::scope(|scope| {
+        let (spent_tx, spent) = channel();
+        let mut senders = Vec::with_capacity(threads);
+        let handles: Vec<_> = (0..threads)
+            .map(|shard| {
+                let (tx, batches) = sync_channel(QUEUED_BATCHES);
+                senders.push(tx);
+                let (spent, map) = (spent_tx.clone(), maps.next());
+                scope.spawn(move || work(batches, spent, map, make(shard, threads)))
             })
             .collect();
-        handles
+        drop(spent_tx);
+        let read = hand_out(&mut cap, locate.as_ref(), &senders, &spent, opts.progress);
+        // The workers finish their last batches and end.
+        drop(senders);
+        let results = handles
             .into_iter()
             .map(|h| h.join())
-            .collect::<Result<Vec<_>, _>>()
-    })
-    .map_err(|_| format!("{path}: a worker thread failed"))?;
-    // Every thread read the same frames and met the same error; TCP frames and skips
-    // were counted by one thread each.
-    let mut report = FileReport::new(path, format, 0, 0, SkipCounts::default(), None);
+            .collect::<Result<Vec<_>, _>>();
+        (read, results)
+    });
+    if let Some(p) = opts.progress {
+        p.finish();
+    }
+    let results = results.map_err(|_| format!("{path}: a worker thread failed"))?;
+    // The reader counted the frames and met the error; TCP frames and skips were counted
+    // by one worker each.
+    let mut report = FileReport::new(
+        path,
+        format,
+        read.frames,
+        0,
+        SkipCounts::default(),
+        read.error,
+    );
     let mut sinks = Vec::with_capacity(results.len());
-    for (i, (t, sink)) in results.into_iter().enumerate() {
+    for (t, sink) in results {
         report.tcp_frames += t.tcp_frames;
         report.skipped.merge(&t.skipped);
-        if i == 0 {
-            (report.frames, report.error) = (t.frames, t.error);
-        }
         sinks.push(sink);
     }
     Ok(Sharded { report, sinks })
@@ -388,7 +528,7 @@ pub fn segments(
     }
     let mut cap = open(path)?;
     let format = format_name(cap.format());
-    let (t, sink) = run(&mut cap, None, Each(on_segment, ConnStats::default()), None);
+    let (t, sink) = run(&mut cap, Each(on_segment, ConnStats::default()), None);
     let mut report = FileReport::new(path, format, t.frames, t.tcp_frames, t.skipped, t.error);
     report.stats = sink.1;
     Ok(report)
@@ -534,10 +674,7 @@ pub struct Pass(Stage<Analyzing>);
 
 impl Pass {
     pub fn new(config: Config) -> Self {
-        Pass(Stage {
-            tracker: Tracker::new(),
-            sink: Analyzing::new(config, false, None),
-        })
+        Pass(Stage::new(Analyzing::new(config, false, None), false))
     }
 
     /// One TCP packet seen at `ts` in frame `frame`.

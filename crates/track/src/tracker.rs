@@ -142,9 +142,8 @@ const SHARD_LOAD_HALF_LIFE: u32 = 1 << 10;
 /// time goes to the shard that has been given the fewest packets lately (a count halved
 /// every [`SHARD_LOAD_HALF_LIFE`] packets, so it follows the current rate of the
 /// connections each shard holds rather than their history), and stays there
-/// (so each tracker sees whole connections, port reuse included). Every thread of a
-/// parallel pass runs its own `Sharder` over the same frames in the same order, so all
-/// agree on every owner without talking to each other.
+/// (so each tracker sees whole connections, port reuse included). The reader of a
+/// parallel pass runs one `Sharder` over every frame and hands each to its shard.
 ///
 /// Why not a hash of the 4-tuple ([`Tracker::shard_of`]): a few bulk transfers carry
 /// most packets of a typical capture, and a hash puts them together as often as not (the
