@@ -816,8 +816,10 @@ mod tests {
     /// window capped the fifth and sixth rounds (10, 20, 40, 80, 115, 148 segments; the
     /// tracker 72.9 ms window-limited, the kernel 76 ms), but the 413 segments needed six
     /// rounds without any window too (10 + 20 + 40 + 80 + 160 < 413): 366.6 ms from first
-    /// to last data against slow start's 5 × 72.48 = 362.4 ms. The window cost 4.2 ms, not
-    /// the 72.9 it held the sender; a transfer no slower than slow start costs nothing.
+    /// to last data against slow start's 5 × 72.48 = 362.4 ms, and of those the tracker
+    /// counted 294.1 ms in a limit (none before the first ACK of data reached the client).
+    /// The window cost at most 4.2 ms, not the 72.9 it held the sender: a transfer no
+    /// slower than slow start costs nothing, so it is not named.
     #[test]
     fn window_limited_rounds_that_add_no_round_cost_little() {
         let l = LimitTimes {
@@ -828,11 +830,16 @@ mod tests {
         };
         let alt = unlimited_ns(598_016, 1448, 72_480_000);
         assert_eq!(alt, 5 * 72_480_000);
+        assert_eq!(limited_cost(&l, 366_617_000, alt), 0);
+        let all_counted = LimitTimes {
+            sender_ns: 300 * MS,
+            ..l
+        };
         assert_eq!(
-            limited_cost(&l, 366_617_000, alt),
+            limited_cost(&all_counted, 366_617_000, alt),
             366_617_000 - 5 * 72_480_000
         );
-        assert_eq!(limited_cost(&l, 350 * MS, alt), 0);
+        assert_eq!(limited_cost(&all_counted, 350 * MS, alt), 0);
         assert_eq!(limited_cost(&LimitTimes::default(), 10_000 * MS, alt), 0);
     }
 
