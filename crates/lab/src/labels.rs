@@ -22,6 +22,10 @@ const IW: u64 = 10;
 const LIMITED_SHARE: f64 = 0.10;
 const LIMITED_MIN_MS: f64 = 20.0;
 const LIMITED_NONE_SHARE: f64 = 0.01;
+/// One tick of tcp_info's chrono times (busy, rwnd_limited): they count
+/// `tcp_jiffies32`, and the lab's kernel has CONFIG_HZ=250 (every busy time of the
+/// session-4 sweeps is a multiple of 4 ms).
+const CHRONO_TICK_MS: f64 = 4.0;
 /// Server think time that counts: at least this long and at least one RTT.
 const THINK_MIN_MS: f64 = 20.0;
 /// A recv wait this much above the RTT is a delayed ACK's (Linux's minimum delayed-ACK
@@ -47,6 +51,10 @@ pub struct Label {
     /// What the mechanism cost by the kernel's or the workload's own clock, where one
     /// exists (ms).
     pub truth_cost_ms: Option<f64>,
+    /// For a "must not" of a priced id: the largest cost the records cannot rule out
+    /// (their clock's resolution); a finding priced at or below it agrees with them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_cost_ms: Option<f64>,
 }
 
 /// The records of one run, read from its directory (`DIR/NAME/truth/…`).
@@ -214,6 +222,36 @@ impl Conn<'_> {
     }
 }
 
+/// Slow-start rounds (a window doubling each RTT from [`IW`] segments, RFC 6928 / RFC
+/// 5681 §3.1) that `bytes` need.
+fn slow_start_rounds(bytes: f64, mss: f64) -> u32 {
+    let (mut sent, mut window, mut rounds) = (0.0, IW as f64 * mss.max(1.0), 0);
+    while sent < bytes && rounds < 64 {
+        sent += window;
+        window *= 2.0;
+        rounds += 1;
+    }
+    rounds
+}
+
+/// What the receiver's window cost one connection, by the sender's records: the time
+/// TCP_CHRONO_RWND_LIMITED ran (tcp_write_xmit starts it when tcp_snd_wnd_test fails
+/// with room in cwnd), as far as the sender was busy (tcpi_busy_time: data queued or in
+/// flight) longer than without any window limit: slow start's rounds for the bytes it
+/// sent, one minimum RTT each, the last one ending with its ACK. The same counterfactual
+/// as the detector's (windows.rs, "Cost"): no record can show the transfer without the
+/// limit, so this checks the wire's measurements, not the model; a bottleneck slower
+/// than slow start makes the real saving smaller for both.
+fn rwnd_cost_ms(c: &Conn<'_>) -> f64 {
+    let limited = c.max("rwnd_limited");
+    let bytes = c.max("bytes_sent") - c.max("bytes_retrans");
+    let (Some(rtt), Some(mss)) = (c.min("minrtt"), c.min("mss")) else {
+        return 0.0;
+    };
+    let unlimited = f64::from(slow_start_rounds(bytes, mss)) * rtt;
+    limited.min(c.max("busy") - unlimited).max(0.0)
+}
+
 /// `skmem:(r0,rb131072,t0,tb87040,f0,w0,o0,bl0,d0)` → the value of one of its fields.
 fn skmem(s: &SsSocket, key: &str) -> Option<f64> {
     let v = s.fields.get("skmem")?;
@@ -250,6 +288,7 @@ impl Out {
             want,
             why,
             truth_cost_ms: cost,
+            max_cost_ms: None,
         });
     }
     fn yes_no(&mut self, id: &'static str, yes: bool, no: bool, why: String) {
@@ -379,8 +418,15 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     let sndbuf_lim: f64 = conns.iter().map(|c| c.max("sndbuf_limited")).sum();
     let limited = |v: f64| v >= LIMITED_MIN_MS && v >= LIMITED_SHARE * busy;
     let not_limited = |v: f64| v <= LIMITED_NONE_SHARE * busy;
-    let rw = limited(rwnd_lim);
     let zero = r.c(rcv, "TCPToZeroWindowAdv");
+    // What the window cost: its chrono time as far as the sender was busy longer than it
+    // would have been without the limit (`rwnd_cost_ms`). The chrono alone is not the
+    // cost: a window that capped a round of slow start without adding a round to the
+    // transfer held the sender back and cost nothing (s1-016: rounds of 10, 20, 40, 80,
+    // 115, 148 segments, rwnd_limited 76 ms, and the 413 segments took the 6 rounds
+    // slow start needs anyway).
+    let rwnd_cost: f64 = conns.iter().map(rwnd_cost_ms).sum();
+    let rw = limited(rwnd_lim) && rwnd_cost >= LIMITED_MIN_MS;
     o.put(
         "rwnd.limited",
         if rw {
@@ -392,9 +438,19 @@ pub fn label_run(r: &Records) -> Vec<Label> {
         } else {
             Want::Unknown
         },
-        format!("sender rwnd_limited {rwnd_lim:.0} ms of busy {busy:.0} ms"),
-        rw.then_some(rwnd_lim),
+        format!(
+            "sender rwnd_limited {rwnd_lim:.0} ms of busy {busy:.0} ms, of which beyond \
+             slow start's rounds {rwnd_cost:.0} ms"
+        ),
+        rw.then_some(rwnd_cost),
     );
+    // The chrono counts jiffies (tcp_chrono_set reads tcp_jiffies32): "≤ 1 % of busy"
+    // cannot rule out a window-limited time below that plus one tick.
+    if let Some(l) = o.0.last_mut() {
+        if l.want == Want::MustNot {
+            l.max_cost_ms = Some(LIMITED_NONE_SHARE * busy + CHRONO_TICK_MS);
+        }
+    }
     // tcp_select_window → the window the receiver advertised reached 0.
     let want_zero = r.sum(rcv, &["TCPToZeroWindowAdv", "TCPWantZeroWindowAdv"]);
     o.yes_no(
@@ -441,6 +497,13 @@ pub fn label_run(r: &Records) -> Vec<Label> {
             "TCPMemoryPressures {pressure}, receiver sk_rcvbuf first {rb_first:?} max {rb_max:?}, rwnd limited {rw}, zero windows {zero}"
         ),
     );
+    // Ruled out only by the chrono (the buffer did not grow): it carries rwnd.limited's
+    // cost, so the same resolution.
+    if let Some(l) = o.0.last_mut() {
+        if l.want == Want::MustNot && !(grew || zero > 0 || no_ws) {
+            l.max_cost_ms = Some(LIMITED_NONE_SHARE * busy + CHRONO_TICK_MS);
+        }
+    }
 
     // --- Send buffer: TCP_CHRONO_SNDBUF_LIMITED (tcp_sendmsg_locked, on waiting for
     // memory) stays 0 on 6.18 here, so also the samples where sk_wmem_queued had reached
@@ -812,6 +875,16 @@ pub fn client_syn_retrans_only(r: &Records) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// s1-016's upload: 598,016 B = 413 segments of 1448 B, 10 + 20 + 40 + 80 + 160 < 413
+    /// ≤ 630: six rounds; s1-010's 2,597,888 B (1,795 segments): eight.
+    #[test]
+    fn slow_start_rounds_double_from_ten_segments() {
+        assert_eq!(slow_start_rounds(598_016.0, 1448.0), 6);
+        assert_eq!(slow_start_rounds(2_597_888.0, 1448.0), 8);
+        assert_eq!(slow_start_rounds(14_480.0, 1448.0), 1);
+        assert_eq!(slow_start_rounds(0.0, 1448.0), 0);
+    }
 
     fn records(kind: &str, server: Value) -> Records {
         Records {

@@ -746,6 +746,9 @@ fn score_capture(
             continue;
         }
         let cost = found.get(l.id).copied();
+        // A must-not's records may leave room for a cost below their resolution.
+        let agrees =
+            l.want == Want::MustNot && cost.is_some_and(|c| l.max_cost_ms.is_some_and(|m| c <= m));
         scored.push(Scored {
             case: c.name.clone(),
             family: c.family.clone(),
@@ -754,7 +757,7 @@ fn score_capture(
             capture: pcap.display().to_string(),
             id: l.id.to_string(),
             want: l.want,
-            found: cost.is_some(),
+            found: cost.is_some() && !agrees,
             found_cost_ms: cost,
             truth_cost_ms: l.truth_cost_ms,
             why: l.why.clone(),

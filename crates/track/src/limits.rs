@@ -5,7 +5,9 @@
 //! Capture time between two events of the direction (its data, the peer's ACKs) goes to
 //! the state after the earlier one, as the *sender* saw it:
 //! - **receiver window** (`rwnd`): the sender's highest byte sent is within one segment
-//!   (the MSS, or the largest segment the sender has sent if smaller) of the right edge
+//!   (the sender's segment size — the MSS less the timestamp option's 12 bytes when both
+//!   SYNs had it, as Linux's `tcp_snd_wnd_test` tests a full `mss_now` segment — or the
+//!   largest segment the sender has sent if smaller) of the right edge
 //!   the receiver advertised (ACK + window, RFC 9293 §3.8.6.2.1), or that
 //!   window is zero (`zero_window`, a part of `rwnd`);
 //! - **application** (`app`): everything sent is acknowledged and the window is open, yet
@@ -20,15 +22,21 @@
 //! point reaches the sender half the capture-to-sender round trip later, and the data it
 //! releases is seen here a full capture-to-sender round trip (`lag`) after the ACK: that
 //! leg is SYN→SYN/ACK when the sender is the server, SYN/ACK→ACK when it is the client
-//! (docs/tracking.md, "Vantage point"), else the shortest TSval echo of the sender's. So
+//! (docs/tracking.md, "Vantage point"), and any TSval echo of the sender's; the shortest
+//! of them counts, because none can be shorter than the round trip (the sender cannot
+//! answer a segment before it arrived) while any can be longer (a slow first packet, a
+//! delayed answer). So
 //! ACKs take effect here `lag` after they were seen: exact at the sender (lag ≈ 0), an
 //! estimate at the receiver (lag ≈ RTT) or in the middle. Wireshark's "window full" flag
 //! compares data with the last ACK seen at the capture point, so at a receiver it almost
 //! never fires (no-window-scaling/client.pcap: 0, server.pcap: 514); this does.
 //!
 //! Known error: a handshake leg inflated by a slow host (tcptrace-discard-solaris.pcap:
-//! the Solaris client ACKed the SYN/ACK after 47 ms, its data was ACKed within 2–7 ms)
-//! makes the lag too long, and the view too old: more time counts as `rwnd`.
+//! the Solaris client ACKed the SYN/ACK after 47 ms, its data was ACKed within 2–7 ms;
+//! the lab's emulator delays a connection's first packets: 36 ms SYN → SYN/ACK for a
+//! 14 ms path in sweep s1-039's client capture) makes the lag too long, and the view too
+//! old: more time counts as `rwnd` — until the first TSval echo shows the shorter round
+//! trip (without timestamps, for the whole connection).
 //!
 //! Cost: a few comparisons per segment and a fixed ring of [`ACK_RING`] ACKs per
 //! direction; nothing is allocated per packet.
@@ -112,10 +120,8 @@ struct AckView {
 /// Per-direction state of the limit accounting.
 #[derive(Clone, Debug)]
 pub(crate) struct Limits {
-    /// Capture-to-sender round trip, when known.
+    /// Capture-to-sender round trip, when known: the shortest sample so far.
     lag_ns: Option<u64>,
-    /// Whether `lag_ns` came from the handshake (then echo samples do not replace it).
-    lag_from_handshake: bool,
     /// Allocated at the first ACK that has to wait (empty until then): most connections
     /// of a busy capture never need it, and inline it made every tracked connection
     /// 3 KB larger (the 1 M-connection bench capture).
@@ -147,7 +153,6 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             lag_ns: None,
-            lag_from_handshake: false,
             ring: Box::default(),
             ring_head: 0,
             ring_len: 0,
@@ -177,18 +182,38 @@ impl Limits {
 
     /// The capture-to-sender round trip from the handshake.
     pub(crate) fn set_handshake_lag(&mut self, ns: u64) {
-        if !self.lag_from_handshake {
-            self.lag_ns = Some(ns);
-            self.lag_from_handshake = true;
+        self.shorter_lag(ns);
+    }
+
+    /// A round-trip sample: the shortest so far is the lag. ACKs already waiting were
+    /// timed with the longer one: they take effect earlier by the difference (not
+    /// before the time already accounted), or they would hold the view back behind the
+    /// first packets' delay (sweep s1-055's client capture: 8 ms counted as `rwnd` at a
+    /// 1 ms RTT behind an 8.7 ms SYN → SYN/ACK).
+    fn shorter_lag(&mut self, ns: u64) {
+        let old = self.lag_ns.unwrap_or(u64::MAX);
+        if ns >= old {
+            return;
+        }
+        self.lag_ns = Some(ns);
+        if old == u64::MAX {
+            return;
+        }
+        let by = i64::try_from(old - ns).unwrap_or(i64::MAX);
+        for k in 0..self.ring_len {
+            let a = &mut self.ring[(self.ring_head + k) % ACK_RING];
+            a.effective = Timestamp(a.effective.0.saturating_sub(by).max(self.since.0));
         }
     }
 
-    /// A TSval echo by the sender: a capture-to-sender round trip plus its ACK delay; the
-    /// shortest is the estimate when there was no handshake.
+    /// A TSval echo by the sender: a capture-to-sender round trip plus its ACK delay.
+    /// Like the handshake's leg it cannot be shorter than the round trip (the sender
+    /// cannot echo a TSval before a segment carrying it reached it), so the shortest of
+    /// all is the estimate: a handshake leg inflated by a slow first packet (the lab's
+    /// emulator: 36 ms for a 14 ms path in sweep s1-039's client capture) is replaced by
+    /// the first echo that shows the path is shorter.
     pub(crate) fn echo_sample(&mut self, ns: u64) {
-        if !self.lag_from_handshake {
-            self.lag_ns = Some(self.lag_ns.map_or(ns, |l| l.min(ns)));
-        }
+        self.shorter_lag(ns);
     }
 
     /// The segment size the sender may use: the MSS the receiver announced in its SYN.

@@ -8,7 +8,7 @@
 
 use crate::ipid::{IdStep, IpIds};
 use crate::limits::{Limit, Limits};
-use crate::model::{ConnModel, DirModel, SynSeen, COARSEST_TICK_NS};
+use crate::model::{effective_mss, ConnModel, DirModel, SynSeen, COARSEST_TICK_NS};
 use crate::rtt::{RttSamples, RttStats};
 use crate::seq::{seq_gt, seq_le, seq_lt, SeqUnwrapper};
 use crate::summary::*;
@@ -1655,6 +1655,18 @@ impl Conn {
             if let Some(m) = o.mss {
                 // The peer's data to this side comes in segments of at most this.
                 self.dirs[r].limits.set_mss(u64::from(m));
+            }
+            // With both SYNs seen, each sender's segment is the model's SMSS: the
+            // timestamp option takes 12 of the MSS's bytes from every segment, and the
+            // sender's window test is against that size (tcp_snd_wnd_test with
+            // mss_now), not the announced MSS.
+            if let (Some(a), Some(b)) = (self.dirs[f].out.syn, self.dirs[r].out.syn) {
+                if let Some(m) = effective_mss(Some(a), Some(b)) {
+                    self.dirs[f].limits.set_mss(u64::from(m));
+                }
+                if let Some(m) = effective_mss(Some(b), Some(a)) {
+                    self.dirs[r].limits.set_mss(u64::from(m));
+                }
             }
             if let Some(ws) = o.wscale {
                 self.dirs[f].scale = Scale::Shift(ws.min(MAX_WSCALE));
