@@ -1,8 +1,11 @@
 //! `tcpwhy flows`: one row per connection, as a table or as JSON.
 
+use crate::flows_row::write_row;
 use crate::json;
 use crate::table::{fit, Align, Table};
-use crate::units::{bytes, ms, ns_to_ms, secs};
+#[cfg(test)]
+use crate::units::ns_to_ms;
+use crate::units::{bytes, ms, secs};
 use crate::SCHEMA_VERSION;
 use serde::Serialize;
 use std::io::{self, Write};
@@ -260,8 +263,9 @@ struct JsonError<'a> {
     offset: u64,
 }
 
+#[cfg(test)]
 #[derive(Serialize)]
-struct JsonConn {
+pub(crate) struct JsonConn {
     stream: u64,
     client: String,
     server: String,
@@ -280,6 +284,7 @@ struct JsonConn {
     server_to_client: JsonDir,
 }
 
+#[cfg(test)]
 #[derive(Serialize)]
 struct JsonRtt {
     samples: u64,
@@ -289,6 +294,7 @@ struct JsonRtt {
     max: f64,
 }
 
+#[cfg(test)]
 #[derive(Serialize)]
 struct JsonSyn {
     mss: Option<u16>,
@@ -301,6 +307,7 @@ struct JsonSyn {
     cut: bool,
 }
 
+#[cfg(test)]
 #[derive(Serialize)]
 struct JsonDir {
     packets: u64,
@@ -333,6 +340,7 @@ struct JsonDir {
     rst: bool,
 }
 
+#[cfg(test)]
 #[derive(Serialize)]
 struct JsonLimits {
     rwnd: f64,
@@ -341,6 +349,7 @@ struct JsonLimits {
     app: f64,
 }
 
+#[cfg(test)]
 fn json_rtt(r: Option<RttStats>) -> Option<JsonRtt> {
     r.map(|r| JsonRtt {
         samples: r.samples,
@@ -351,6 +360,7 @@ fn json_rtt(r: Option<RttStats>) -> Option<JsonRtt> {
     })
 }
 
+#[cfg(test)]
 fn json_dir(d: &DirSummary) -> JsonDir {
     let c = &d.counts;
     JsonDir {
@@ -400,7 +410,8 @@ fn json_dir(d: &DirSummary) -> JsonDir {
     }
 }
 
-fn json_conn(c: &ConnSummary) -> JsonConn {
+#[cfg(test)]
+pub(crate) fn json_conn(c: &ConnSummary) -> JsonConn {
     JsonConn {
         stream: c.stream,
         client: c.endpoints[0].to_string(),
@@ -467,10 +478,16 @@ pub fn write_json_threads(
             write_rows_parallel(&f.connections, out, threads)?
         } else {
             let mut any = false;
+            let mut buf = Vec::with_capacity(2 * WRITE_CHUNK);
             for c in f.connections.iter() {
-                write_row(&mut *out, &c?, !any)?;
+                write_row(&mut buf, &c?, !any);
                 any = true;
+                if buf.len() >= WRITE_CHUNK {
+                    out.write_all(&buf)?;
+                    buf.clear();
+                }
             }
+            out.write_all(&buf)?;
             any
         };
         out.write_all(if any {
@@ -506,12 +523,9 @@ fn json_file(f: &FileReport) -> JsonFile<'_> {
     }
 }
 
-/// One row as an element of a file's `connections` (4 levels deep), after its separator.
-fn write_row(mut out: impl Write, c: &ConnSummary, first: bool) -> io::Result<()> {
-    out.write_all(if first { b"\n        " } else { b",\n        " })?;
-    json::to_writer_pretty_at(out, &json_conn(c), 4)?;
-    Ok(())
-}
+/// Bytes of rows gathered before they go to the output: larger than a `BufWriter`'s
+/// buffer, so that they reach the writer below it without another copy.
+const WRITE_CHUNK: usize = 64 * 1024;
 
 /// The rows of `rows` rendered by `threads` helpers in batches and written in order;
 /// whether there was any. At most two batches a helper are in flight, so memory stays
@@ -537,8 +551,7 @@ fn write_rows_parallel(
                 let Ok((n, batch)) = job else { return };
                 let mut buf = Vec::with_capacity(batch.len() * 4096);
                 for (k, c) in batch.iter().enumerate() {
-                    // Writing to a Vec cannot fail.
-                    let _ = write_row(&mut buf, c, n == 0 && k == 0);
+                    write_row(&mut buf, c, n == 0 && k == 0);
                 }
                 if done_tx.send((n, buf)).is_err() {
                     return;

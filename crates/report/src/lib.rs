@@ -5,6 +5,7 @@
 
 pub mod analyze;
 pub mod flows;
+mod flows_row;
 pub mod host;
 mod json;
 pub mod table;
