@@ -532,7 +532,8 @@ fn report_direction(
     } else {
         DEFAULT_SEGMENT
     };
-    let alt = unlimited_ns(bytes, segment, path_rtt_ns(s, i, rtt));
+    let path_rtt = path_rtt_ns(s, i, rtt);
+    let alt = unlimited_ns(bytes, segment, path_rtt);
     let cost = limited_cost(l, span, alt);
     if cost == 0 {
         return;
@@ -568,11 +569,12 @@ fn report_direction(
         ms(span)
     );
     let without = format!(
-        "Without the limit the {} B would have taken ≈ {} (a window doubling each RTT from \
-         {} segments, as slow start does: the path's capacity cannot be measured while the \
-         window holds the rate below it)",
+        "Without the limit the {} B would have taken ≈ {} (a window doubling each round \
+         trip of the path, {} at its shortest, from {} segments, as slow start does: the \
+         path's capacity cannot be measured while the window holds the rate below it)",
         thousands(bytes),
         ms(alt),
+        ms(path_rtt),
         INITIAL_WINDOW_SEGMENTS
     );
     let mut limited = conn.finding(FindingId::RwndLimited);
