@@ -91,23 +91,55 @@ fn tcp_mem_pressure_is_named_from_the_window_collapse() {
     let before = tcp_mem();
     let _restore = Restore(before.clone());
     let dir = out_dir(SCENARIO);
-    let out = lab()
-        .args(["run", SCENARIO, "-o"])
-        .arg(&dir)
-        .output()
+    // Whether the kernel clamps the receiver depends on which socket crosses the lowered
+    // tcp_mem first and for how long the host stays above it (the sender blocked on
+    // memory can drop the total below tcp_mem[0] and leave pressure at once): a run can
+    // enter pressure without the client's window falling (fresh-clone CI, 1 of 3 runs:
+    // ss showed 216,064 B throughout). The run's own checks say when the mechanism did
+    // not happen; only then is it run again, at most [`ATTEMPTS`] times. Any other
+    // failed check fails at once.
+    const ATTEMPTS: usize = 3;
+    let mut attempt = 0;
+    let (m, run) = loop {
+        attempt += 1;
+        let _ = std::fs::remove_dir_all(&dir);
+        let out = lab()
+            .args(["run", SCENARIO, "-o"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(tcp_mem(), before, "tcp_mem not restored by the lab");
+        let run = dir.join(SCENARIO);
+        let m: Value = serde_json::from_str(
+            &std::fs::read_to_string(run.join("manifest.json")).unwrap_or_else(|e| {
+                panic!(
+                    "no manifest ({e}): {}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            }),
+        )
         .unwrap();
-    assert_eq!(tcp_mem(), before, "tcp_mem not restored by the lab");
-    let run = dir.join(SCENARIO);
-    let m: Value = serde_json::from_str(
-        &std::fs::read_to_string(run.join("manifest.json")).unwrap_or_else(|e| {
-            panic!(
-                "no manifest ({e}): {}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        }),
-    )
-    .unwrap();
-    assert!(out.status.success(), "checks failed: {:#}", m["checks"]);
+        if out.status.success() {
+            break (m, run);
+        }
+        let failed: Vec<&str> = m["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["ok"] != true)
+            .filter_map(|c| c["what"].as_str())
+            .collect();
+        let not_reproduced = !failed.is_empty()
+            && failed
+                .iter()
+                .all(|w| w.starts_with("the client's window fell"));
+        assert!(
+            not_reproduced && attempt < ATTEMPTS,
+            "checks failed (attempt {attempt}): {:#}",
+            m["checks"]
+        );
+        eprintln!("attempt {attempt}: the window did not collapse in this run; running it again");
+    };
     let restored = m["checks"]
         .as_array()
         .unwrap()
