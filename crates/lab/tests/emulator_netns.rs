@@ -11,6 +11,8 @@
 //!
 //! Needs root and `ip netns`; without them each test prints a note and passes (CI is root).
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
@@ -23,16 +25,11 @@ const SERVER_PORT: u16 = 8080;
 const INITIAL_RTO: Duration = Duration::from_secs(1);
 
 fn usable() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    let netns = Command::new("ip")
-        .args(["netns", "list"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !(root && netns) {
+    let ok = common::root_and_netns();
+    if !ok {
         eprintln!("note: skipped, needs root and `ip netns`");
     }
-    root && netns
+    ok
 }
 
 fn sh(args: &[&str]) {

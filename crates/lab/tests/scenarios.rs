@@ -8,6 +8,8 @@
 //! Times are bounded from below (the path's delays, the kernel's timers); a busy 2-core
 //! machine only makes them longer.
 
+mod common;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,16 +19,11 @@ use std::time::{Duration, Instant};
 static LOCK: Mutex<()> = Mutex::new(());
 
 fn usable() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    let netns = Command::new("ip")
-        .args(["netns", "list"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !(root && netns) {
+    let ok = common::root_and_netns();
+    if !ok {
         eprintln!("note: skipped, the lab needs root and `ip netns`");
     }
-    root && netns
+    ok
 }
 
 fn lab() -> &'static str {

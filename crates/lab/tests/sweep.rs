@@ -9,6 +9,8 @@
 //! --release -p tcpwhy`; the workspace's tests build it); without them it prints a note and
 //! passes. ≈ 20 s.
 
+mod common;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,17 +25,11 @@ fn tcpwhy() -> Option<PathBuf> {
 }
 
 fn usable() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    let netns = Command::new("ip")
-        .args(["netns", "list"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let bin = tcpwhy().is_some();
-    if !(root && netns && bin) {
+    let ok = common::root_and_netns() && tcpwhy().is_some();
+    if !ok {
         eprintln!("note: skipped, the sweep needs root, `ip netns` and the tcpwhy binary");
     }
-    root && netns && bin
+    ok
 }
 
 fn read(p: &Path) -> Value {

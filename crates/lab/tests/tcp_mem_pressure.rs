@@ -9,6 +9,8 @@
 //! cleanup (SIGKILL). Needs root and `ip netns`; without them each test prints a note and
 //! passes (CI is root).
 
+mod common;
+
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
@@ -21,16 +23,11 @@ const SCENARIO: &str = "tcp-mem-pressure";
 const TCP_MEM: &str = "/proc/sys/net/ipv4/tcp_mem";
 
 fn usable() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    let netns = Command::new("ip")
-        .args(["netns", "list"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !(root && netns) {
+    let ok = common::root_and_netns();
+    if !ok {
         eprintln!("note: skipped, the lab needs root and `ip netns`");
     }
-    root && netns
+    ok
 }
 
 fn tcp_mem() -> String {
