@@ -100,6 +100,9 @@ fn run_analyzed(name: &str) -> (Value, Vec<Analyzed>) {
 }
 
 /// Fails if any capture of the run has a finding of these ids.
+/// One tick of tcp_info's chrono times at the lab kernel's CONFIG_HZ=250.
+const CHRONO_TICK_NS: u64 = 4_000_000;
+
 fn named_none_of(name: &str, runs: &[Analyzed], ids: &[&str]) {
     for a in runs {
         assert!(
@@ -111,6 +114,11 @@ fn named_none_of(name: &str, runs: &[Analyzed], ids: &[&str]) {
             .findings
             .iter()
             .filter(|f| ids.contains(&f.id.as_str()))
+            // The kernel's window-limited chrono counts jiffies (4 ms at HZ 250): a
+            // window-limited time below one tick is not one the records rule out (the
+            // sweep's labels allow the same, labels.rs CHRONO_TICK_MS). hystart-1ms in
+            // fresh-clone CI: rwnd.limited at 0.06 ms.
+            .filter(|f| !(f.id.as_str() == "rwnd.limited" && f.cost_ns < CHRONO_TICK_NS))
             .collect();
         assert!(
             bad.is_empty(),
