@@ -263,6 +263,7 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
                 continue;
             }
         };
+        failed |= report_skips(&file);
         let exchanges = a.exchanges.then(|| {
             exchanges
                 .into_iter()
@@ -300,6 +301,22 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Says on standard error, in one line, how many frames of a file were skipped and why;
+/// returns whether no frame of it could be analysed (then the line says that, and the
+/// exit status is 2: a capture of a link type tcpwhy does not read, or without TCP, must
+/// not pass as a healthy one).
+fn report_skips(file: &tcpwhy_pipeline::FileReport) -> bool {
+    if let Some(why) = flows::nothing_analysed(file) {
+        eprintln!("tcpwhy: {why}");
+        true
+    } else {
+        if let Some(line) = flows::skip_line(file) {
+            eprintln!("tcpwhy: note: {line}");
+        }
+        false
+    }
 }
 
 fn check_stdin_once(files: &[String]) -> Result<(), String> {
@@ -342,6 +359,7 @@ pub fn flows(a: FlowsArgs) -> Result<ExitCode, String> {
                 continue;
             }
         };
+        failed |= report_skips(&r);
         if let Some(s) = a.stream {
             r.retain_stream(s)
                 .map_err(|e| format!("{f}: reading the connections back: {e}"))?;

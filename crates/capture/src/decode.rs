@@ -3,17 +3,20 @@
 //! Every frame either decodes to a [`Packet`] or is skipped with a [`SkipReason`]; the
 //! caller counts reasons in [`SkipCounts`] so nothing disappears silently.
 
-use crate::frame::Frame;
+use crate::frame::{Frame, LinkType};
 use std::net::IpAddr;
 
 mod bytes;
+mod encap;
 mod ip;
 mod link;
 mod tcp;
 
-/// IP-in-IP tunnels followed to find the TCP header; real captures nest one or two
-/// (6in4 through a VPN), more is garbage or a loop-crafted packet.
-const MAX_TUNNEL_DEPTH: usize = 4;
+/// Tunnels (IP in IP, GRE, VXLAN, GENEVE, GTP-U, Teredo; see `encap`) followed to find
+/// the TCP header; real captures nest one to three (6in4 through a VPN, VXLAN mirrored
+/// over ERSPAN), more is garbage or a loop-crafted packet:
+/// [`SkipReason::TooDeeplyNested`].
+const MAX_TUNNEL_DEPTH: usize = 8;
 
 /// At most four SACK blocks fit in the 40 bytes of TCP options (RFC 2018).
 pub const MAX_SACK_BLOCKS: usize = 4;
@@ -124,10 +127,13 @@ pub enum SkipReason {
     TruncatedTcpHeader,
     /// TCP data offset < 5 or pointing past the IP payload.
     BadTcpHeader,
+    /// More encapsulation than a real network stacks (VLAN tags, MPLS labels, tunnels in
+    /// tunnels beyond the bounds in [`encap`]): garbage or a crafted loop, not followed.
+    TooDeeplyNested,
 }
 
 impl SkipReason {
-    pub const ALL: [SkipReason; 9] = [
+    pub const ALL: [SkipReason; 10] = [
         SkipReason::UnsupportedLinkType,
         SkipReason::TruncatedLinkHeader,
         SkipReason::NotIp,
@@ -137,6 +143,7 @@ impl SkipReason {
         SkipReason::NotTcp,
         SkipReason::TruncatedTcpHeader,
         SkipReason::BadTcpHeader,
+        SkipReason::TooDeeplyNested,
     ];
 
     /// Stable snake_case name used in JSON output.
@@ -151,6 +158,7 @@ impl SkipReason {
             SkipReason::NotTcp => "not_tcp",
             SkipReason::TruncatedTcpHeader => "truncated_tcp_header",
             SkipReason::BadTcpHeader => "bad_tcp_header",
+            SkipReason::TooDeeplyNested => "too_deeply_nested",
         }
     }
 
@@ -166,6 +174,7 @@ impl SkipReason {
             SkipReason::NotTcp => "not TCP",
             SkipReason::TruncatedTcpHeader => "TCP header cut short",
             SkipReason::BadTcpHeader => "bad TCP header length",
+            SkipReason::TooDeeplyNested => "encapsulation nested too deep",
         }
     }
 
@@ -174,15 +183,51 @@ impl SkipReason {
     }
 }
 
-/// Counts of skipped frames by reason.
+/// Unsupported link types [`SkipCounts`] names with their frame counts; a pcapng file
+/// may have one per interface, and more than a few different ones is not a capture
+/// anyone brings (their frames are still counted, under the reason).
+pub const MAX_NAMED_LINK_TYPES: usize = 8;
+
+/// Counts of skipped frames by reason, and by link type for unsupported link types.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SkipCounts {
     counts: [u64; SkipReason::ALL.len()],
+    /// (LINKTYPE number, frames), sorted by number, the first `link_types_len` used:
+    /// sorted so that merging the counts of several threads gives one order.
+    link_types: [(u32, u64); MAX_NAMED_LINK_TYPES],
+    link_types_len: usize,
 }
 
 impl SkipCounts {
     pub fn add(&mut self, reason: SkipReason) {
         self.counts[reason.index()] += 1;
+    }
+
+    /// Counts a frame of link type `link` skipped for `reason`: an unsupported link type
+    /// is also counted under its number.
+    pub fn add_frame(&mut self, reason: SkipReason, link: LinkType) {
+        self.add(reason);
+        if reason == SkipReason::UnsupportedLinkType {
+            self.add_link_type(link.number(), 1);
+        }
+    }
+
+    fn add_link_type(&mut self, number: u32, frames: u64) {
+        let used = &mut self.link_types[..self.link_types_len];
+        match used.binary_search_by_key(&number, |(n, _)| *n) {
+            Ok(i) => used[i].1 += frames,
+            Err(i) if self.link_types_len < MAX_NAMED_LINK_TYPES => {
+                self.link_types[i..=self.link_types_len].rotate_right(1);
+                self.link_types[i] = (number, frames);
+                self.link_types_len += 1;
+            }
+            Err(_) => {}
+        }
+    }
+
+    /// Frames skipped for an unsupported link type, by LINKTYPE number (ascending).
+    pub fn link_types(&self) -> &[(u32, u64)] {
+        &self.link_types[..self.link_types_len]
     }
     pub fn get(&self, reason: SkipReason) -> u64 {
         self.counts[reason.index()]
@@ -201,6 +246,31 @@ impl SkipCounts {
         for (a, b) in self.counts.iter_mut().zip(other.counts.iter()) {
             *a += b;
         }
+        for &(n, frames) in other.link_types() {
+            self.add_link_type(n, frames);
+        }
+    }
+
+    /// One line saying how many frames were skipped and why, by reason and (for
+    /// unsupported link types) the link type number and name: "12 not TCP, 3 unsupported
+    /// link type 147 (USER0)". Empty when none was.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        for (r, n) in self.iter() {
+            if r == SkipReason::UnsupportedLinkType && !self.link_types().is_empty() {
+                let named: u64 = self.link_types().iter().map(|(_, f)| f).sum();
+                for &(lt, f) in self.link_types() {
+                    let name = LinkType::name_of(lt).unwrap_or("unknown");
+                    parts.push(format!("{f} {} {lt} ({name})", r.describe()));
+                }
+                if n > named {
+                    parts.push(format!("{} {} (others)", n - named, r.describe()));
+                }
+            } else {
+                parts.push(format!("{n} {}", r.describe()));
+            }
+        }
+        parts.join(", ")
     }
 }
 
@@ -302,21 +372,23 @@ fn innermost(
     outer: ip::IpHeader,
 ) -> Result<(&[u8], ip::IpHeader), SkipReason> {
     let mut ip = outer;
-    let mut depth = 0;
-    while ip.protocol != ip::PROTO_TCP {
-        depth += 1;
-        if depth > MAX_TUNNEL_DEPTH {
-            return Err(SkipReason::NotTcp);
+    for _ in 0..MAX_TUNNEL_DEPTH {
+        let payload = ip_bytes.get(ip.header_len..).unwrap_or(&[]);
+        let (net, start) = encap::inner(ip.protocol, payload)?;
+        ip_bytes = payload
+            .get(start..)
+            .ok_or(SkipReason::TruncatedLinkHeader)?;
+        // What the tunnel's headers took of the outer payload on the wire.
+        let wire_len = ip
+            .payload_wire_len
+            .saturating_sub(start)
+            .max(ip_bytes.len());
+        ip = ip::parse(net, ip_bytes, wire_len)?;
+        if ip.protocol == ip::PROTO_TCP {
+            return Ok((ip_bytes, ip));
         }
-        let inner = if ip.protocol == ip::PROTO_IPIP {
-            link::Network::Ipv4
-        } else {
-            link::Network::Ipv6
-        };
-        ip_bytes = ip_bytes.get(ip.header_len..).unwrap_or(&[]);
-        ip = ip::parse(inner, ip_bytes, ip.payload_wire_len)?;
     }
-    Ok((ip_bytes, ip))
+    Err(SkipReason::TooDeeplyNested)
 }
 
 #[cfg(test)]

@@ -68,6 +68,20 @@ pub enum LinkType {
     LinuxSll2,
     /// LINKTYPE_LOOP (108): OpenBSD loopback, address family in network byte order.
     Loop,
+    /// LINKTYPE_PPP (9): PPP (RFC 1661), with or without the HDLC-like 0xff 0x03.
+    Ppp,
+    /// LINKTYPE_PPP_HDLC (50): PPP in HDLC-like framing, or Cisco PPP with HDLC framing.
+    PppHdlc,
+    /// LINKTYPE_C_HDLC (104): Cisco HDLC, an EtherType after address and control.
+    CiscoHdlc,
+    /// LINKTYPE_IEEE802_11 (105): 802.11 frames; data frames carry LLC/SNAP.
+    Ieee80211,
+    /// LINKTYPE_IEEE802_11_RADIOTAP (127): a radiotap header, then an 802.11 frame.
+    Radiotap,
+    /// LINKTYPE_NFLOG (239): Linux netfilter log, TLVs of which one is the packet.
+    Nflog,
+    /// LINKTYPE_IPOIB (242): IP over InfiniBand (RFC 4391), a 4-byte header.
+    IpOverIb,
     /// Anything else: frames are skipped and counted as an unsupported link type.
     Other(u32),
 }
@@ -85,10 +99,120 @@ impl LinkType {
             228 => LinkType::Ipv4,
             229 => LinkType::Ipv6,
             276 => LinkType::LinuxSll2,
+            9 => LinkType::Ppp,
+            50 => LinkType::PppHdlc,
+            104 => LinkType::CiscoHdlc,
+            105 => LinkType::Ieee80211,
+            127 => LinkType::Radiotap,
+            239 => LinkType::Nflog,
+            242 => LinkType::IpOverIb,
             other => LinkType::Other(other),
         }
     }
+
+    /// The LINKTYPE_* number (101 for raw IP, whichever DLT the file used).
+    pub const fn number(self) -> u32 {
+        match self {
+            LinkType::Null => 0,
+            LinkType::Ethernet => 1,
+            LinkType::Fddi => 10,
+            LinkType::RawIp => 101,
+            LinkType::LinuxSll => 113,
+            LinkType::Ipv4 => 228,
+            LinkType::Ipv6 => 229,
+            LinkType::LinuxSll2 => 276,
+            LinkType::Loop => 108,
+            LinkType::Ppp => 9,
+            LinkType::PppHdlc => 50,
+            LinkType::CiscoHdlc => 104,
+            LinkType::Ieee80211 => 105,
+            LinkType::Radiotap => 127,
+            LinkType::Nflog => 239,
+            LinkType::IpOverIb => 242,
+            LinkType::Other(n) => n,
+        }
+    }
+
+    /// The LINKTYPE_* name of a link type number (tcpdump.org's list, without the
+    /// prefix), for saying which link type a file has that tcpwhy does not read; `None`
+    /// for numbers not in the table.
+    pub fn name_of(n: u32) -> Option<&'static str> {
+        LINKTYPE_NAMES
+            .binary_search_by_key(&n, |(k, _)| *k)
+            .ok()
+            .map(|i| LINKTYPE_NAMES[i].1)
+    }
 }
+
+/// LINKTYPE_* numbers and names (tcpdump.org "Link-layer header types"), sorted by number:
+/// the ones a capture a user brings is likely to have. A number not here is still named
+/// by its number.
+const LINKTYPE_NAMES: [(u32, &str); 64] = [
+    (0, "NULL"),
+    (1, "ETHERNET"),
+    (3, "AX25"),
+    (6, "IEEE802_5"),
+    (7, "ARCNET_BSD"),
+    (8, "SLIP"),
+    (9, "PPP"),
+    (10, "FDDI"),
+    (50, "PPP_HDLC"),
+    (51, "PPP_ETHER"),
+    (100, "ATM_RFC1483"),
+    (101, "RAW"),
+    (104, "C_HDLC"),
+    (105, "IEEE802_11"),
+    (107, "FRELAY"),
+    (108, "LOOP"),
+    (113, "LINUX_SLL"),
+    (114, "LTALK"),
+    (117, "PFLOG"),
+    (119, "IEEE802_11_PRISM"),
+    (122, "IP_OVER_FC"),
+    (123, "SUNATM"),
+    (127, "IEEE802_11_RADIOTAP"),
+    (129, "ARCNET_LINUX"),
+    (138, "APPLE_IP_OVER_IEEE1394"),
+    (139, "MTP2_WITH_PHDR"),
+    (140, "MTP2"),
+    (141, "MTP3"),
+    (142, "SCCP"),
+    (143, "DOCSIS"),
+    (144, "LINUX_IRDA"),
+    (147, "USER0"),
+    (148, "USER1"),
+    (149, "USER2"),
+    (150, "USER3"),
+    (163, "IEEE802_11_AVS"),
+    (166, "PPP_PPPD"),
+    (169, "GPRS_LLC"),
+    (177, "LINUX_LAPD"),
+    (187, "BLUETOOTH_HCI_H4"),
+    (189, "USB_LINUX"),
+    (192, "PPI"),
+    (195, "IEEE802_15_4_WITHFCS"),
+    (197, "ERF"),
+    (201, "BLUETOOTH_HCI_H4_WITH_PHDR"),
+    (204, "PPP_WITH_DIR"),
+    (205, "C_HDLC_WITH_DIR"),
+    (220, "USB_LINUX_MMAPPED"),
+    (226, "IPNET"),
+    (227, "CAN_SOCKETCAN"),
+    (228, "IPV4"),
+    (229, "IPV6"),
+    (230, "IEEE802_15_4_NOFCS"),
+    (231, "DBUS"),
+    (239, "NFLOG"),
+    (240, "NETANALYZER"),
+    (241, "NETANALYZER_TRANSPARENT"),
+    (242, "IPOIB"),
+    (247, "INFINIBAND"),
+    (249, "USBPCAP"),
+    (251, "BLUETOOTH_LE_LL"),
+    (253, "NETLINK"),
+    (258, "PKTAP"),
+    (276, "LINUX_SLL2"),
+];
 
 /// One captured record, borrowed from the reader until the next call.
 #[derive(Copy, Clone, Debug)]

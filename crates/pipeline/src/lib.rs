@@ -196,7 +196,7 @@ impl<S: Sink> Stage<S> {
                     self.track(frame.number, frame.ts, pkt);
                 }
             }
-            Err(reason) => t.skipped.add(*reason),
+            Err(reason) => t.skipped.add_frame(*reason, frame.link),
         }
     }
 

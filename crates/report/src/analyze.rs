@@ -163,7 +163,10 @@ pub fn write_text(reports: &[AnalyzeReport<'_>], out: &mut impl Write) -> io::Re
         }
         let t0 = r.file.stats.start.unwrap_or_default();
         let by_id = verdict(r)?;
-        if by_id.is_empty() {
+        if let Some(why) = crate::flows::nothing_analysed(&r.file) {
+            // First, not "no mechanism": nothing was looked at.
+            writeln!(out, "{why}")?;
+        } else if by_id.is_empty() {
             writeln!(
                 out,
                 "No TCP mechanism cost time above the threshold in this capture."
@@ -338,6 +341,9 @@ struct JsonFile<'a, 'w> {
     tcp_frames: u64,
     connections: usize,
     error: Option<&'a str>,
+    /// Frames skipped for an unsupported link type, by link type; absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    skipped_link_types: Vec<crate::flows::JsonLinkType>,
     findings: JsonFindings<'a, 'w>,
     /// Finding id → how many findings the cost threshold left out.
     below_min_cost: JsonBelow<'a, 'w>,
@@ -513,6 +519,7 @@ pub fn write_json(reports: &[AnalyzeReport<'_>], out: &mut impl Write) -> io::Re
                 tcp_frames: r.file.tcp_frames,
                 connections: r.file.stats.count as usize,
                 error: r.file.error.as_ref().map(|e| e.message.as_str()),
+                skipped_link_types: crate::flows::json_link_types(&r.file),
                 findings: JsonFindings { walk, any: &any },
                 below_min_cost: JsonBelow(walk),
                 exchanges: r.exchanges.as_ref().map(|xs| {

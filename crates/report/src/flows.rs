@@ -138,7 +138,9 @@ pub fn write_text(files: &[FileReport], out: &mut impl Write) -> io::Result<()> 
             fit(&mut widths, &row(&c?, t0));
             rows += 1;
         }
-        if rows == 0 {
+        if let Some(why) = nothing_analysed(f) {
+            writeln!(out, "{why}")?;
+        } else if rows == 0 {
             writeln!(out, "no TCP connections")?;
         } else {
             out.write_all(t.header_line(&widths).as_bytes())?;
@@ -200,19 +202,53 @@ fn row(c: &ConnSummary, t0: Option<tcpwhy_capture::Timestamp>) -> Vec<String> {
     ]
 }
 
+/// One line when frames were skipped: how many of how many, and why (by reason, and
+/// unsupported link types by number and name). For standard error, so that a capture
+/// read only in part never looks like a clean one.
+pub fn skip_line(f: &FileReport) -> Option<String> {
+    let skipped = f.skipped.total();
+    (skipped > 0).then(|| {
+        format!(
+            "{}: skipped {skipped} of {} frames: {}",
+            f.path,
+            f.frames,
+            f.skipped.describe()
+        )
+    })
+}
+
+/// When no frame of the file could be analysed as TCP: the one line that says so and
+/// why, which the reports put first and the CLI turns into exit status 2 (a capture of
+/// the wrong link type or without TCP is no healthy capture).
+pub fn nothing_analysed(f: &FileReport) -> Option<String> {
+    if f.tcp_frames > 0 {
+        return None;
+    }
+    Some(if f.frames == 0 {
+        format!(
+            "{}: no frame to analyse: the capture holds no frames",
+            f.path
+        )
+    } else {
+        format!(
+            "{}: no frame could be analysed as TCP: {} of {} frames skipped: {}",
+            f.path,
+            f.skipped.total(),
+            f.frames,
+            f.skipped.describe()
+        )
+    })
+}
+
 /// The accounting line under a table: frames read, analysed, skipped and why.
 pub fn footer(f: &FileReport) -> String {
     let mut s = format!(
         "{} connections; {} frames, {} TCP",
         f.stats.count, f.frames, f.tcp_frames
     );
-    let skipped: Vec<String> = f
-        .skipped
-        .iter()
-        .map(|(r, n)| format!("{n} {}", r.describe()))
-        .collect();
+    let skipped = f.skipped.describe();
     if !skipped.is_empty() {
-        s.push_str(&format!("; skipped: {}", skipped.join(", ")));
+        s.push_str(&format!("; skipped: {skipped}"));
     }
     s.push('\n');
     // Capture loss: the peer acknowledged data the file does not hold. Said once, so that
@@ -253,7 +289,32 @@ struct JsonFile<'a> {
     frames: u64,
     tcp_frames: u64,
     skipped: serde_json::Map<String, serde_json::Value>,
+    /// Frames skipped for an unsupported link type, by link type; absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    skipped_link_types: Vec<JsonLinkType>,
     error: Option<JsonError<'a>>,
+}
+
+/// Frames of one link type tcpwhy does not read.
+#[derive(Serialize)]
+pub(crate) struct JsonLinkType {
+    link_type: u32,
+    /// LINKTYPE_* name without the prefix, `null` when not in tcpwhy's table.
+    name: Option<&'static str>,
+    frames: u64,
+}
+
+/// The unsupported link types of a file, for both JSON documents.
+pub(crate) fn json_link_types(f: &FileReport) -> Vec<JsonLinkType> {
+    f.skipped
+        .link_types()
+        .iter()
+        .map(|&(n, frames)| JsonLinkType {
+            link_type: n,
+            name: tcpwhy_capture::LinkType::name_of(n),
+            frames,
+        })
+        .collect()
 }
 
 #[derive(Serialize)]
@@ -515,6 +576,7 @@ fn json_file(f: &FileReport) -> JsonFile<'_> {
             .iter()
             .map(|(r, n)| (r.name().to_string(), n.into()))
             .collect(),
+        skipped_link_types: json_link_types(f),
         error: f.error.as_ref().map(|e| JsonError {
             message: &e.message,
             frame: e.frame,

@@ -18,10 +18,27 @@ pub(crate) const PROTO_TCP: u8 = 6;
 /// connection is the one to analyse (Wireshark dissects it too).
 pub(crate) const PROTO_IPIP: u8 = 4;
 pub(crate) const PROTO_IPV6_IN_IP: u8 = 41;
+/// UDP (VXLAN, GENEVE, GTP-U, Teredo) and GRE carry tunnels too (see `encap`).
+pub(crate) const PROTO_UDP: u8 = 17;
+pub(crate) const PROTO_GRE: u8 = 47;
 
 /// Protocols the decoder goes on with after the IP header.
 fn carries_tcp(protocol: u8) -> bool {
-    matches!(protocol, PROTO_TCP | PROTO_IPIP | PROTO_IPV6_IN_IP)
+    matches!(
+        protocol,
+        PROTO_TCP | PROTO_IPIP | PROTO_IPV6_IN_IP | PROTO_UDP | PROTO_GRE
+    )
+}
+
+/// Why a non-first fragment of `protocol` is skipped: for TCP and IP-in-IP the
+/// fragment, for what is TCP only when a tunnel header says so (UDP, GRE) not TCP, as
+/// any other protocol.
+fn fragment_reason(protocol: u8) -> SkipReason {
+    if matches!(protocol, PROTO_UDP | PROTO_GRE) {
+        SkipReason::NotTcp
+    } else {
+        SkipReason::IpFragment
+    }
 }
 
 const IPV4_MIN_HEADER_LEN: usize = 20;
@@ -115,7 +132,7 @@ fn ipv4(b: &[u8], wire_len: usize) -> Result<IpHeader, SkipReason> {
     // later fragments carry only payload.
     let frag = be16(b, IPV4_FRAG_OFFSET).unwrap_or(0);
     if frag & IPV4_FRAG_OFFSET_MASK != 0 {
-        return Err(SkipReason::IpFragment);
+        return Err(fragment_reason(protocol));
     }
     let src: [u8; 4] = array(b, IPV4_SRC_OFFSET).ok_or(SkipReason::TruncatedIpHeader)?;
     let dst: [u8; 4] = array(b, IPV4_DST_OFFSET).ok_or(SkipReason::TruncatedIpHeader)?;
@@ -211,7 +228,7 @@ fn ipv6(b: &[u8], wire_len: usize) -> Result<IpHeader, SkipReason> {
                 });
             }
             // Past a non-first fragment header there is only payload.
-            p if carries_tcp(p) => return Err(SkipReason::IpFragment),
+            p if carries_tcp(p) => return Err(fragment_reason(p)),
             _ if !first_fragment => return Err(SkipReason::NotTcp),
             IPV6_HOP_BY_HOP | IPV6_ROUTING | IPV6_DEST_OPTS | IPV6_MOBILITY | IPV6_HIP
             | IPV6_SHIM6 => {
@@ -390,8 +407,8 @@ mod tests {
             parse(Network::Ipv6, &b, 140),
             Err(SkipReason::TruncatedIpHeader)
         );
-        // UDP.
-        let b = v6(8, 17, &[0; 8]);
+        // ICMPv6 (UDP goes on to the tunnel decoders).
+        let b = v6(8, 58, &[0; 8]);
         assert_eq!(parse(Network::Ipv6, &b, 48), Err(SkipReason::NotTcp));
     }
 }

@@ -1,0 +1,415 @@
+//! Issue 19: what real captures hold. Link types and encapsulations the kernel here cannot
+//! produce, as small captures built byte by byte in the test (each shape was checked
+//! against tshark 4 by hand: same stream, endpoints and frames), and captures of which
+//! no frame can be analysed, which must never pass as healthy ones.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn tcpwhy(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
+        .args(args)
+        .output()
+        .expect("run tcpwhy")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A pcap (µs, little-endian) of `frames` with link type `link`, one per second.
+fn pcap(link: u32, frames: &[Vec<u8>]) -> Vec<u8> {
+    let mut f = Vec::new();
+    f.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    f.extend_from_slice(&2u16.to_le_bytes());
+    f.extend_from_slice(&4u16.to_le_bytes());
+    f.extend_from_slice(&[0; 8]);
+    f.extend_from_slice(&65535u32.to_le_bytes());
+    f.extend_from_slice(&link.to_le_bytes());
+    for (i, d) in frames.iter().enumerate() {
+        f.extend_from_slice(&(1_700_000_000 + i as u32).to_le_bytes());
+        f.extend_from_slice(&0u32.to_le_bytes());
+        f.extend_from_slice(&(d.len() as u32).to_le_bytes());
+        f.extend_from_slice(&(d.len() as u32).to_le_bytes());
+        f.extend_from_slice(d);
+    }
+    f
+}
+
+/// Writes `bytes` to a file named `name` in a directory of this test run.
+fn write(name: &str, bytes: &[u8]) -> String {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capture_contents");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+const SYN: u8 = 0x02;
+const SYN_ACK: u8 = 0x12;
+const ACK_PSH: u8 = 0x18;
+
+/// IPv4 `src` → `dst` carrying `payload` with protocol `proto` (checksum left 0: tshark
+/// does not check it by default, nor does tcpwhy).
+fn ipv4(src: [u8; 4], dst: [u8; 4], proto: u8, payload: &[u8]) -> Vec<u8> {
+    let mut p = vec![0x45, 0];
+    p.extend_from_slice(&(20 + payload.len() as u16).to_be_bytes());
+    p.extend_from_slice(&[0, 1, 0x40, 0, 64, proto, 0, 0]);
+    p.extend_from_slice(&src);
+    p.extend_from_slice(&dst);
+    p.extend_from_slice(payload);
+    p
+}
+
+/// A TCP header (no options) with `data`.
+fn tcp(sport: u16, dport: u16, seq: u32, ack: u32, flags: u8, data: &[u8]) -> Vec<u8> {
+    let mut t = Vec::new();
+    t.extend_from_slice(&sport.to_be_bytes());
+    t.extend_from_slice(&dport.to_be_bytes());
+    t.extend_from_slice(&seq.to_be_bytes());
+    t.extend_from_slice(&ack.to_be_bytes());
+    t.extend_from_slice(&[0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+    t.extend_from_slice(data);
+    t
+}
+
+/// The three IPv4 packets of a connection 10.9.0.1:40000 → 10.9.0.2:80: SYN, SYN-ACK,
+/// then 5 bytes of data from the client.
+fn exchange() -> Vec<Vec<u8>> {
+    let (c, s) = ([10, 9, 0, 1], [10, 9, 0, 2]);
+    vec![
+        ipv4(c, s, 6, &tcp(40000, 80, 100, 0, SYN, &[])),
+        ipv4(s, c, 6, &tcp(80, 40000, 500, 101, SYN_ACK, &[])),
+        ipv4(c, s, 6, &tcp(40000, 80, 101, 501, ACK_PSH, b"hello")),
+    ]
+}
+
+fn udp(sport: u16, dport: u16, payload: &[u8]) -> Vec<u8> {
+    let mut u = Vec::new();
+    u.extend_from_slice(&sport.to_be_bytes());
+    u.extend_from_slice(&dport.to_be_bytes());
+    u.extend_from_slice(&(8 + payload.len() as u16).to_be_bytes());
+    u.extend_from_slice(&[0, 0]);
+    u.extend_from_slice(payload);
+    u
+}
+
+const MACS: [u8; 12] = [2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2];
+
+fn ethernet(ethertype: u16, payload: &[u8]) -> Vec<u8> {
+    let mut e = MACS.to_vec();
+    e.extend_from_slice(&ethertype.to_be_bytes());
+    e.extend_from_slice(payload);
+    e
+}
+
+/// `tcpwhy flows --format json` of `file`: the one connection's endpoints, packets each
+/// way and first frame.
+fn one_connection(file: &str) -> (String, String, u64, u64, u64) {
+    let out = tcpwhy(&["flows", "--format", "json", file]);
+    assert!(out.status.success(), "{file}: {}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let conns = v["files"][0]["connections"].as_array().unwrap();
+    assert_eq!(conns.len(), 1, "{file}");
+    let c = &conns[0];
+    (
+        c["client"].as_str().unwrap().to_string(),
+        c["server"].as_str().unwrap().to_string(),
+        c["client_to_server"]["packets"].as_u64().unwrap(),
+        c["server_to_client"]["packets"].as_u64().unwrap(),
+        c["first_frame"].as_u64().unwrap(),
+    )
+}
+
+fn assert_exchange(name: &str, link: u32, wrap: impl Fn(&[u8]) -> Vec<u8>) {
+    let frames: Vec<Vec<u8>> = exchange().iter().map(|p| wrap(p)).collect();
+    let file = write(name, &pcap(link, &frames));
+    assert_eq!(
+        one_connection(&file),
+        (
+            "10.9.0.1:40000".to_string(),
+            "10.9.0.2:80".to_string(),
+            2,
+            1,
+            1
+        ),
+        "{name}"
+    );
+}
+
+#[test]
+fn a_capture_of_an_unsupported_link_type_is_exit_2_with_its_number_and_name() {
+    // LINKTYPE_USER0 (147): private use, nothing tcpwhy or Wireshark reads by default.
+    let file = write("user0.pcap", &pcap(147, &exchange()));
+    for cmd in ["flows", "analyze"] {
+        let out = tcpwhy(&[cmd, &file]);
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        let err = text(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{cmd}: {err}");
+        assert!(
+            err.contains("no frame could be analysed as TCP: 3 of 3 frames skipped: 3 unsupported link type 147 (USER0)"),
+            "{cmd}: {err}"
+        );
+        // The report says it first, not "no mechanism".
+        let first = text(&out.stdout).lines().next().unwrap_or("").to_string();
+        assert!(
+            first.contains("no frame could be analysed as TCP"),
+            "{cmd}: {first}"
+        );
+    }
+    let out = tcpwhy(&["flows", "--format", "json", &file]);
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = &v["files"][0];
+    assert_eq!(f["skipped"]["unsupported_link_type"], 3);
+    assert_eq!(
+        f["skipped_link_types"],
+        serde_json::json!([{"link_type": 147, "name": "USER0", "frames": 3}])
+    );
+}
+
+#[test]
+fn a_capture_of_only_udp_is_exit_2_and_says_so() {
+    let frames: Vec<Vec<u8>> = (0..4)
+        .map(|i| {
+            ethernet(
+                0x0800,
+                &ipv4([10, 9, 0, 1], [10, 9, 0, 2], 17, &udp(5353, 53, &[i; 12])),
+            )
+        })
+        .collect();
+    let file = write("udp-only.pcap", &pcap(1, &frames));
+    for cmd in ["flows", "analyze"] {
+        let out = tcpwhy(&[cmd, &file]);
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        let err = text(&out.stderr);
+        assert_eq!(
+            err.trim_end(),
+            format!("tcpwhy: {file}: no frame could be analysed as TCP: 4 of 4 frames skipped: 4 not TCP"),
+            "{cmd}"
+        );
+    }
+    let out = tcpwhy(&["analyze", &file]);
+    assert!(!text(&out.stdout).contains("No TCP mechanism cost time"));
+}
+
+#[test]
+fn skipped_frames_are_one_line_on_stderr_and_the_status_stays_0() {
+    let mut frames: Vec<Vec<u8>> = exchange().iter().map(|p| ethernet(0x0800, p)).collect();
+    frames.push(ethernet(0x0806, &[0, 1, 8, 0, 6, 4, 0, 1]));
+    frames.push(ethernet(
+        0x0800,
+        &ipv4([10, 9, 0, 1], [10, 9, 0, 3], 17, &udp(5353, 53, &[1; 12])),
+    ));
+    let file = write("mixed.pcap", &pcap(1, &frames));
+    let out = tcpwhy(&["flows", &file]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stderr).trim_end(),
+        format!("tcpwhy: note: {file}: skipped 2 of 5 frames: 1 not IP, 1 not TCP")
+    );
+}
+
+/// LINKTYPE_PPP (9) with HDLC-like address and control, and without.
+#[test]
+fn ppp_link_type() {
+    assert_exchange("ppp.pcap", 9, |p| {
+        let mut f = vec![0xff, 0x03, 0x00, 0x21];
+        f.extend_from_slice(p);
+        f
+    });
+    assert_exchange("ppp-bare.pcap", 9, |p| {
+        let mut f = vec![0x00, 0x21];
+        f.extend_from_slice(p);
+        f
+    });
+}
+
+/// LINKTYPE_PPP_HDLC (50) and LINKTYPE_C_HDLC (104).
+#[test]
+fn hdlc_link_types() {
+    assert_exchange("ppp-hdlc.pcap", 50, |p| {
+        let mut f = vec![0xff, 0x03, 0x00, 0x21];
+        f.extend_from_slice(p);
+        f
+    });
+    assert_exchange("chdlc.pcap", 104, |p| {
+        let mut f = vec![0x0f, 0x00, 0x08, 0x00];
+        f.extend_from_slice(p);
+        f
+    });
+}
+
+/// LINKTYPE_IPOIB (242) as Wireshark reads it: a 40-byte pseudo header (first word 0:
+/// only the destination QPN and GID are set), then EtherType and two reserved bytes.
+#[test]
+fn ip_over_infiniband() {
+    assert_exchange("ipoib.pcap", 242, |p| {
+        let mut f = vec![0; 40];
+        f[21..24].copy_from_slice(&[0, 0, 0x48]);
+        f.extend_from_slice(&[0x08, 0x00, 0, 0]);
+        f.extend_from_slice(p);
+        f
+    });
+}
+
+/// 802.11 QoS data from a station to the AP (To-DS), LLC/SNAP; under radiotap too
+/// (a minimal 8-byte radiotap header: no fields present).
+fn wlan(p: &[u8]) -> Vec<u8> {
+    let mut f = vec![0x88, 0x01, 0, 0];
+    f.extend_from_slice(&[0x02, 0, 0, 0, 0, 0x0a]); // BSSID
+    f.extend_from_slice(&[0x02, 0, 0, 0, 0, 0x01]); // source
+    f.extend_from_slice(&[0x02, 0, 0, 0, 0, 0x02]); // destination
+    f.extend_from_slice(&[0x10, 0x00]); // sequence control
+    f.extend_from_slice(&[0x00, 0x00]); // QoS control
+    f.extend_from_slice(&[0xaa, 0xaa, 0x03, 0, 0, 0, 0x08, 0x00]);
+    f.extend_from_slice(p);
+    f
+}
+
+#[test]
+fn ieee_802_11_bare_and_under_radiotap() {
+    assert_exchange("wlan.pcap", 105, wlan);
+    assert_exchange("radiotap.pcap", 127, |p| {
+        let mut f = vec![0, 0, 8, 0, 0, 0, 0, 0];
+        f.extend_from_slice(&wlan(p));
+        f
+    });
+}
+
+/// LINKTYPE_NFLOG (239): AF_INET, version 0, resource id 0 (big-endian), then TLVs in
+/// the host's (little-endian) order: a prefix "fw" (type 10), the hardware protocol
+/// (type 1, 4 bytes), the payload (type 9) padded to 4 bytes.
+#[test]
+fn nflog() {
+    assert_exchange("nflog.pcap", 239, |p| {
+        let mut f = vec![2, 0, 0, 0];
+        f.extend_from_slice(&[7, 0, 10, 0, b'f', b'w', 0, 0]);
+        f.extend_from_slice(&[8, 0, 1, 0, 0x08, 0x00, 3, 0]);
+        f.extend_from_slice(&(4 + p.len() as u16).to_le_bytes());
+        f.extend_from_slice(&[9, 0]);
+        f.extend_from_slice(p);
+        f.resize(f.len().div_ceil(4) * 4, 0);
+        f
+    });
+}
+
+/// Ethernet: 802.1ad over 802.1Q, then PPPoE session; MPLS two labels then IPv4; MPLS
+/// with a pseudowire control word and Ethernet.
+#[test]
+fn qinq_pppoe_and_mpls() {
+    assert_exchange("qinq-pppoe.pcap", 1, |p| {
+        let mut f = vec![0x00, 0x64, 0x81, 0x00, 0x00, 0xc8, 0x88, 0x64];
+        f.extend_from_slice(&[0x11, 0x00, 0x12, 0x34]);
+        f.extend_from_slice(&(2 + p.len() as u16).to_be_bytes());
+        f.extend_from_slice(&[0x00, 0x21]);
+        f.extend_from_slice(p);
+        ethernet(0x88a8, &f)
+    });
+    assert_exchange("mpls.pcap", 1, |p| {
+        let mut f = vec![0x00, 0x01, 0x00, 0x40, 0x00, 0x02, 0x01, 0x40];
+        f.extend_from_slice(p);
+        ethernet(0x8847, &f)
+    });
+    // Real MAC addresses (Intel, VMware): Wireshark's heuristic for a control word
+    // looks the addresses up.
+    let pw_ethernet = |p: &[u8]| {
+        let mut e = vec![
+            0x00, 0x1b, 0x21, 0x3c, 0x4d, 0x5e, 0x00, 0x50, 0x56, 0x9a, 0x0b, 0x1c,
+        ];
+        e.extend_from_slice(&[0x08, 0x00]);
+        e.extend_from_slice(p);
+        e
+    };
+    assert_exchange("mpls-pw-ethernet.pcap", 1, |p| {
+        let mut f = vec![0x00, 0x03, 0x01, 0x40, 0, 0, 0, 0];
+        f.extend_from_slice(&pw_ethernet(p));
+        ethernet(0x8847, &f)
+    });
+    assert_exchange("mpls-pw-ethernet-no-cw.pcap", 1, |p| {
+        let mut f = vec![0x00, 0x03, 0x01, 0x40];
+        f.extend_from_slice(&pw_ethernet(p));
+        ethernet(0x8847, &f)
+    });
+}
+
+/// GRE with key and sequence number; ERSPAN type II and III; GTP-U with a PDU session
+/// extension header; VXLAN on 4789 and GENEVE with an option.
+#[test]
+fn tunnels_the_kernel_here_does_not_build() {
+    let outer = |proto: u8, inner: &[u8]| {
+        ethernet(0x0800, &ipv4([192, 0, 2, 1], [192, 0, 2, 2], proto, inner))
+    };
+    assert_exchange("gre-key-seq.pcap", 1, |p| {
+        let mut g = vec![0x30, 0x00, 0x08, 0x00, 0, 0, 0, 42, 0, 0, 0, 7];
+        g.extend_from_slice(p);
+        outer(47, &g)
+    });
+    assert_exchange("erspan2.pcap", 1, |p| {
+        let mut g = vec![0x10, 0x00, 0x88, 0xbe, 0, 0, 0, 7];
+        g.extend_from_slice(&[0x10, 0x01, 0x00, 0x05, 0, 0, 0, 0]);
+        g.extend_from_slice(&ethernet(0x0800, p));
+        outer(47, &g)
+    });
+    assert_exchange("erspan3.pcap", 1, |p| {
+        let mut g = vec![0x10, 0x00, 0x22, 0xeb, 0, 0, 0, 7];
+        g.extend_from_slice(&[0x20, 0x01, 0x00, 0x05, 0, 0, 0, 0, 0, 0, 0, 0x01]);
+        g.extend_from_slice(&[0; 8]); // platform-specific subheader (O bit)
+        g.extend_from_slice(&ethernet(0x0800, p));
+        outer(47, &g)
+    });
+    assert_exchange("gtp-u.pcap", 1, |p| {
+        let mut g = vec![0x34, 0xff];
+        g.extend_from_slice(&(4 + 4 + p.len() as u16).to_be_bytes());
+        g.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0x85]);
+        g.extend_from_slice(&[1, 0x10, 0x09, 0]); // PDU session container, then none
+        g.extend_from_slice(p);
+        outer(17, &udp(2152, 2152, &g))
+    });
+    assert_exchange("vxlan.pcap", 1, |p| {
+        let mut v = vec![0x08, 0, 0, 0, 0, 0, 42, 0];
+        v.extend_from_slice(&ethernet(0x0800, p));
+        outer(17, &udp(51000, 4789, &v))
+    });
+    assert_exchange("geneve.pcap", 1, |p| {
+        let mut v = vec![0x01, 0, 0x65, 0x58, 0, 0, 42, 0];
+        v.extend_from_slice(&[0x01, 0x02, 0x80, 0x00]); // one 4-byte option, no data
+        v.extend_from_slice(&ethernet(0x0800, p));
+        outer(17, &udp(51000, 6081, &v))
+    });
+}
+
+/// Hostile nesting is bounded and counted: 1,000 VLAN tags, 1,000 MPLS labels, GRE in
+/// GRE in GRE … (IPv4 in GRE, 200 times).
+#[test]
+fn hostile_nesting_is_counted_as_its_own_reason() {
+    let mut vlan = Vec::new();
+    for _ in 0..1000 {
+        vlan.extend_from_slice(&[0x00, 0x01, 0x81, 0x00]);
+    }
+    vlan.extend_from_slice(&[0x00, 0x01, 0x08, 0x00]);
+    vlan.extend_from_slice(&exchange()[0]);
+    let mut mpls = Vec::new();
+    for _ in 0..1000 {
+        mpls.extend_from_slice(&[0x00, 0x01, 0x00, 0x40]);
+    }
+    mpls.extend_from_slice(&[0x00, 0x01, 0x01, 0x40]);
+    mpls.extend_from_slice(&exchange()[0]);
+    let mut gre = exchange()[0].clone();
+    for _ in 0..200 {
+        let mut g = vec![0x00, 0x00, 0x08, 0x00];
+        g.extend_from_slice(&gre);
+        gre = ipv4([192, 0, 2, 1], [192, 0, 2, 2], 47, &g);
+    }
+    let frames = vec![
+        ethernet(0x8100, &vlan),
+        ethernet(0x8847, &mpls),
+        ethernet(0x0800, &gre),
+    ];
+    let file = write("nesting.pcap", &pcap(1, &frames));
+    let out = tcpwhy(&["flows", "--format", "json", &file]);
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["files"][0]["skipped"]["too_deeply_nested"], 3);
+    assert!(text(&out.stderr).contains("3 encapsulation nested too deep"));
+}
