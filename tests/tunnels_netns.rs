@@ -1,0 +1,483 @@
+//! Issue 19: TCP inside tunnels the real kernel builds, captured on the underlay. Two
+//! network namespaces joined by a veth pair (underlay 10.203.0.0/24); in each case a
+//! tunnel between them (overlay 10.204.0.0/24 or fd04::/64), two TCP transfers inside
+//! it, `tcpdump` on the underlay. `tcpwhy flows` must give every connection tshark
+//! gives, stream by stream: first frame, endpoints and packets (tshark told what it needs,
+//! e.g. VXLAN on Linux's port 8472). A tunnel type this kernel cannot build is skipped
+//! with a message, as is the whole test without root, `ip netns`, tcpdump, tshark or
+//! python3 (the transfer's two ends).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+fn run(cmd: &str, args: &[&str]) -> Output {
+    Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"))
+}
+
+fn have(cmd: &str, arg: &str) -> bool {
+    Command::new(cmd)
+        .arg(arg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+fn usable() -> Result<(), String> {
+    let root = run("id", &["-u"]);
+    if String::from_utf8_lossy(&root.stdout).trim() != "0" {
+        return Err("not root".into());
+    }
+    if !run("ip", &["netns", "list"]).status.success() {
+        return Err("no `ip netns`".into());
+    }
+    for (cmd, arg) in [
+        ("tcpdump", "--version"),
+        ("tshark", "--version"),
+        ("python3", "--version"),
+    ] {
+        if !have(cmd, arg) {
+            return Err(format!("no {cmd}"));
+        }
+    }
+    Ok(())
+}
+
+/// The two namespaces of one case, deleted (with everything in them) on every exit,
+/// a panic included; processes started in them are killed by their PIDs first.
+struct Lab {
+    ns: [String; 2],
+    children: Vec<Child>,
+}
+
+impl Lab {
+    fn new(case: &str) -> Lab {
+        let pid = std::process::id();
+        let lab = Lab {
+            ns: [format!("tw19a-{case}-{pid}"), format!("tw19b-{case}-{pid}")],
+            children: Vec::new(),
+        };
+        for ns in &lab.ns {
+            lab.must("ip", &["netns", "add", ns]);
+        }
+        let [a, b] = &lab.ns;
+        lab.must(
+            "ip",
+            &[
+                "link", "add", "u0", "netns", a, "type", "veth", "peer", "name", "u0", "netns", b,
+            ],
+        );
+        for (i, ns) in lab.ns.iter().enumerate() {
+            let addr = format!("10.203.0.{}/24", i + 1);
+            lab.exec(ns, &["ip", "addr", "add", &addr, "dev", "u0"]);
+            lab.exec(
+                ns,
+                &[
+                    "ip",
+                    "-6",
+                    "addr",
+                    "add",
+                    &format!("fd03::{}/64", i + 1),
+                    "dev",
+                    "u0",
+                    "nodad",
+                ],
+            );
+            lab.exec(ns, &["ip", "link", "set", "u0", "up"]);
+            lab.exec(ns, &["ip", "link", "set", "lo", "up"]);
+        }
+        lab
+    }
+
+    fn must(&self, cmd: &str, args: &[&str]) {
+        let out = run(cmd, args);
+        assert!(
+            out.status.success(),
+            "{cmd} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn exec(&self, ns: &str, args: &[&str]) {
+        let mut a = vec!["netns", "exec", ns];
+        a.extend_from_slice(args);
+        self.must("ip", &a);
+    }
+
+    /// `ip link add` in namespace `i`; `false` when this kernel has no such device type.
+    fn try_link(&self, i: usize, args: &[&str]) -> bool {
+        let mut a = vec!["netns", "exec", &self.ns[i], "ip", "link", "add"];
+        a.extend_from_slice(args);
+        let out = run("ip", &a);
+        if out.status.success() {
+            return true;
+        }
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("Unknown device type") || err.contains("not supported"),
+            "ip {a:?}: {err}"
+        );
+        false
+    }
+
+    fn spawn(&mut self, ns: usize, args: &[&str], stderr: Option<&Path>) {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.ns[ns]]).args(args);
+        c.stdout(Stdio::null());
+        match stderr {
+            Some(p) => c.stderr(std::fs::File::create(p).unwrap()),
+            None => c.stderr(Stdio::null()),
+        };
+        self.children.push(c.spawn().expect("spawn"));
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        for ns in &self.ns {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
+    }
+}
+
+const SERVER: &str = r#"
+import socket, sys
+s = socket.socket(socket.AF_INET6 if ':' in sys.argv[1] else socket.AF_INET)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 5019)); s.listen(8)
+for _ in range(2):
+    c, _ = s.accept()
+    while c.recv(65536): pass
+    c.sendall(b'done'); c.close()
+"#;
+
+const CLIENT: &str = r#"
+import socket, sys, time
+for n in range(2):
+    for attempt in range(100):
+        try:
+            c = socket.create_connection((sys.argv[1], 5019), timeout=10); break
+        except OSError:
+            time.sleep(0.05)
+    c.sendall(b'x' * (200000 * (n + 1))); c.shutdown(socket.SHUT_WR)
+    while c.recv(100): pass
+    c.close()
+"#;
+
+/// One connection as both tools describe it: first frame, the two endpoints (sorted),
+/// packets in all.
+type Conn = (u64, [String; 2], u64);
+
+fn tcpwhy_streams(file: &Path) -> BTreeMap<u64, Conn> {
+    let out = run(
+        env!("CARGO_BIN_EXE_tcpwhy"),
+        &["flows", "--format", "json", file.to_str().unwrap()],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut m = BTreeMap::new();
+    for c in v["files"][0]["connections"].as_array().unwrap() {
+        let mut ends = [
+            c["client"].as_str().unwrap().to_string(),
+            c["server"].as_str().unwrap().to_string(),
+        ];
+        ends.sort();
+        let packets = c["client_to_server"]["packets"].as_u64().unwrap()
+            + c["server_to_client"]["packets"].as_u64().unwrap();
+        m.insert(
+            c["stream"].as_u64().unwrap(),
+            (c["first_frame"].as_u64().unwrap(), ends, packets),
+        );
+    }
+    m
+}
+
+/// tshark's streams; the innermost addresses are the last of each field's list, of
+/// IPv6 when the overlay is IPv6 (6in4 has both), else of IPv4.
+fn tshark_streams(file: &Path, decode_as: &[&str], overlay6: bool) -> BTreeMap<u64, Conn> {
+    let mut args = vec!["-r", file.to_str().unwrap()];
+    args.extend_from_slice(decode_as);
+    let (src, dst) = if overlay6 {
+        ("ipv6.src", "ipv6.dst")
+    } else {
+        ("ip.src", "ip.dst")
+    };
+    args.extend_from_slice(&[
+        "-Y",
+        "tcp",
+        "-T",
+        "fields",
+        "-E",
+        "occurrence=l",
+        "-e",
+        "frame.number",
+        "-e",
+        "tcp.stream",
+        "-e",
+        src,
+        "-e",
+        "tcp.srcport",
+        "-e",
+        dst,
+        "-e",
+        "tcp.dstport",
+    ]);
+    let out = run("tshark", &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut m: BTreeMap<u64, Conn> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        let addr = |a: &str| {
+            if overlay6 {
+                format!("[{a}]")
+            } else {
+                a.to_string()
+            }
+        };
+        let mut ends = [
+            format!("{}:{}", addr(f[2]), f[3]),
+            format!("{}:{}", addr(f[4]), f[5]),
+        ];
+        ends.sort();
+        let frame: u64 = f[0].parse().unwrap();
+        let e = m.entry(f[1].parse().unwrap()).or_insert((frame, ends, 0));
+        e.2 += 1;
+    }
+    m
+}
+
+/// Captures the underlay (`u0` of the first namespace) while two transfers run from
+/// the first namespace to `server` in the second; gives the capture's path.
+fn transfer(lab: &mut Lab, name: &str, server: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("tunnels_netns");
+    std::fs::create_dir_all(&dir).unwrap();
+    let pcap = dir.join(format!("{name}.pcap"));
+    let log = dir.join(format!("{name}.tcpdump.log"));
+    let _ = std::fs::remove_file(&pcap);
+    lab.spawn(
+        0,
+        &[
+            "tcpdump",
+            "-U",
+            "-n",
+            "-i",
+            "u0",
+            "-w",
+            pcap.to_str().unwrap(),
+        ],
+        Some(&log),
+    );
+    // tcpdump says "listening on" once it captures.
+    let ready = (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::fs::read_to_string(&log).is_ok_and(|s| s.contains("listening on"))
+    });
+    assert!(ready, "{name}: tcpdump did not start");
+    lab.spawn(1, &["python3", "-c", SERVER, server], None);
+    // The client connects once the server listens, so that no refused attempt makes a
+    // third connection.
+    let ns1 = lab.ns[1].clone();
+    let listening = (0..200).any(|_| {
+        let out = run(
+            "ip",
+            &["netns", "exec", &ns1, "ss", "-Hltn", "sport", "=", ":5019"],
+        );
+        !out.stdout.is_empty() || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            false
+        }
+    });
+    assert!(listening, "{name}: the server did not start");
+    let ns0 = lab.ns[0].clone();
+    lab.exec(&ns0, &["python3", "-c", CLIENT, server]);
+    // Stop tcpdump (the first child) so that it writes its last packets.
+    let pid = lab.children[0].id().to_string();
+    let _ = run("kill", &["-INT", &pid]);
+    let _ = lab.children[0].wait();
+    pcap
+}
+
+/// A case: its name, the `ip link add` arguments in each namespace, whether the overlay
+/// is IPv6, and what tshark must be told to decode it.
+type Case<'a> = (&'a str, [Vec<String>; 2], bool, Vec<&'a str>);
+
+/// Builds the tunnel device `t0` in both namespaces with `links` (the `ip link add`
+/// arguments of each), runs the transfers inside it while capturing the underlay, and
+/// compares the streams.
+fn case(name: &str, links: [&[&str]; 2], overlay6: bool, decode_as: &[&str]) {
+    let mut lab = Lab::new(name);
+    for (i, args) in links.iter().enumerate() {
+        if !lab.try_link(i, args) {
+            eprintln!("tunnels_netns: {name}: this kernel cannot build it, skipped");
+            return;
+        }
+    }
+    for i in 0..2 {
+        let ns = lab.ns[i].clone();
+        if overlay6 {
+            let addr = format!("fd04::{}/64", i + 1);
+            lab.exec(
+                &ns,
+                &["ip", "-6", "addr", "add", &addr, "dev", "t0", "nodad"],
+            );
+        } else {
+            let addr = format!("10.204.0.{}/24", i + 1);
+            lab.exec(&ns, &["ip", "addr", "add", &addr, "dev", "t0"]);
+        }
+        lab.exec(&ns, &["ip", "link", "set", "t0", "up"]);
+    }
+    let server = if overlay6 { "fd04::2" } else { "10.204.0.2" };
+    let pcap = transfer(&mut lab, name, server);
+    let ours = tcpwhy_streams(&pcap);
+    let theirs = tshark_streams(&pcap, decode_as, overlay6);
+    assert_eq!(ours.len(), 2, "{name}: {ours:?}");
+    assert_eq!(ours, theirs, "{name}: tcpwhy vs tshark");
+}
+
+#[test]
+fn tcp_in_kernel_tunnels_equals_tshark_stream_by_stream() {
+    if let Err(why) = usable() {
+        eprintln!("tunnels_netns: skipped: {why}");
+        return;
+    }
+    let v4 = |kind: &'static str, me: u8, peer: u8| -> Vec<String> {
+        vec![
+            "t0".into(),
+            "type".into(),
+            kind.into(),
+            "local".into(),
+            format!("10.203.0.{me}"),
+            "remote".into(),
+            format!("10.203.0.{peer}"),
+        ]
+    };
+    let v6 = |kind: &'static str, me: u8, peer: u8| -> Vec<String> {
+        vec![
+            "t0".into(),
+            "type".into(),
+            kind.into(),
+            "local".into(),
+            format!("fd03::{me}"),
+            "remote".into(),
+            format!("fd03::{peer}"),
+        ]
+    };
+    let vxlan = |port: &'static str, me: u8, peer: u8| -> Vec<String> {
+        let mut v = v4("vxlan", me, peer);
+        v.extend(["id", "42", "dstport", port, "dev", "u0"].map(String::from));
+        v
+    };
+    let geneve = |peer: u8| -> Vec<String> {
+        ["t0", "type", "geneve", "id", "42", "remote"]
+            .map(String::from)
+            .into_iter()
+            .chain([format!("10.203.0.{peer}")])
+            .collect()
+    };
+    let cases: Vec<Case> = vec![
+        (
+            "vxlan",
+            [vxlan("4789", 1, 2), vxlan("4789", 2, 1)],
+            false,
+            vec![],
+        ),
+        (
+            "vxlan-8472",
+            [vxlan("8472", 1, 2), vxlan("8472", 2, 1)],
+            false,
+            vec!["-d", "udp.port==8472,vxlan"],
+        ),
+        ("geneve", [geneve(2), geneve(1)], false, vec![]),
+        ("gre", [v4("gre", 1, 2), v4("gre", 2, 1)], false, vec![]),
+        (
+            "gretap",
+            [v4("gretap", 1, 2), v4("gretap", 2, 1)],
+            false,
+            vec![],
+        ),
+        ("ipip", [v4("ipip", 1, 2), v4("ipip", 2, 1)], false, vec![]),
+        ("sit", [v4("sit", 1, 2), v4("sit", 2, 1)], true, vec![]),
+        (
+            "ip6tnl",
+            [v6("ip6tnl", 1, 2), v6("ip6tnl", 2, 1)],
+            true,
+            vec![],
+        ),
+        (
+            "ip6gre",
+            [v6("ip6gre", 1, 2), v6("ip6gre", 2, 1)],
+            false,
+            vec![],
+        ),
+    ];
+    for (name, links, overlay6, decode_as) in &cases {
+        let a: Vec<&str> = links[0].iter().map(String::as_str).collect();
+        let b: Vec<&str> = links[1].iter().map(String::as_str).collect();
+        case(name, [&a, &b], *overlay6, decode_as);
+    }
+}
+
+/// 802.1ad (S-tag 100) over 802.1Q (C-tag 200) on the veth itself: the overlay is the
+/// inner VLAN device.
+#[test]
+fn tcp_in_qinq_equals_tshark() {
+    if let Err(why) = usable() {
+        eprintln!("tunnels_netns: skipped: {why}");
+        return;
+    }
+    let mut lab = Lab::new("qinq");
+    let outer = [
+        "u0.100", "link", "u0", "type", "vlan", "proto", "802.1ad", "id", "100",
+    ];
+    for i in 0..2 {
+        if !lab.try_link(i, &outer) {
+            eprintln!("tunnels_netns: qinq: this kernel has no VLAN devices, skipped");
+            return;
+        }
+        let ns = lab.ns[i].clone();
+        lab.exec(&ns, &["ip", "link", "set", "u0.100", "up"]);
+        lab.exec(
+            &ns,
+            &[
+                "ip", "link", "add", "t0", "link", "u0.100", "type", "vlan", "proto", "802.1Q",
+                "id", "200",
+            ],
+        );
+        lab.exec(
+            &ns,
+            &[
+                "ip",
+                "addr",
+                "add",
+                &format!("10.204.0.{}/24", i + 1),
+                "dev",
+                "t0",
+            ],
+        );
+        lab.exec(&ns, &["ip", "link", "set", "t0", "up"]);
+    }
+    let pcap = transfer(&mut lab, "qinq", "10.204.0.2");
+    let ours = tcpwhy_streams(&pcap);
+    assert_eq!(ours.len(), 2, "qinq: {ours:?}");
+    assert_eq!(
+        ours,
+        tshark_streams(&pcap, &[], false),
+        "qinq: tcpwhy vs tshark"
+    );
+}
