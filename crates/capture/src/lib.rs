@@ -10,7 +10,8 @@
 //! - [`decode`]: link layer → IP → TCP header and options, as an allocation-free
 //!   [`Packet`]; anything else is a [`SkipReason`], counted in [`SkipCounts`].
 //!
-//! Third-party parsers (pcap-parser, etherparse) stay behind these types.
+//! Third-party parsers (pcap-parser) stay behind these types; the decoder is hand-written
+//! (crates/capture/PERF.md says why).
 
 pub mod bounds;
 pub mod decode;
