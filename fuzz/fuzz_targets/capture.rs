@@ -6,8 +6,11 @@
 use libfuzzer_sys::fuzz_target;
 use tcpwhy_capture::{decode, Capture, Frame, LinkType, Timestamp};
 
-/// Link types the decoder knows, plus one it does not.
-const LINKS: [u32; 10] = [0, 1, 10, 101, 108, 113, 228, 229, 276, 147];
+/// Link types the decoder knows, plus one it does not. Ethernet twice: the tunnels
+/// (GRE, VXLAN, GENEVE, GTP-U, Teredo, MPLS, PPPoE) are reached through it.
+const LINKS: [u32; 18] = [
+    0, 1, 1, 9, 10, 50, 101, 104, 105, 108, 113, 127, 228, 229, 239, 242, 276, 147,
+];
 
 fn drain(cap: Result<Capture, tcpwhy_capture::CaptureError>) -> (u64, bool) {
     let Ok(mut cap) = cap else {

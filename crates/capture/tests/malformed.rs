@@ -1,7 +1,8 @@
 //! A corpus of broken inputs generated from real captures: cut at every record boundary
 //! and inside records, absurd lengths, wrong magic, odd snaplens, IP and TCP headers whose
 //! length fields point past the packet, bad option lengths, VLAN stacks running off the
-//! end. Each must give counted skips or one clear error: never a panic, a hang, or an
+//! end, hostile nesting (1,000 tags or labels, GRE in GRE), every tunnel and link layer
+//! cut at every byte. Each must give counted skips or one clear error: never a panic, a hang, or an
 //! allocation above the named bound (checked by a counting allocator).
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -454,5 +455,211 @@ fn random_byte_flips() {
             }
             exercise(&v);
         }
+    }
+}
+
+/// IPv4 192.0.2.1 → 192.0.2.2 carrying `payload` as protocol `proto`.
+fn ipv4_around(proto: u8, payload: &[u8]) -> Vec<u8> {
+    let mut p = vec![0x45, 0];
+    p.extend_from_slice(&(20 + payload.len() as u16).to_be_bytes());
+    p.extend_from_slice(&[0, 1, 0x40, 0, 64, proto, 0, 0, 192, 0, 2, 1, 192, 0, 2, 2]);
+    p.extend_from_slice(payload);
+    p
+}
+
+fn udp_around(dport: u16, payload: &[u8]) -> Vec<u8> {
+    let mut u = vec![0xc3, 0x50];
+    u.extend_from_slice(&dport.to_be_bytes());
+    u.extend_from_slice(&(8 + payload.len() as u16).to_be_bytes());
+    u.extend_from_slice(&[0, 0]);
+    u.extend_from_slice(payload);
+    u
+}
+
+/// Issue 19: 1,000 VLAN tags, 1,000 MPLS labels, IPv4 in GRE 100 times, VXLAN in VXLAN 20
+/// times: bounded, each counted as too deeply nested, not walked to the end.
+#[test]
+fn hostile_nesting_is_bounded_and_counted() {
+    let syn = ethernet_syn();
+    let inner_ip = &syn[IP..];
+    let mut vlan = syn[..12].to_vec();
+    for _ in 0..1000 {
+        vlan.extend_from_slice(&[0x81, 0x00, 0x00, 0x05]);
+    }
+    vlan.extend_from_slice(&[0x08, 0x00]);
+    vlan.extend_from_slice(inner_ip);
+    let mut mpls = syn[..12].to_vec();
+    mpls.extend_from_slice(&[0x88, 0x47]);
+    for i in 0..1000 {
+        mpls.extend_from_slice(&[0, 0x10, if i == 999 { 0x01 } else { 0 }, 64]);
+    }
+    mpls.extend_from_slice(inner_ip);
+    let mut gre = inner_ip.to_vec();
+    for _ in 0..100 {
+        let mut g = vec![0x00, 0x00, 0x08, 0x00];
+        g.extend_from_slice(&gre);
+        gre = ipv4_around(47, &g);
+    }
+    let mut vxlan = syn.clone();
+    for _ in 0..20 {
+        let mut v = vec![0x08, 0, 0, 0, 0, 0, 1, 0];
+        v.extend_from_slice(&vxlan);
+        let mut e = syn[..14].to_vec();
+        e.extend_from_slice(&ipv4_around(17, &udp_around(4789, &v)));
+        vxlan = e;
+    }
+    let mut gre_eth = syn[..14].to_vec();
+    gre_eth.extend_from_slice(&gre);
+    let o = exercise(&pcap(1, &[vlan, mpls, gre_eth, vxlan]));
+    assert_eq!(o.decoded, vec![Err(SkipReason::TooDeeplyNested); 4]);
+    // Within the bounds the same shapes decode: 3 GRE layers, 5 MPLS labels.
+    let mut gre = inner_ip.to_vec();
+    for _ in 0..3 {
+        let mut g = vec![0x00, 0x00, 0x08, 0x00];
+        g.extend_from_slice(&gre);
+        gre = ipv4_around(47, &g);
+    }
+    let mut gre_eth = syn[..14].to_vec();
+    gre_eth.extend_from_slice(&gre);
+    let o = exercise(&pcap(1, &[gre_eth]));
+    assert_eq!(o.decoded, vec![Ok(0)]);
+}
+
+/// Every tunnel and link layer of issue 19 cut at every byte and with random bytes
+/// flipped: counted skips or a decoded segment, never a panic; the payload never claims
+/// more than the frame holds.
+#[test]
+fn tunnels_and_link_types_cut_and_flipped() {
+    let syn = ethernet_syn();
+    let inner_ip = syn[IP..].to_vec();
+    let eth = |ty: [u8; 2], p: &[u8]| {
+        let mut e = syn[..12].to_vec();
+        e.extend_from_slice(&ty);
+        e.extend_from_slice(p);
+        e
+    };
+    let cat = |a: &[u8], b: &[u8]| [a, b].concat();
+    let vxlan = eth(
+        [0x08, 0x00],
+        &ipv4_around(17, &udp_around(8472, &cat(&[8, 0, 0, 0, 0, 0, 1, 0], &syn))),
+    );
+    let geneve = eth(
+        [0x08, 0x00],
+        &ipv4_around(
+            17,
+            &udp_around(
+                6081,
+                &cat(&[1, 0, 0x65, 0x58, 0, 0, 1, 0, 1, 2, 0x80, 0], &syn),
+            ),
+        ),
+    );
+    let gtp = eth(
+        [0x08, 0x00],
+        &ipv4_around(
+            17,
+            &udp_around(
+                2152,
+                &cat(
+                    &[0x34, 0xff, 0, 68, 0, 0, 0, 1, 0, 0, 0, 0x85, 1, 0, 0, 0],
+                    &inner_ip,
+                ),
+            ),
+        ),
+    );
+    let teredo = eth(
+        [0x08, 0x00],
+        &ipv4_around(
+            17,
+            &udp_around(3544, &cat(&[0, 0, 0, 0, 0, 0, 0, 0], &[0x60; 60])),
+        ),
+    );
+    let erspan3 = eth(
+        [0x08, 0x00],
+        &ipv4_around(
+            47,
+            &cat(
+                &[
+                    0x10, 0, 0x22, 0xeb, 0, 0, 0, 1, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+                ],
+                &[0; 8],
+            )
+            .into_iter()
+            .chain(syn.iter().copied())
+            .collect::<Vec<u8>>(),
+        ),
+    );
+    let pptp = eth(
+        [0x08, 0x00],
+        &ipv4_around(
+            47,
+            &cat(
+                &[
+                    0x30, 0x81, 0x88, 0x0b, 0, 60, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0xff, 0x03, 0,
+                    0x21,
+                ],
+                &inner_ip,
+            ),
+        ),
+    );
+    let pppoe = eth(
+        [0x88, 0x64],
+        &cat(&[0x11, 0, 0, 1, 0, 62, 0, 0x21], &inner_ip),
+    );
+    let mpls_pw = eth([0x88, 0x47], &cat(&[0, 0x10, 0x01, 64, 0, 0, 0, 0], &syn));
+    let ethernet_cases = [vxlan, geneve, gtp, teredo, erspan3, pptp, pppoe, mpls_pw];
+    // Intact, each reaches the SYN (payload 0), but Teredo, whose IPv6 packet here
+    // carries protocol 0x60, not TCP.
+    let o = exercise(&pcap(1, &ethernet_cases));
+    let mut want = vec![Ok(0); ethernet_cases.len()];
+    want[3] = Err(SkipReason::NotTcp);
+    assert_eq!(o.decoded, want);
+    let wlan = cat(
+        &[
+            0x08, 0x01, 0, 0, 2, 0, 0, 0, 0, 10, 2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0, 0,
+        ],
+        &cat(&[0xaa, 0xaa, 3, 0, 0, 0, 8, 0], &inner_ip),
+    );
+    let links: [(u32, Vec<u8>); 7] = [
+        (9, cat(&[0xff, 0x03, 0, 0x21], &inner_ip)),
+        (50, cat(&[0x8f, 0, 0x08, 0], &inner_ip)),
+        (104, cat(&[0x0f, 0, 0x86, 0xdd], &[0x60; 60])),
+        (105, wlan.clone()),
+        (127, cat(&[0, 0, 8, 0, 0, 0, 0, 0], &wlan)),
+        (239, cat(&[2, 0, 0, 0, 44, 0, 9, 0], &inner_ip)),
+        (242, cat(&[0; 40], &cat(&[8, 0, 0, 0], &inner_ip))),
+    ];
+    let mut all: Vec<(u32, Vec<u8>)> = ethernet_cases.iter().map(|f| (1, f.clone())).collect();
+    all.extend(links.iter().cloned());
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for (link, f) in &all {
+        let cuts: Vec<Vec<u8>> = (0..f.len()).map(|n| f[..n].to_vec()).collect();
+        exercise(&pcap(*link, &cuts));
+        let flips: Vec<Vec<u8>> = (0..200)
+            .map(|_| {
+                let mut v = f.clone();
+                for _ in 0..(next() % 4 + 1) {
+                    let i = (next() as usize) % v.len();
+                    v[i] = next() as u8;
+                }
+                v
+            })
+            .collect();
+        exercise(&pcap(*link, &flips));
+    }
+    // The link types decode their intact frame (Cisco HDLC's IPv6 carries 0x60: not TCP).
+    for (link, f) in &links {
+        let o = exercise(&pcap(*link, std::slice::from_ref(f)));
+        let want = if *link == 104 {
+            Err(SkipReason::NotTcp)
+        } else {
+            Ok(0)
+        };
+        assert_eq!(o.decoded, vec![want], "link type {link}");
     }
 }
