@@ -303,11 +303,15 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
     })
 }
 
-/// Says on standard error, in one line, how many frames of a file were skipped and why;
+/// Says on standard error, in one line, how many frames of a file were skipped and why
+/// (and in another when its time ran backwards);
 /// returns whether no frame of it could be analysed (then the line says that, and the
 /// exit status is 2: a capture of a link type tcpwhy does not read, or without TCP, must
 /// not pass as a healthy one).
 fn report_skips(file: &tcpwhy_pipeline::FileReport) -> bool {
+    if let Some(t) = flows::time_line(file) {
+        eprintln!("tcpwhy: warning: {t}");
+    }
     if let Some(why) = flows::nothing_analysed(file) {
         eprintln!("tcpwhy: {why}");
         true

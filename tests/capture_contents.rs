@@ -413,3 +413,39 @@ fn hostile_nesting_is_counted_as_its_own_reason() {
     assert_eq!(v["files"][0]["skipped"]["too_deeply_nested"], 3);
     assert!(text(&out.stderr).contains("3 encapsulation nested too deep"));
 }
+
+/// A SYN-ACK whose microsecond field is 2,100,000 (out of range: read literally, it is
+/// 2.1 s late, ahead of the ACK after it) and an ACK earlier than it: the frame after the
+/// jump is counted as time running backwards and warned about, by every thread count.
+#[test]
+fn time_running_backwards_is_a_counted_anomaly_with_a_warning() {
+    let x = exchange();
+    let mut f = Vec::new();
+    f.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    f.extend_from_slice(&2u16.to_le_bytes());
+    f.extend_from_slice(&4u16.to_le_bytes());
+    f.extend_from_slice(&[0; 8]);
+    f.extend_from_slice(&65535u32.to_le_bytes());
+    f.extend_from_slice(&101u32.to_le_bytes());
+    for (frac, d) in [(0u32, &x[0]), (2_100_000, &x[1]), (200_000, &x[2])] {
+        f.extend_from_slice(&1_700_000_000u32.to_le_bytes());
+        f.extend_from_slice(&frac.to_le_bytes());
+        f.extend_from_slice(&(d.len() as u32).to_le_bytes());
+        f.extend_from_slice(&(d.len() as u32).to_le_bytes());
+        f.extend_from_slice(d);
+    }
+    let file = write("time-backwards.pcap", &f);
+    for j in ["1", "2"] {
+        let out = tcpwhy(&["flows", "--format", "json", "-j", j, &file]);
+        assert_eq!(out.status.code(), Some(0));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["files"][0]["time_backwards"], 1, "-j {j}");
+        let err = text(&out.stderr);
+        assert!(
+            err.starts_with(&format!(
+                "tcpwhy: warning: {file}: 1 frame(s) earlier than a frame before them"
+            )),
+            "-j {j}: {err}"
+        );
+    }
+}

@@ -3,7 +3,7 @@
 //! Every frame either decodes to a [`Packet`] or is skipped with a [`SkipReason`]; the
 //! caller counts reasons in [`SkipCounts`] so nothing disappears silently.
 
-use crate::frame::{Frame, LinkType};
+use crate::frame::{Frame, LinkType, Timestamp};
 use std::net::IpAddr;
 
 mod bytes;
@@ -188,7 +188,8 @@ impl SkipReason {
 /// anyone brings (their frames are still counted, under the reason).
 pub const MAX_NAMED_LINK_TYPES: usize = 8;
 
-/// Counts of skipped frames by reason, and by link type for unsupported link types.
+/// Counts of skipped frames by reason, and by link type for unsupported link types; and
+/// one anomaly of frames that were not skipped: time running backwards.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SkipCounts {
     counts: [u64; SkipReason::ALL.len()],
@@ -196,6 +197,9 @@ pub struct SkipCounts {
     /// sorted so that merging the counts of several threads gives one order.
     link_types: [(u32, u64); MAX_NAMED_LINK_TYPES],
     link_types_len: usize,
+    /// Frames earlier than the latest frame before them, and that latest time.
+    time_backwards: u64,
+    latest: Option<Timestamp>,
 }
 
 impl SkipCounts {
@@ -225,6 +229,24 @@ impl SkipCounts {
         }
     }
 
+    /// Takes in the time of the next frame of the file, in file order (the reader's
+    /// thread: the order of the file, whatever the threads). A frame earlier than one
+    /// before it is counted: a capture clock stepping back, merged files, or one record
+    /// whose out-of-range fraction of a second (a µs field ≥ 10^6, a ns field ≥ 10^9) made
+    /// it jump ahead of the frames after it.
+    #[inline]
+    pub fn observe_time(&mut self, ts: Timestamp) {
+        match self.latest {
+            Some(latest) if ts < latest => self.time_backwards += 1,
+            _ => self.latest = Some(ts),
+        }
+    }
+
+    /// Frames whose time was earlier than a frame before them ([`Self::observe_time`]).
+    pub fn time_backwards(&self) -> u64 {
+        self.time_backwards
+    }
+
     /// Frames skipped for an unsupported link type, by LINKTYPE number (ascending).
     pub fn link_types(&self) -> &[(u32, u64)] {
         &self.link_types[..self.link_types_len]
@@ -249,6 +271,7 @@ impl SkipCounts {
         for &(n, frames) in other.link_types() {
             self.add_link_type(n, frames);
         }
+        self.time_backwards += other.time_backwards;
     }
 
     /// One line saying how many frames were skipped and why, by reason and (for
@@ -394,7 +417,6 @@ fn innermost(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frame::{LinkType, Timestamp};
 
     fn frame(link: LinkType, data: &[u8], orig_len: u32) -> Frame<'_> {
         Frame {

@@ -226,6 +226,7 @@ fn run<S: Sink>(cap: &mut Capture, sink: S, progress: Option<&dyn Progress>) -> 
         match next_frame(cap) {
             Ok(Some(frame)) => {
                 t.frames += 1;
+                t.skipped.observe_time(frame.ts);
                 stage.frame(&frame, &mut t);
             }
             Ok(None) => break None,
@@ -306,6 +307,7 @@ fn hand_out(
             Err(e) => break Some(e),
         };
         t.frames += 1;
+        t.skipped.observe_time(frame.ts);
         // The endpoints alone, before a full decode; the decode only when they cannot be
         // found that way.
         let owner = match flow_addrs(&frame) {
@@ -452,16 +454,9 @@ fn sharded<S: Sink + Send>(
         p.finish();
     }
     let results = results.map_err(|_| format!("{path}: a worker thread failed"))?;
-    // The reader counted the frames and met the error; TCP frames and skips were counted
-    // by one worker each.
-    let mut report = FileReport::new(
-        path,
-        format,
-        read.frames,
-        0,
-        SkipCounts::default(),
-        read.error,
-    );
+    // The reader counted the frames, their times and met the error; TCP frames and skips
+    // were counted by one worker each.
+    let mut report = FileReport::new(path, format, read.frames, 0, read.skipped, read.error);
     let mut sinks = Vec::with_capacity(results.len());
     for (t, sink) in results {
         report.tcp_frames += t.tcp_frames;

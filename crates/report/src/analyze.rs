@@ -344,6 +344,9 @@ struct JsonFile<'a, 'w> {
     /// Frames skipped for an unsupported link type, by link type; absent when none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     skipped_link_types: Vec<crate::flows::JsonLinkType>,
+    /// Frames earlier than a frame before them; absent when none.
+    #[serde(skip_serializing_if = "crate::flows::is_zero")]
+    time_backwards: u64,
     findings: JsonFindings<'a, 'w>,
     /// Finding id → how many findings the cost threshold left out.
     below_min_cost: JsonBelow<'a, 'w>,
@@ -520,6 +523,7 @@ pub fn write_json(reports: &[AnalyzeReport<'_>], out: &mut impl Write) -> io::Re
                 connections: r.file.stats.count as usize,
                 error: r.file.error.as_ref().map(|e| e.message.as_str()),
                 skipped_link_types: crate::flows::json_link_types(&r.file),
+                time_backwards: r.file.skipped.time_backwards(),
                 findings: JsonFindings { walk, any: &any },
                 below_min_cost: JsonBelow(walk),
                 exchanges: r.exchanges.as_ref().map(|xs| {

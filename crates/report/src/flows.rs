@@ -240,6 +240,20 @@ pub fn nothing_analysed(f: &FileReport) -> Option<String> {
     })
 }
 
+/// One line when frames of the file are earlier than a frame before them, for standard
+/// error and the footer.
+pub fn time_line(f: &FileReport) -> Option<String> {
+    let n = f.skipped.time_backwards();
+    (n > 0).then(|| {
+        format!(
+            "{}: {n} frame(s) earlier than a frame before them (the capture clock ran \
+             backwards, files were merged, or an out-of-range timestamp jumped ahead): times \
+             measured across them, RTTs and costs included, are not to be trusted",
+            f.path
+        )
+    })
+}
+
 /// The accounting line under a table: frames read, analysed, skipped and why.
 pub fn footer(f: &FileReport) -> String {
     let mut s = format!(
@@ -260,6 +274,9 @@ pub fn footer(f: &FileReport) -> String {
              network loss or reordering\n",
             f.stats.acked_unseen, f.stats.acked_unseen_connections
         ));
+    }
+    if let Some(t) = time_line(f) {
+        s.push_str(&format!("warning: {t}\n"));
     }
     if let Some(e) = &f.error {
         s.push_str(&format!(
@@ -292,7 +309,14 @@ struct JsonFile<'a> {
     /// Frames skipped for an unsupported link type, by link type; absent when none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     skipped_link_types: Vec<JsonLinkType>,
+    /// Frames earlier than a frame before them; absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    time_backwards: u64,
     error: Option<JsonError<'a>>,
+}
+
+pub(crate) fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Frames of one link type tcpwhy does not read.
@@ -577,6 +601,7 @@ fn json_file(f: &FileReport) -> JsonFile<'_> {
             .map(|(r, n)| (r.name().to_string(), n.into()))
             .collect(),
         skipped_link_types: json_link_types(f),
+        time_backwards: f.skipped.time_backwards(),
         error: f.error.as_ref().map(|e| JsonError {
             message: &e.message,
             frame: e.frame,
