@@ -1,9 +1,10 @@
 //! Issue 19: TCP inside tunnels the real kernel builds, captured on the underlay. Two
 //! network namespaces joined by a veth pair (underlay 10.203.0.0/24); in each case a
 //! tunnel between them (overlay 10.204.0.0/24 or fd04::/64), two TCP transfers inside
-//! it, `tcpdump` on the underlay. `tcpwhy flows` must give every connection tshark
-//! gives, stream by stream: first frame, endpoints and packets (tshark told what it needs,
-//! e.g. VXLAN on Linux's port 8472). A tunnel type this kernel cannot build is skipped
+//! it, `tcpdump` on the underlay and on the tunnel device. `tcpwhy flows` of the underlay
+//! must give every connection tshark gives, stream by stream: first frame, endpoints and
+//! packets (tshark told what it needs, e.g. VXLAN on Linux's port 8472); and the same
+//! connections and findings as the capture inside the tunnel. A tunnel type this kernel cannot build is skipped
 //! with a message, as is the whole test without root, `ip netns`, tcpdump, tshark or
 //! python3 (the transfer's two ends).
 
@@ -262,33 +263,35 @@ fn tshark_streams(file: &Path, decode_as: &[&str], overlay6: bool) -> BTreeMap<u
     m
 }
 
-/// Captures the underlay (`u0` of the first namespace) while two transfers run from
-/// the first namespace to `server` in the second; gives the capture's path.
-fn transfer(lab: &mut Lab, name: &str, server: &str) -> PathBuf {
+/// Captures the underlay (`u0` of the first namespace) and the tunnel device (`t0`)
+/// while two transfers run from the first namespace to `server` in the second; gives
+/// the two captures' paths (underlay, inside the tunnel).
+fn transfer(lab: &mut Lab, name: &str, server: &str) -> (PathBuf, PathBuf) {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("tunnels_netns");
     std::fs::create_dir_all(&dir).unwrap();
-    let pcap = dir.join(format!("{name}.pcap"));
-    let log = dir.join(format!("{name}.tcpdump.log"));
-    let _ = std::fs::remove_file(&pcap);
-    lab.spawn(
-        0,
-        &[
+    let mut pcaps = Vec::new();
+    for (dev, suffix) in [("u0", ""), ("t0", "-inside")] {
+        let pcap = dir.join(format!("{name}{suffix}.pcap"));
+        let log = dir.join(format!("{name}{suffix}.tcpdump.log"));
+        let _ = std::fs::remove_file(&pcap);
+        let args = [
             "tcpdump",
             "-U",
             "-n",
             "-i",
-            "u0",
+            dev,
             "-w",
             pcap.to_str().unwrap(),
-        ],
-        Some(&log),
-    );
-    // tcpdump says "listening on" once it captures.
-    let ready = (0..200).any(|_| {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        std::fs::read_to_string(&log).is_ok_and(|s| s.contains("listening on"))
-    });
-    assert!(ready, "{name}: tcpdump did not start");
+        ];
+        lab.spawn(0, &args, Some(&log));
+        // tcpdump says "listening on" once it captures.
+        let ready = (0..200).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            std::fs::read_to_string(&log).is_ok_and(|s| s.contains("listening on"))
+        });
+        assert!(ready, "{name}: tcpdump on {dev} did not start");
+        pcaps.push(pcap);
+    }
     lab.spawn(1, &["python3", "-c", SERVER, server], None);
     // The client connects once the server listens, so that no refused attempt makes a
     // third connection.
@@ -306,11 +309,79 @@ fn transfer(lab: &mut Lab, name: &str, server: &str) -> PathBuf {
     assert!(listening, "{name}: the server did not start");
     let ns0 = lab.ns[0].clone();
     lab.exec(&ns0, &["python3", "-c", CLIENT, server]);
-    // Stop tcpdump (the first child) so that it writes its last packets.
-    let pid = lab.children[0].id().to_string();
-    let _ = run("kill", &["-INT", &pid]);
-    let _ = lab.children[0].wait();
-    pcap
+    // Stop both tcpdumps (the first two children) so that they write their last packets.
+    for c in &mut lab.children[..2] {
+        let _ = run("kill", &["-INT", &c.id().to_string()]);
+        let _ = c.wait();
+    }
+    let inside = pcaps.pop().unwrap();
+    (pcaps.pop().unwrap(), inside)
+}
+
+/// The findings of `analyze --min-cost 0`: (id, stream) of each, sorted.
+fn findings(file: &Path) -> Vec<(String, u64)> {
+    let out = run(
+        env!("CARGO_BIN_EXE_tcpwhy"),
+        &[
+            "analyze",
+            "--min-cost",
+            "0",
+            "--format",
+            "json",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.code().is_some_and(|c| c < 2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut f: Vec<(String, u64)> = v["files"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["id"].as_str().unwrap().to_string(),
+                f["stream"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    f.sort();
+    f
+}
+
+/// The connections of the underlay capture are those of the capture inside the tunnel
+/// (frame numbers aside: the underlay holds ARP and other frames too), read alike by
+/// one thread and two, with the same findings.
+fn same_as_inside(name: &str, underlay: &Path, inside: &Path) {
+    let strip = |m: BTreeMap<u64, Conn>| -> Vec<([String; 2], u64)> {
+        m.into_values()
+            .map(|(_, ends, packets)| (ends, packets))
+            .collect()
+    };
+    assert_eq!(
+        strip(tcpwhy_streams(underlay)),
+        strip(tcpwhy_streams(inside)),
+        "{name}: underlay vs inside the tunnel"
+    );
+    let flows = |j: &str| {
+        run(
+            env!("CARGO_BIN_EXE_tcpwhy"),
+            &[
+                "flows",
+                "--format",
+                "json",
+                "-j",
+                j,
+                underlay.to_str().unwrap(),
+            ],
+        )
+        .stdout
+    };
+    assert_eq!(flows("1"), flows("2"), "{name}: -j 1 vs -j 2");
+    assert_eq!(findings(underlay), findings(inside), "{name}: findings");
 }
 
 /// A case: its name, the `ip link add` arguments in each namespace, whether the overlay
@@ -343,11 +414,12 @@ fn case(name: &str, links: [&[&str]; 2], overlay6: bool, decode_as: &[&str]) {
         lab.exec(&ns, &["ip", "link", "set", "t0", "up"]);
     }
     let server = if overlay6 { "fd04::2" } else { "10.204.0.2" };
-    let pcap = transfer(&mut lab, name, server);
+    let (pcap, inside) = transfer(&mut lab, name, server);
     let ours = tcpwhy_streams(&pcap);
     let theirs = tshark_streams(&pcap, decode_as, overlay6);
     assert_eq!(ours.len(), 2, "{name}: {ours:?}");
     assert_eq!(ours, theirs, "{name}: tcpwhy vs tshark");
+    same_as_inside(name, &pcap, &inside);
 }
 
 #[test]
@@ -472,7 +544,7 @@ fn tcp_in_qinq_equals_tshark() {
         );
         lab.exec(&ns, &["ip", "link", "set", "t0", "up"]);
     }
-    let pcap = transfer(&mut lab, "qinq", "10.204.0.2");
+    let (pcap, inside) = transfer(&mut lab, "qinq", "10.204.0.2");
     let ours = tcpwhy_streams(&pcap);
     assert_eq!(ours.len(), 2, "qinq: {ours:?}");
     assert_eq!(
@@ -480,4 +552,5 @@ fn tcp_in_qinq_equals_tshark() {
         tshark_streams(&pcap, &[], false),
         "qinq: tcpwhy vs tshark"
     );
+    same_as_inside("qinq", &pcap, &inside);
 }
