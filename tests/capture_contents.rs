@@ -334,7 +334,8 @@ fn qinq_pppoe_and_mpls() {
 }
 
 /// GRE with key and sequence number; ERSPAN type II and III; GTP-U with a PDU session
-/// extension header; VXLAN on 4789 and GENEVE with an option.
+/// extension header; VXLAN on 4789; Aruba's GRE with 802.11; GRE in UDP; WCCPv2's GRE
+/// redirect header; GENEVE with an option.
 #[test]
 fn tunnels_the_kernel_here_does_not_build() {
     let outer = |proto: u8, inner: &[u8]| {
@@ -370,6 +371,21 @@ fn tunnels_the_kernel_here_does_not_build() {
         let mut v = vec![0x08, 0, 0, 0, 0, 0, 42, 0];
         v.extend_from_slice(&ethernet(0x0800, p));
         outer(17, &udp(51000, 4789, &v))
+    });
+    assert_exchange("aruba-gre.pcap", 1, |p| {
+        let mut g = vec![0x00, 0x00, 0x82, 0x00];
+        g.extend_from_slice(&wlan(p));
+        outer(47, &g)
+    });
+    assert_exchange("gre-in-udp.pcap", 1, |p| {
+        let mut g = vec![0x00, 0x00, 0x08, 0x00];
+        g.extend_from_slice(p);
+        outer(17, &udp(51000, 4754, &g))
+    });
+    assert_exchange("wccp-gre.pcap", 1, |p| {
+        let mut g = vec![0x00, 0x00, 0x88, 0x3e, 0x00, 0x00, 0x00, 0x00];
+        g.extend_from_slice(p);
+        outer(47, &g)
     });
     assert_exchange("geneve.pcap", 1, |p| {
         let mut v = vec![0x01, 0, 0x65, 0x58, 0, 0, 42, 0];

@@ -147,7 +147,7 @@ impl LinkType {
 /// LINKTYPE_* numbers and names (tcpdump.org "Link-layer header types"), sorted by number:
 /// the ones a capture a user brings is likely to have. A number not here is still named
 /// by its number.
-const LINKTYPE_NAMES: [(u32, &str); 64] = [
+const LINKTYPE_NAMES: [(u32, &str); 65] = [
     (0, "NULL"),
     (1, "ETHERNET"),
     (3, "AX25"),
@@ -187,6 +187,7 @@ const LINKTYPE_NAMES: [(u32, &str); 64] = [
     (166, "PPP_PPPD"),
     (169, "GPRS_LLC"),
     (177, "LINUX_LAPD"),
+    (178, "JUNIPER_ETHER"),
     (187, "BLUETOOTH_HCI_H4"),
     (189, "USB_LINUX"),
     (192, "PPI"),

@@ -606,7 +606,38 @@ fn tunnels_and_link_types_cut_and_flipped() {
         &cat(&[0x11, 0, 0, 1, 0, 62, 0, 0x21], &inner_ip),
     );
     let mpls_pw = eth([0x88, 0x47], &cat(&[0, 0x10, 0x01, 64, 0, 0, 0, 0], &syn));
-    let ethernet_cases = [vxlan, geneve, gtp, teredo, erspan3, pptp, pppoe, mpls_pw];
+    let wlan_qos_amsdu = cat(
+        &[
+            0x88, 0x01, 0, 0, 2, 0, 0, 0, 0, 10, 2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0, 0,
+        ],
+        &cat(
+            &[0x80, 0, 2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0, 68],
+            &[0xaa, 0xaa, 3, 0, 0, 0, 8, 0],
+        ),
+    );
+    let aruba = eth(
+        [0x08, 0x00],
+        &ipv4_around(
+            47,
+            &cat(&cat(&[0, 0, 0x82, 0x40], &wlan_qos_amsdu), &inner_ip),
+        ),
+    );
+    let ayiya = eth(
+        [0x08, 0x00],
+        &ipv4_around(
+            17,
+            &udp_around(
+                5072,
+                &cat(
+                    &[0x41, 0x50, 0x21, 4, 0, 0, 0, 0],
+                    &cat(&[0; 36], &inner_ip),
+                ),
+            ),
+        ),
+    );
+    let ethernet_cases = [
+        vxlan, geneve, gtp, teredo, erspan3, pptp, pppoe, mpls_pw, aruba, ayiya,
+    ];
     // Intact, each reaches the SYN (payload 0), but Teredo, whose IPv6 packet here
     // carries protocol 0x60, not TCP.
     let o = exercise(&pcap(1, &ethernet_cases));

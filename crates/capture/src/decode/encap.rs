@@ -2,7 +2,8 @@
 //! and 41), GRE (RFC 2784/2890 with key and sequence number; transparent Ethernet
 //! bridging; ERSPAN types I, II and III; PPTP's enhanced GRE carrying PPP), and over UDP
 //! VXLAN (RFC 7348, port 4789 and Linux's default 8472), GENEVE (RFC 8926, 6081), GTP-U
-//! (3GPP TS 29.281, 2152) and Teredo (RFC 4380, 3544). Each gives where the inner IP
+//! (3GPP TS 29.281, 2152), Teredo (RFC 4380, 3544), GRE in UDP (RFC 8086, 4754) and
+//! AYIYA (5072); Aruba's GRE carries 802.11, WCCP's GRE redirected IPv4. Each gives where the inner IP
 //! header starts in the tunnel's payload; Ethernet, VLAN tags and MPLS inside are walked
 //! by the link layer's EtherType chain.
 
@@ -32,6 +33,15 @@ const GRE_PROTO_TEB: u16 = 0x6558;
 const GRE_PROTO_ERSPAN_2: u16 = 0x88be;
 const GRE_PROTO_ERSPAN_3: u16 = 0x22eb;
 const GRE_PROTO_PPP: u16 = 0x880b;
+/// Aruba access points tunnel 802.11 frames to their controller in GRE with protocol
+/// types 0x8200, 0x8210, … 0x8370 and 0x9000 (Wireshark and Zeek read them so).
+const GRE_PROTO_ARUBA_FIRST: u16 = 0x8200;
+const GRE_PROTO_ARUBA_LAST: u16 = 0x8370;
+const GRE_PROTO_ARUBA_9000: u16 = 0x9000;
+/// WCCP redirection: IPv4, after a 4-byte redirect header in WCCPv2 (WCCPv1 has none:
+/// then the IP version nibble is first).
+const GRE_PROTO_WCCP: u16 = 0x883e;
+const WCCP2_REDIRECT_HEADER_LEN: usize = 4;
 const ERSPAN_2_HEADER_LEN: usize = 8;
 const ERSPAN_3_HEADER_LEN: usize = 12;
 /// ERSPAN III: the O bit (last bit of the third word) adds an 8-byte platform subheader.
@@ -46,6 +56,15 @@ const PORT_VXLAN_LINUX: u16 = 8472;
 const PORT_GENEVE: u16 = 6081;
 const PORT_GTP_U: u16 = 2152;
 const PORT_TEREDO: u16 = 3544;
+/// GRE in UDP (RFC 8086).
+const PORT_GRE_IN_UDP: u16 = 4754;
+/// AYIYA (anything in anything, SixXS tunnels).
+const PORT_AYIYA: u16 = 5072;
+
+/// AYIYA: ID length (2^n bytes) and type, signature length (4-byte units) and hash,
+/// authentication and opcode, next header, epoch (4); identity and signature follow.
+const AYIYA_HEADER_LEN: usize = 8;
+const AYIYA_OPCODE_FORWARD: u8 = 1;
 
 /// VXLAN: flags (I = VNI valid), reserved, VNI, reserved.
 const VXLAN_HEADER_LEN: usize = 8;
@@ -115,6 +134,17 @@ fn gre(p: &[u8]) -> Result<(Network, usize), SkipReason> {
                     let (ty, next) = link::ppp(p, at)?;
                     link::ethertype_chain(p, ty, next)
                 }
+                GRE_PROTO_WCCP => match p.get(at).map(|b| b >> 4) {
+                    Some(4) => Ok((Network::Ipv4, at)),
+                    Some(_) => ip_by_version(p, at + WCCP2_REDIRECT_HEADER_LEN),
+                    None => Err(SkipReason::TruncatedLinkHeader),
+                },
+                ty if (GRE_PROTO_ARUBA_FIRST..=GRE_PROTO_ARUBA_LAST).contains(&ty)
+                    && ty & 0x000f == 0
+                    || ty == GRE_PROTO_ARUBA_9000 =>
+                {
+                    link::wlan(p, at)
+                }
                 ty => link::ethertype_chain(p, ty, at),
             }
         }
@@ -138,6 +168,8 @@ fn udp(p: &[u8]) -> Result<(Network, usize), SkipReason> {
             PORT_GENEVE => return geneve(p, at),
             PORT_GTP_U => return gtp_u(p, at),
             PORT_TEREDO => return teredo(p, at),
+            PORT_GRE_IN_UDP => return gre(p.get(at..).unwrap_or(&[])).map(|(n, i)| (n, i + at)),
+            PORT_AYIYA => return ayiya(p, at),
             _ => {}
         }
     }
@@ -209,6 +241,23 @@ fn teredo(p: &[u8], at: usize) -> Result<(Network, usize), SkipReason> {
         Some(6) => Ok((Network::Ipv6, next)),
         Some(_) => Err(SkipReason::NotTcp),
         None => Err(SkipReason::TruncatedLinkHeader),
+    }
+}
+
+fn ayiya(p: &[u8], at: usize) -> Result<(Network, usize), SkipReason> {
+    let h = p
+        .get(at..at + AYIYA_HEADER_LEN)
+        .ok_or(SkipReason::TruncatedLinkHeader)?;
+    if h[2] & 0x0f != AYIYA_OPCODE_FORWARD {
+        return Err(SkipReason::NotTcp);
+    }
+    let identity = 1usize << (h[0] >> 4);
+    let signature = usize::from(h[1] >> 4) * 4;
+    let next = at + AYIYA_HEADER_LEN + identity + signature;
+    match h[3] {
+        PROTO_IPIP => Ok((Network::Ipv4, next)),
+        PROTO_IPV6_IN_IP => Ok((Network::Ipv6, next)),
+        _ => Err(SkipReason::NotTcp),
     }
 }
 

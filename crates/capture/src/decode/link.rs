@@ -84,8 +84,10 @@ const WLAN_FLAG_TO_DS: u8 = 0x01;
 const WLAN_FLAG_FROM_DS: u8 = 0x02;
 const WLAN_FLAG_PROTECTED: u8 = 0x40;
 const WLAN_FLAG_ORDER: u8 = 0x80;
-/// QoS control: the body is an A-MSDU (subframes, not one LLC header).
+/// QoS control: the body is an A-MSDU: subframes of destination, source, length, then
+/// LLC/SNAP. Only the first subframe is read (a frame is one segment to tcpwhy).
 const WLAN_QOS_AMSDU: u8 = 0x80;
+const AMSDU_SUBFRAME_HEADER_LEN: usize = 14;
 
 /// Radiotap: version (0), pad, length (little-endian), present bitmaps.
 const RADIOTAP_MIN_LEN: usize = 8;
@@ -271,9 +273,10 @@ pub(crate) fn ppp(data: &[u8], at: usize) -> Result<(u16, usize), SkipReason> {
     Ok((ty, at + len))
 }
 
-/// An 802.11 frame at `at`: data frames with a body, unprotected, not aggregated, carry
-/// LLC/SNAP; anything else (management, control, encrypted, null data) is not IP.
-fn wlan(data: &[u8], at: usize) -> Result<(Network, usize), SkipReason> {
+/// An 802.11 frame at `at`: data frames with a body, unprotected, carry LLC/SNAP (in the
+/// first subframe of an A-MSDU); anything else (management, control, encrypted, null
+/// data) is not IP.
+pub(crate) fn wlan(data: &[u8], at: usize) -> Result<(Network, usize), SkipReason> {
     let fc = data
         .get(at..at.saturating_add(2))
         .ok_or(SkipReason::TruncatedLinkHeader)?;
@@ -290,17 +293,19 @@ fn wlan(data: &[u8], at: usize) -> Result<(Network, usize), SkipReason> {
     if flags & (WLAN_FLAG_TO_DS | WLAN_FLAG_FROM_DS) == WLAN_FLAG_TO_DS | WLAN_FLAG_FROM_DS {
         len += WLAN_ADDR4_LEN;
     }
+    let mut amsdu = false;
     if subtype & WLAN_SUBTYPE_QOS != 0 {
         let qos = *data
             .get(at.saturating_add(len))
             .ok_or(SkipReason::TruncatedLinkHeader)?;
-        if qos & WLAN_QOS_AMSDU != 0 {
-            return Err(SkipReason::NotIp);
-        }
+        amsdu = qos & WLAN_QOS_AMSDU != 0;
         len += WLAN_QOS_LEN;
         if flags & WLAN_FLAG_ORDER != 0 {
             len += WLAN_HT_CONTROL_LEN;
         }
+    }
+    if amsdu {
+        len += AMSDU_SUBFRAME_HEADER_LEN;
     }
     let (ty, next) = llc_snap(data, at.saturating_add(len))?;
     ethertype_chain(data, ty, next)
