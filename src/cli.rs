@@ -24,8 +24,8 @@ so anything tcpwhy reports can be checked with `tcp.stream eq N` in Wireshark.\n
 `tcpwhy host` audits a machine's TCP settings, socket memory, counters and live sockets; \
 `tcpwhy collect` saves them to a directory, and `tcpwhy analyze --host DIR` checks a \
 capture's findings against the host they name.",
-    after_help = "Examples:\n  tcpwhy analyze capture.pcap\n  tcpwhy analyze --host server-bundle/ capture.pcap\n  tcpwhy flows capture.pcap\n  sudo tcpwhy host --interval 10s\n  tcpdump -i eth0 -w - port 443 | tcpwhy flows -\n  tcpwhy flows --format json capture.pcapng | jq '.files[0].connections[0]'\n\nExit status: 0 success, 2 error (unreadable file, not a capture); analyze and host: \
-1 when they found something."
+    after_help = "Examples:\n  tcpwhy analyze capture.pcap\n  tcpwhy analyze --host server-bundle/ capture.pcap\n  tcpwhy flows capture.pcap\n  sudo tcpwhy host --interval 10s\n  tcpdump -i eth0 -w - port 443 | tcpwhy flows -\n  tcpwhy flows --format json capture.pcapng | jq '.files[0].connections[0]'\n\nExit status: 0 success, 2 error (unreadable file, not a capture, no frame of a file \
+readable as TCP); analyze and host: 1 when they found something."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -36,7 +36,8 @@ pub struct Cli {
 pub enum Command {
     /// Diagnose: which TCP mechanism cost time on which connection, proven with frame
     /// numbers, priced in milliseconds, with the fix. Exit status 0 = no finding above
-    /// --min-cost, 1 = findings, 2 = error (so it can gate a CI job).
+    /// --min-cost, 1 = findings, 2 = error or no frame readable as TCP (so it can gate a
+    /// CI job).
     Analyze(AnalyzeArgs),
     /// One row per TCP connection: endpoints, duration, packets and bytes each way, RTT,
     /// flight, windows, handshake options, vantage point, retransmissions.
