@@ -11,6 +11,8 @@ use crate::spill::{Record, Sorted, SpillSort};
 use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::io;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::Arc;
 use tcpwhy_track::{ClientBy, ConnSummary, Endpoint};
 
 /// Bytes before a row's summary: stream and first frame big-endian with the
@@ -63,22 +65,59 @@ impl Record for Row {
 /// than this leaves its mmap threshold where it was (see [`RowStore::new`]).
 const GLIBC_MMAP_THRESHOLD_MAX: usize = 32 << 20;
 
+/// The rows the shards of a pass hold as summaries, against one bound (three quarters of
+/// the pass's budget): the sharder balances packets, not connections (on
+/// /tmp/speed-1m.pcap at -j 2 one shard had over 60 % of the 13,163), and a bound per
+/// shard made one encode all its rows, and the reader decode them alone, while the
+/// other had room. Once a shard finds no room, every shard encodes its rows.
+pub(crate) struct HeldRows {
+    count: AtomicUsize,
+    max: usize,
+    full: AtomicBool,
+}
+
+impl HeldRows {
+    pub fn new(budget: usize) -> Arc<Self> {
+        Arc::new(HeldRows {
+            count: AtomicUsize::new(0),
+            max: (budget - budget / 4) / (std::mem::size_of::<Row>() + 4),
+            full: AtomicBool::new(false),
+        })
+    }
+
+    /// Room for one more row, counted; false from the first time there was none.
+    fn take(&self) -> bool {
+        if self.full.load(AtomicOrdering::Relaxed) {
+            return false;
+        }
+        if self.count.fetch_add(1, AtomicOrdering::Relaxed) < self.max {
+            return true;
+        }
+        self.full.store(true, AtomicOrdering::Relaxed);
+        false
+    }
+}
+
 /// What a pass keeps of its connections while it runs: the rows, the endpoints seen as
 /// servers (a SYN or SYN/ACK named them), which settle guessed clients at the end, and
 /// what the report says of the connections as a whole.
 ///
-/// Rows stay as the tracker's summaries until they would take more than three quarters
-/// of the budget; then every row is encoded into a [`SpillSort`] (of the whole budget,
-/// beyond which it writes runs to temporary files), and so are the rows after. Encoding
+/// Rows stay as the tracker's summaries until the pass's shards hold more than three
+/// quarters of its budget ([`HeldRows`]); then every row is encoded into a [`SpillSort`]
+/// (of the shard's part of the budget, beyond which it writes runs to temporary files),
+/// and so are the rows after. Encoding
 /// and decoding cost ≈ 4,400 and 6,100 instructions a row (postcard, callgrind on the
 /// bench's mixed capture, whose 1 M-packet prefix has 13,163 connections: ≈ 140 M of
 /// flows' 1,697 M), for nothing when the rows fit in memory anyway. The quarter left is
 /// room for the encoded rows while they move (an encoded row is ≈ 1/5 of the summary's
-/// 784 bytes), so that memory stays within the budget.
+/// 784 bytes), so that memory stays within the budget; at worst (a shard that gets no
+/// more rows keeps its held ones while the others spill) it is 1.75 × the budget.
 pub(crate) struct RowStore {
     held: Vec<Row>,
-    /// Rows `held` may take: three quarters of the budget.
-    max_held: usize,
+    /// Where the shards count the rows they hold.
+    hold: Arc<HeldRows>,
+    /// `held` has its block: it never grows.
+    can_hold: bool,
     rows: SpillSort<Row>,
     /// The rows moved to `rows`: they go there from now on.
     spilled: bool,
@@ -97,8 +136,10 @@ pub(crate) struct RowStore {
 }
 
 impl RowStore {
-    pub fn new(budget: usize, shard: u16) -> Self {
-        let mut max_held = (budget - budget / 4) / (std::mem::size_of::<Row>() + 4);
+    /// A shard's store: `budget` its part of the pass's budget for encoded rows, `hold`
+    /// the count of rows held by every shard.
+    pub fn new(budget: usize, shard: u16, hold: Arc<HeldRows>) -> Self {
+        let max_held = hold.max;
         let mut held = Vec::new();
         // Reserved whole, once, and more than glibc's largest dynamic mmap threshold:
         // untouched pages take no memory, and the block is a mapping of its own. Freed
@@ -107,16 +148,14 @@ impl RowStore {
         // tracker's tables) came from the heap and left their old copies resident there:
         // +11 MB peak RSS on /tmp/mc100k.pcap (100,000 connections) at -j 1.
         let reserve = max_held.max(GLIBC_MMAP_THRESHOLD_MAX / std::mem::size_of::<Row>() + 1);
-        if max_held > 0
-            && held.try_reserve_exact(reserve).is_err()
-            && held.try_reserve_exact(max_held).is_err()
-        {
-            // No memory for them: every row is encoded.
-            max_held = 0;
-        }
+        // Without that memory, every row of this shard is encoded.
+        let can_hold = max_held > 0
+            && (held.try_reserve_exact(reserve).is_ok()
+                || held.try_reserve_exact(max_held).is_ok());
         RowStore {
             held,
-            max_held,
+            hold,
+            can_hold,
             rows: SpillSort::new(budget),
             spilled: false,
             servers: HashSet::new(),
@@ -136,7 +175,11 @@ impl RowStore {
             self.stats_need_folding = true;
         }
         let row = Row(c, self.shard);
-        if !self.spilled && self.held.len() < self.max_held {
+        if !self.spilled
+            && self.can_hold
+            && self.held.len() < self.held.capacity()
+            && self.hold.take()
+        {
             self.held.push(row);
         } else {
             self.keep(row);
@@ -280,7 +323,8 @@ impl Connections {
     /// Connections from summaries already made (tests and library callers), one shard:
     /// read back in stream order like a pass's.
     pub fn from_summaries(rows: impl IntoIterator<Item = ConnSummary>) -> io::Result<Self> {
-        let mut store = RowStore::new(crate::spill::SPILL_BUDGET, 0);
+        let budget = crate::spill::SPILL_BUDGET;
+        let mut store = RowStore::new(budget, 0, HeldRows::new(budget));
         for c in rows {
             store.push(c);
         }
@@ -484,7 +528,7 @@ mod tests {
             .into_iter()
             .enumerate()
             .map(|(i, rows)| {
-                let mut s = RowStore::new(budget, i as u16);
+                let mut s = RowStore::new(budget, i as u16, HeldRows::new(budget));
                 rows.into_iter().for_each(|c| s.push(c));
                 assert!(s.error.is_none());
                 s.seal()
@@ -586,7 +630,7 @@ mod tests {
             .into_iter()
             .map(|s| conn(s, [a, b], ClientBy::Syn, (10 * s + 1, 10 * s + 5)))
             .collect();
-        let mut store = RowStore::new(holding(3), 0);
+        let mut store = RowStore::new(1 << 20, 0, HeldRows::new(holding(3)));
         for (i, c) in rows.iter().enumerate() {
             store.push(c.clone());
             // The fourth row does not fit: every row is encoded from then on.
@@ -600,7 +644,10 @@ mod tests {
             stream: PROVISIONAL_STREAM | c.first_frame,
             ..c.clone()
         };
-        let (mut held, mut spilled) = (RowStore::new(1 << 20, 0), RowStore::new(1, 1));
+        let (mut held, mut spilled) = (
+            RowStore::new(1 << 20, 0, HeldRows::new(1 << 20)),
+            RowStore::new(1, 1, HeldRows::new(1)),
+        );
         for (i, c) in rows.iter().enumerate() {
             let to = if i % 2 == 0 { &mut held } else { &mut spilled };
             to.push(provisional(c));
@@ -609,6 +656,32 @@ mod tests {
         let c = Connections::new(vec![held.seal(), spilled.seal()]).unwrap();
         let got: Vec<(u64, u64)> = read(&c).iter().map(|c| (c.stream, c.first_frame)).collect();
         assert_eq!(got, [(0, 1), (1, 11), (2, 21), (3, 31), (4, 41)]);
+    }
+
+    #[test]
+    fn shards_share_one_bound_and_all_spill_once_it_is_reached() {
+        let (a, b) = (ep(1, 40000), ep(2, 443));
+        let row = |frame: u64| ConnSummary {
+            stream: PROVISIONAL_STREAM | frame,
+            ..conn(0, [a, b], ClientBy::Syn, (frame, frame + 1))
+        };
+        let hold = HeldRows::new(holding(3));
+        let mut s0 = RowStore::new(1 << 20, 0, hold.clone());
+        let mut s1 = RowStore::new(1 << 20, 1, hold);
+        // Shard 0 holds three rows: the whole bound, beyond its half of it.
+        for f in [10, 30, 50] {
+            s0.push(row(f));
+        }
+        assert!(!s0.spilled);
+        // Shard 1 finds no room; shard 0 then spills too at its next row.
+        s1.push(row(20));
+        assert!(s1.spilled && !s0.spilled);
+        s0.push(row(60));
+        s1.push(row(40));
+        assert!(s0.spilled);
+        let c = Connections::new(vec![s0.seal(), s1.seal()]).unwrap();
+        let got: Vec<(u64, u64)> = read(&c).iter().map(|c| (c.stream, c.first_frame)).collect();
+        assert_eq!(got, [(0, 10), (1, 20), (2, 30), (3, 40), (4, 50), (5, 60)]);
     }
 
     #[test]

@@ -495,9 +495,14 @@ impl Sink for Rows {
 /// in temporary files; an error writing them fails the pass.
 pub fn flows(path: &str, opts: &Options<'_>) -> Result<FileReport, String> {
     let budget = opts.spill_budget.unwrap_or(spill::SPILL_BUDGET);
+    let hold = connections::HeldRows::new(budget);
     let s = sharded(path, opts, |me, shards| {
         // At most 256 threads (the command line's bound on -j).
-        Rows(connections::RowStore::new(budget / shards, me as u16))
+        Rows(connections::RowStore::new(
+            budget / shards,
+            me as u16,
+            hold.clone(),
+        ))
     })?;
     let keeping = |e: std::io::Error| format!("{path}: keeping the connections: {e}");
     let mut report = s.report;
