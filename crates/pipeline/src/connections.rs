@@ -105,10 +105,10 @@ impl HeldRows {
 /// Rows stay as the tracker's summaries until the pass's shards hold more than three
 /// quarters of its budget ([`HeldRows`]); then every row is encoded into a [`SpillSort`]
 /// (of the shard's part of the budget, beyond which it writes runs to temporary files),
-/// and so are the rows after. Encoding
-/// and decoding cost ≈ 4,400 and 6,100 instructions a row (postcard, callgrind on the
-/// bench's mixed capture, whose 1 M-packet prefix has 13,163 connections: ≈ 140 M of
-/// flows' 1,697 M), for nothing when the rows fit in memory anyway. The quarter left is
+/// and so are the rows after. Encoding and decoding cost ≈ 4,400 and 6,100 instructions
+/// a row (postcard, callgrind on the bench's mixed capture, whose 1 M-packet prefix has
+/// 13,163 connections: ≈ 140 M of flows' 1,697 M), for nothing when the rows fit in
+/// memory anyway. The quarter left is
 /// room for the encoded rows while they move (an encoded row is ≈ 1/5 of the summary's
 /// 784 bytes), so that memory stays within the budget; at worst (a shard that gets no
 /// more rows keeps its held ones while the others spill) it is 1.75 × the budget.
@@ -171,7 +171,7 @@ impl RowStore {
             self.servers.insert(c.endpoints[1]);
         }
         self.stats.add(&c);
-        if c.continuation && c.dirs[0].counts.acked_unseen + c.dirs[1].counts.acked_unseen > 0 {
+        if c.continuation && (c.dirs[0].counts.acked_unseen | c.dirs[1].counts.acked_unseen) != 0 {
             self.stats_need_folding = true;
         }
         let row = Row(c, self.shard);
