@@ -54,20 +54,18 @@ impl Backing {
 /// A memory map read by one reader, or by one reader and the threads it hands frames to
 /// by position (`crate::MappedBytes`, one "reader" each that pages nothing itself): the
 /// reader populates each chunk ahead of itself, and a chunk is released once the reader
-/// and every holder have passed it. (The repaging below serves a paging reader that
-/// falls behind; with one paging reader it does not happen.)
+/// and every holder have passed it (or the reader leads by [`SHARED_MAX_LEAD`]). Only
+/// reader 0 (the [`Source`]) pages; the others only say where they are
+/// ([`SharedMap::hold_from`]).
 pub(crate) struct SharedMap {
     map: Mmap,
     /// Each reader's position as of its last paging call (never ahead of the reader);
     /// `usize::MAX` once it is done.
     positions: Vec<AtomicUsize>,
-    /// Everything below this offset has been populated (or is being, by another reader).
+    /// Everything below this offset has been populated.
     populated: AtomicUsize,
     /// Everything below this offset has been released.
     released: AtomicUsize,
-    /// Per reader: where the chunks it paged in again below `released` start (it was far
-    /// behind), or `usize::MAX`; it releases them itself as it passes them.
-    repaged: Vec<AtomicUsize>,
 }
 
 /// How far the reader of a shared map may be ahead of the slowest holder before pages the
@@ -82,28 +80,18 @@ impl SharedMap {
             positions: (0..readers).map(|_| AtomicUsize::new(0)).collect(),
             populated: AtomicUsize::new(0),
             released: AtomicUsize::new(0),
-            repaged: (0..readers).map(|_| AtomicUsize::new(usize::MAX)).collect(),
         })
     }
 
-    /// Reader `reader` is at `pos`: populate the chunk from `start` unless another reader
-    /// did, and release what every reader has left behind.
+    /// The paging reader, `reader`, is at `pos`: populate the chunk from `start` (the
+    /// chunk holding `pos` or the next, never below what was released: see
+    /// [`Whole::advise`]), and release what every reader has left behind.
     fn advise(&self, reader: usize, pos: usize, start: usize) {
         let len = self.map.len();
         let start = start.min(len);
         let end = start.saturating_add(MAP_CHUNK).min(len);
         let before = self.populated.fetch_max(end, Ordering::Relaxed);
-        // A reader far behind finds its chunk released already: it pages it in again.
-        let from = if start < self.released.load(Ordering::Relaxed) {
-            if let Some(r) = self.repaged.get(reader) {
-                if r.load(Ordering::Relaxed) == usize::MAX {
-                    r.store(start, Ordering::Relaxed);
-                }
-            }
-            start
-        } else {
-            before.max(start)
-        };
+        let from = before.max(start);
         if from < end {
             let _ = self
                 .map
@@ -129,27 +117,6 @@ impl SharedMap {
         let released = self.released.fetch_max(keep_from, Ordering::Relaxed);
         if keep_from > released {
             self.release(released, keep_from);
-        }
-        // What this reader paged in again is below the shared release point: nobody else
-        // releases it.
-        if let Some(r) = self.repaged.get(reader) {
-            let from = r.load(Ordering::Relaxed);
-            if from != usize::MAX {
-                let own_keep = pos.saturating_sub(MAP_CHUNK) / MAP_CHUNK * MAP_CHUNK;
-                let shared = self.released.load(Ordering::Relaxed);
-                let upto = own_keep.min(shared);
-                if upto > from {
-                    self.release(from, upto);
-                }
-                r.store(
-                    if own_keep >= shared {
-                        usize::MAX
-                    } else {
-                        upto.max(from)
-                    },
-                    Ordering::Relaxed,
-                );
-            }
         }
     }
 
@@ -216,12 +183,19 @@ impl Whole {
 
     /// Pages the next chunk in and releases the part already read. Errors are ignored:
     /// both are hints (MADV_POPULATE_READ needs Linux 5.14).
+    ///
+    /// The chunk is the one holding the position when a record longer than a chunk (a
+    /// pcapng block may take 16 MiB) left the next one behind: what lies behind the
+    /// reader was released, or will be, and paging it in again would be wasted. So the
+    /// chunk paged is never below the release point (at most the chunk before the
+    /// reader's last position), and the only paging reader never falls behind it.
     #[cold]
     fn advise(&mut self) {
+        let start = self.next_advice.max(self.pos / MAP_CHUNK * MAP_CHUNK);
         if let Backing::Map { map, reader } = &self.backing {
-            map.advise(*reader, self.pos, self.next_advice);
+            map.advise(*reader, self.pos, start);
         }
-        self.next_advice = self.next_advice.saturating_add(MAP_CHUNK);
+        self.next_advice = start.saturating_add(MAP_CHUNK);
     }
 }
 

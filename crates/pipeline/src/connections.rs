@@ -1,14 +1,18 @@
-//! The connections `tcpwhy flows` prints, one row each in `tcp.stream` order, held in a
-//! [`SpillSort`] as the tracker finalises them (each summary as its postcard encoding,
-//! tens of bytes for a short connection) so that memory does not grow with the number
-//! of connections in the capture (issue 13). Reading them back folds continuations into
-//! their connection, settles the client of connections seen without a handshake, and
-//! numbers a sharded pass's streams, one row at a time.
+//! The connections `tcpwhy flows` prints, one row each in `tcp.stream` order, kept as the
+//! tracker finalises them so that memory does not grow with the number of connections
+//! in the capture (issue 13): as the tracker's summaries while they fit in a budget (most
+//! captures), beyond it in a [`SpillSort`] (each summary as its postcard encoding, tens
+//! of bytes for a short connection). Reading them back folds continuations into their
+//! connection, settles the client of connections seen without a handshake, and numbers a
+//! sharded pass's streams, one row at a time.
 
+use crate::report::ConnStats;
 use crate::spill::{Record, Sorted, SpillSort};
 use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::io;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::Arc;
 use tcpwhy_track::{ClientBy, ConnSummary, Endpoint};
 
 /// Bytes before a row's summary: stream and first frame big-endian with the
@@ -19,7 +23,15 @@ const KEY_LEN: usize = 8 + 1 + 8;
 const HEAD_LEN: usize = KEY_LEN + 2;
 
 /// A finalised connection (or continuation) and the shard of the pass that saw it.
+#[derive(Clone)]
 pub(crate) struct Row(pub ConnSummary, pub u16);
+
+impl Row {
+    /// The order of rows: what [`Record::cmp_encoded`] compares, decoded.
+    fn key(&self) -> (u64, bool, u64) {
+        (self.0.stream, self.0.continuation, self.0.first_frame)
+    }
+}
 
 impl Record for Row {
     fn encode(&self, out: &mut Vec<u8>) {
@@ -49,23 +61,108 @@ impl Record for Row {
     }
 }
 
-/// What a pass keeps of its connections while it runs: the rows, and the endpoints seen
-/// as servers (a SYN or SYN/ACK named them), which settle guessed clients at the end.
+/// glibc's `DEFAULT_MMAP_THRESHOLD_MAX` on 64-bit systems: a freed mapped block larger
+/// than this leaves its mmap threshold where it was (see [`RowStore::new`]).
+const GLIBC_MMAP_THRESHOLD_MAX: usize = 32 << 20;
+
+/// The rows the shards of a pass hold as summaries, against one bound (three quarters of
+/// the pass's budget): the sharder balances packets, not connections (on
+/// /tmp/speed-1m.pcap at -j 2 one shard had over 60 % of the 13,163), and a bound per
+/// shard made one encode all its rows, and the reader decode them alone, while the
+/// other had room. Once a shard finds no room, every shard encodes its rows.
+pub(crate) struct HeldRows {
+    count: AtomicUsize,
+    max: usize,
+    full: AtomicBool,
+}
+
+impl HeldRows {
+    pub fn new(budget: usize) -> Arc<Self> {
+        Arc::new(HeldRows {
+            count: AtomicUsize::new(0),
+            max: (budget - budget / 4) / (std::mem::size_of::<Row>() + 4),
+            full: AtomicBool::new(false),
+        })
+    }
+
+    /// Room for one more row, counted; false from the first time there was none.
+    fn take(&self) -> bool {
+        if self.full.load(AtomicOrdering::Relaxed) {
+            return false;
+        }
+        if self.count.fetch_add(1, AtomicOrdering::Relaxed) < self.max {
+            return true;
+        }
+        self.full.store(true, AtomicOrdering::Relaxed);
+        false
+    }
+}
+
+/// What a pass keeps of its connections while it runs: the rows, the endpoints seen as
+/// servers (a SYN or SYN/ACK named them), which settle guessed clients at the end, and
+/// what the report says of the connections as a whole.
+///
+/// Rows stay as the tracker's summaries until the pass's shards hold more than three
+/// quarters of its budget ([`HeldRows`]); then every row is encoded into a [`SpillSort`]
+/// (of the shard's part of the budget, beyond which it writes runs to temporary files),
+/// and so are the rows after. Encoding and decoding cost ≈ 4,400 and 6,100 instructions
+/// a row (postcard, callgrind on the bench's mixed capture, whose 1 M-packet prefix has
+/// 13,163 connections: ≈ 140 M of flows' 1,697 M), for nothing when the rows fit in
+/// memory anyway. The quarter left is
+/// room for the encoded rows while they move (an encoded row is ≈ 1/5 of the summary's
+/// 784 bytes), so that memory stays within the budget; at worst (a shard that gets no
+/// more rows keeps its held ones while the others spill) it is 1.75 × the budget.
 pub(crate) struct RowStore {
-    pub rows: SpillSort<Row>,
+    held: Vec<Row>,
+    /// Where the shards count the rows they hold.
+    hold: Arc<HeldRows>,
+    /// `held` has its block: it never grows.
+    can_hold: bool,
+    rows: SpillSort<Row>,
+    /// The rows moved to `rows`: they go there from now on.
+    spilled: bool,
     pub servers: HashSet<Endpoint>,
     pub shard: u16,
     /// The first error writing the rows (a full disk): the pass fails with it.
     pub error: Option<io::Error>,
+    /// The statistics of the rows pushed, gathered as they come so that the rows need
+    /// not be read once more for them (≈ 80 M instructions on the mixed capture's
+    /// prefix).
+    stats: ConnStats,
+    /// A continuation with ACKs of unseen data came: whether its connection was already
+    /// counted among those with capture loss is known only once the parts are folded, so
+    /// the statistics are read back then ([`Connections::stats`]). Rare.
+    stats_need_folding: bool,
 }
 
 impl RowStore {
-    pub fn new(budget: usize, shard: u16) -> Self {
+    /// A shard's store: `budget` its part of the pass's budget for encoded rows, `hold`
+    /// the count of rows held by every shard.
+    pub fn new(budget: usize, shard: u16, hold: Arc<HeldRows>) -> Self {
+        let max_held = hold.max;
+        let mut held = Vec::new();
+        // Reserved whole, once, and more than glibc's largest dynamic mmap threshold:
+        // untouched pages take no memory, and the block is a mapping of its own. Freed
+        // when the rows move to the spill, a block below that size raised glibc's mmap
+        // threshold to its own size, and the blocks the pass grew afterwards (the
+        // tracker's tables) came from the heap and left their old copies resident there:
+        // +11 MB peak RSS on /tmp/mc100k.pcap (100,000 connections) at -j 1.
+        let reserve = max_held.max(GLIBC_MMAP_THRESHOLD_MAX / std::mem::size_of::<Row>() + 1);
+        // Without that memory, every row of this shard is encoded.
+        let can_hold = max_held > 0
+            && (held.try_reserve_exact(reserve).is_ok()
+                || held.try_reserve_exact(max_held).is_ok());
         RowStore {
+            held,
+            hold,
+            can_hold,
             rows: SpillSort::new(budget),
+            spilled: false,
             servers: HashSet::new(),
             shard,
             error: None,
+            stats: ConnStats::default(),
+            stats_need_folding: false,
         }
     }
 
@@ -73,16 +170,111 @@ impl RowStore {
         if !c.continuation && matches!(c.client_by, ClientBy::Syn | ClientBy::SynAck) {
             self.servers.insert(c.endpoints[1]);
         }
-        if self.error.is_none() {
-            self.error = self.rows.push(&Row(c, self.shard)).err();
+        self.stats.add(&c);
+        if c.continuation && (c.dirs[0].counts.acked_unseen | c.dirs[1].counts.acked_unseen) != 0 {
+            self.stats_need_folding = true;
+        }
+        let row = Row(c, self.shard);
+        if !self.spilled
+            && self.can_hold
+            && self.held.len() < self.held.capacity()
+            && self.hold.take()
+        {
+            self.held.push(row);
+        } else {
+            self.keep(row);
         }
     }
+
+    /// Keeps `row` encoded, the held rows first if it is the first.
+    #[inline(never)]
+    fn keep(&mut self, row: Row) {
+        if !self.spilled {
+            self.spilled = true;
+            for r in std::mem::take(&mut self.held) {
+                self.encode(&r);
+            }
+        }
+        self.encode(&row);
+    }
+
+    fn encode(&mut self, row: &Row) {
+        if self.error.is_none() {
+            self.error = self.rows.push(row).err();
+        }
+    }
+
+    /// Ends the pushing: the rows, readable in order. Out of line: once a pass, and
+    /// inlined it made `flows` large enough that the per-frame stage was no longer
+    /// inlined there (+14 M instructions on the mixed capture's prefix).
+    #[inline(never)]
+    pub fn seal(self) -> Sealed {
+        let rows = if self.spilled {
+            Kept::Spilled(self.rows.seal())
+        } else {
+            // The rows stay where they are (moving 784-byte values cost ≈ 5,000
+            // instructions a row); their keys are sorted, ties in the order pushed as in
+            // the spill's stable sort.
+            let order = if self.held.iter().any(|r| r.0.continuation) {
+                let mut keys: Vec<_> = (0u32..)
+                    .zip(&self.held)
+                    .map(|(i, r)| (r.key(), i))
+                    .collect();
+                keys.sort_unstable();
+                keys.into_iter().map(|(_, i)| i).collect()
+            } else {
+                // Without continuations every row has a stream of its own: its key
+                // (a third of the time of sorting the whole key, callgrind).
+                let mut keys: Vec<_> = (0u32..)
+                    .zip(&self.held)
+                    .map(|(i, r)| (r.0.stream, i))
+                    .collect();
+                keys.sort_unstable_by_key(|&(stream, _)| stream);
+                keys.into_iter().map(|(_, i)| i).collect()
+            };
+            Kept::Held {
+                rows: self.held,
+                order,
+            }
+        };
+        Sealed {
+            rows,
+            servers: self.servers,
+            stats: (!self.stats_need_folding).then_some(self.stats),
+        }
+    }
+}
+
+/// One shard's rows sorted, as [`RowStore::seal`] leaves them.
+pub(crate) struct Sealed {
+    rows: Kept,
+    servers: HashSet<Endpoint>,
+    /// The rows' statistics, unless they must be read back folded.
+    stats: Option<ConnStats>,
+}
+
+enum Kept {
+    /// Rows in the order pushed, and their indexes in the order of their keys.
+    Held {
+        rows: Vec<Row>,
+        order: Vec<u32>,
+    },
+    Spilled(Sorted<Row>),
+}
+
+/// One shard's rows held in memory, and the order to read them in.
+struct Held {
+    rows: Vec<Row>,
+    order: Vec<u32>,
 }
 
 /// Every connection of a pass, read back sorted by stream, continuations folded.
 #[derive(Default)]
 pub struct Connections {
-    rows: Sorted<Row>,
+    /// The rows of the shards that spilled, as one store.
+    spilled: Sorted<Row>,
+    /// The rows of the others, each shard's.
+    held: Vec<Held>,
     /// Each shard's servers, then (`servers`) every shard's.
     shard_servers: Vec<HashSet<Endpoint>>,
     servers: HashSet<Endpoint>,
@@ -90,47 +282,76 @@ pub struct Connections {
     provisional: bool,
     /// Only these streams are read (`flows --stream`).
     only: Option<u64>,
+    /// The statistics of every row, when they were gathered as the rows came.
+    stats: Option<ConnStats>,
 }
 
 impl Connections {
-    pub(crate) fn new(stores: Vec<(Sorted<Row>, HashSet<Endpoint>)>) -> io::Result<Self> {
-        let provisional = stores.len() > 1;
-        let (rows, shard_servers): (Vec<_>, Vec<_>) = stores.into_iter().unzip();
+    pub(crate) fn new(shards: Vec<Sealed>) -> io::Result<Self> {
+        let provisional = shards.len() > 1;
+        let mut spilled = Vec::new();
+        let mut held = Vec::new();
+        let mut shard_servers = Vec::with_capacity(shards.len());
+        let mut stats = Some(ConnStats::default());
+        for s in shards {
+            match s.rows {
+                Kept::Held { rows, order } => held.push(Held { rows, order }),
+                Kept::Spilled(rows) => spilled.push(rows),
+            }
+            shard_servers.push(s.servers);
+            stats = stats.zip(s.stats).map(|(mut all, one)| {
+                all.merge(&one);
+                all
+            });
+        }
         let servers = if provisional {
             shard_servers.iter().flatten().copied().collect()
         } else {
             HashSet::new()
         };
         Ok(Connections {
-            rows: Sorted::join(rows)?,
+            spilled: Sorted::join(spilled)?,
+            held,
             shard_servers,
             servers,
             provisional,
             only: None,
+            stats,
         })
     }
 
     /// Connections from summaries already made (tests and library callers), one shard:
     /// read back in stream order like a pass's.
     pub fn from_summaries(rows: impl IntoIterator<Item = ConnSummary>) -> io::Result<Self> {
-        let mut store = RowStore::new(crate::spill::SPILL_BUDGET, 0);
+        let budget = crate::spill::SPILL_BUDGET;
+        let mut store = RowStore::new(budget, 0, HeldRows::new(budget));
         for c in rows {
             store.push(c);
         }
         if let Some(e) = store.error.take() {
             return Err(e);
         }
-        Connections::new(vec![(store.rows.seal(), store.servers)])
+        Connections::new(vec![store.seal()])
     }
 
     /// Rows stored, continuations included: an upper bound of the connections read.
     pub fn stored_rows(&self) -> u64 {
-        self.rows.len()
+        self.spilled.len() + self.held.iter().map(|h| h.rows.len() as u64).sum::<u64>()
     }
 
     /// Keeps only stream `stream` (its final number).
     pub fn retain_stream(&mut self, stream: u64) {
         self.only = Some(stream);
+        self.stats = None;
+    }
+
+    /// What the report says of the connections read: gathered as they were kept, or
+    /// (a continuation with capture loss, or one stream kept) read once.
+    pub fn stats(&self) -> io::Result<ConnStats> {
+        match self.stats {
+            Some(s) => Ok(s),
+            None => ConnStats::of_connections(self),
+        }
     }
 
     /// The rows in stream order, decoded one at a time; an error reading a temporary
@@ -138,7 +359,13 @@ impl Connections {
     pub fn iter(&self) -> Iter<'_> {
         Iter {
             conns: self,
-            rows: self.rows.iter(),
+            spilled: self.spilled.iter(),
+            spilled_next: None,
+            held: self
+                .held
+                .iter()
+                .map(|h| (&h.rows[..], h.order.iter()))
+                .collect(),
             next: None,
             number: 0,
             failed: false,
@@ -173,7 +400,11 @@ impl Connections {
 /// The rows of [`Connections`], one folded connection at a time.
 pub struct Iter<'a> {
     conns: &'a Connections,
-    rows: crate::spill::Iter<'a, Row>,
+    spilled: crate::spill::Iter<'a, Row>,
+    /// The next row of `spilled`, read ahead to be compared with the held ones.
+    spilled_next: Option<Row>,
+    /// Each shard's held rows and the indexes of those not read yet, in order.
+    held: Vec<(&'a [Row], std::slice::Iter<'a, u32>)>,
     /// A row read ahead (the one after a connection's last continuation).
     next: Option<Row>,
     /// Connections read so far: a sharded pass's next stream number.
@@ -182,11 +413,37 @@ pub struct Iter<'a> {
 }
 
 impl Iter<'_> {
+    /// The next row in order: the smallest of the sources' next ones (on a tie the
+    /// spilled rows', then the earlier shard's, as when one store joined them all).
     fn read(&mut self) -> io::Result<Option<Row>> {
-        match self.next.take() {
-            Some(r) => Ok(Some(r)),
-            None => self.rows.next().transpose(),
+        if let Some(r) = self.next.take() {
+            return Ok(Some(r));
         }
+        if self.spilled_next.is_none() {
+            self.spilled_next = self.spilled.next().transpose()?;
+        }
+        let mut best = self.spilled_next.as_ref().map(Row::key);
+        let mut from = None;
+        for (i, (rows, order)) in self.held.iter().enumerate() {
+            if let Some(r) = order
+                .as_slice()
+                .first()
+                .and_then(|&at| rows.get(at as usize))
+            {
+                let k = r.key();
+                if best.is_none_or(|b| k < b) {
+                    best = Some(k);
+                    from = Some(i);
+                }
+            }
+        }
+        Ok(match from {
+            Some(i) => {
+                let (rows, order) = &mut self.held[i];
+                order.next().and_then(|&at| rows.get(at as usize)).cloned()
+            }
+            None => self.spilled_next.take(),
+        })
     }
 
     /// The next connection, its continuations folded in, settled and numbered.
@@ -271,10 +528,10 @@ mod tests {
             .into_iter()
             .enumerate()
             .map(|(i, rows)| {
-                let mut s = RowStore::new(budget, i as u16);
+                let mut s = RowStore::new(budget, i as u16, HeldRows::new(budget));
                 rows.into_iter().for_each(|c| s.push(c));
                 assert!(s.error.is_none());
-                (s.rows.seal(), s.servers)
+                s.seal()
             })
             .collect();
         Connections::new(stores).unwrap()
@@ -357,6 +614,113 @@ mod tests {
             assert_eq!(
                 read(&all).iter().map(|c| c.endpoints).collect::<Vec<_>>(),
                 [[ep(3, 1), server]]
+            );
+        }
+    }
+
+    /// A budget that holds `rows` rows as summaries (three quarters of it).
+    fn holding(rows: usize) -> usize {
+        rows * (std::mem::size_of::<Row>() + 4) * 4 / 3 + 1
+    }
+
+    #[test]
+    fn rows_held_then_moved_to_the_spill_read_back_in_order() {
+        let (a, b) = (ep(1, 40000), ep(2, 443));
+        let rows: Vec<ConnSummary> = [4, 0, 3, 1, 2]
+            .into_iter()
+            .map(|s| conn(s, [a, b], ClientBy::Syn, (10 * s + 1, 10 * s + 5)))
+            .collect();
+        let mut store = RowStore::new(1 << 20, 0, HeldRows::new(holding(3)));
+        for (i, c) in rows.iter().enumerate() {
+            store.push(c.clone());
+            // The fourth row does not fit: every row is encoded from then on.
+            assert_eq!(store.spilled, i >= 3, "after row {i}");
+        }
+        let c = Connections::new(vec![store.seal()]).unwrap();
+        let got: Vec<(u64, u64)> = read(&c).iter().map(|c| (c.stream, c.first_frame)).collect();
+        assert_eq!(got, [(0, 1), (1, 11), (2, 21), (3, 31), (4, 41)]);
+        // One shard held, one spilled: merged by stream.
+        let provisional = |c: &ConnSummary| ConnSummary {
+            stream: PROVISIONAL_STREAM | c.first_frame,
+            ..c.clone()
+        };
+        let (mut held, mut spilled) = (
+            RowStore::new(1 << 20, 0, HeldRows::new(1 << 20)),
+            RowStore::new(1, 1, HeldRows::new(1)),
+        );
+        for (i, c) in rows.iter().enumerate() {
+            let to = if i % 2 == 0 { &mut held } else { &mut spilled };
+            to.push(provisional(c));
+        }
+        assert!(!held.spilled && spilled.spilled);
+        let c = Connections::new(vec![held.seal(), spilled.seal()]).unwrap();
+        let got: Vec<(u64, u64)> = read(&c).iter().map(|c| (c.stream, c.first_frame)).collect();
+        assert_eq!(got, [(0, 1), (1, 11), (2, 21), (3, 31), (4, 41)]);
+    }
+
+    #[test]
+    fn shards_share_one_bound_and_all_spill_once_it_is_reached() {
+        let (a, b) = (ep(1, 40000), ep(2, 443));
+        let row = |frame: u64| ConnSummary {
+            stream: PROVISIONAL_STREAM | frame,
+            ..conn(0, [a, b], ClientBy::Syn, (frame, frame + 1))
+        };
+        let hold = HeldRows::new(holding(3));
+        let mut s0 = RowStore::new(1 << 20, 0, hold.clone());
+        let mut s1 = RowStore::new(1 << 20, 1, hold);
+        // Shard 0 holds three rows: the whole bound, beyond its half of it.
+        for f in [10, 30, 50] {
+            s0.push(row(f));
+        }
+        assert!(!s0.spilled);
+        // Shard 1 finds no room; shard 0 then spills too at its next row.
+        s1.push(row(20));
+        assert!(s1.spilled && !s0.spilled);
+        s0.push(row(60));
+        s1.push(row(40));
+        assert!(s0.spilled);
+        let c = Connections::new(vec![s0.seal(), s1.seal()]).unwrap();
+        let got: Vec<(u64, u64)> = read(&c).iter().map(|c| (c.stream, c.first_frame)).collect();
+        assert_eq!(got, [(0, 10), (1, 20), (2, 30), (3, 40), (4, 50), (5, 60)]);
+    }
+
+    #[test]
+    fn statistics_gathered_as_rows_come_are_those_of_the_folded_connections() {
+        let (client, server) = (ep(1, 40000), ep(2, 443));
+        let mut first = conn(0, [client, server], ClientBy::Syn, (1, 3));
+        first.dirs[1].counts.acked_unseen = 2;
+        let mut other = conn(1, [ep(3, 40001), server], ClientBy::Syn, (2, 9));
+        other.start = Timestamp::from_nanos(1_000);
+        let c = connections(vec![vec![first.clone(), other.clone()]], 1 << 20);
+        let stats = c.stats().unwrap();
+        assert_eq!(stats, ConnStats::of_connections(&c).unwrap());
+        assert_eq!(
+            (
+                stats.count,
+                stats.start,
+                stats.acked_unseen,
+                stats.acked_unseen_connections
+            ),
+            (2, Some(Timestamp::from_nanos(1_000)), 2, 1)
+        );
+        // Stream 1's late part ACKs unseen data, its first part did not: the connection
+        // has capture loss once folded, which only reading the rows back can tell.
+        let mut late = conn(1, [ep(3, 40001), server], ClientBy::PortGuess, (20, 22));
+        late.continuation = true;
+        late.dirs[0].counts.acked_unseen = 5;
+        for budget in [1 << 20, 1] {
+            let c = connections(
+                vec![vec![first.clone(), other.clone(), late.clone()]],
+                budget,
+            );
+            let stats = c.stats().unwrap();
+            assert_eq!(
+                (
+                    stats.count,
+                    stats.acked_unseen,
+                    stats.acked_unseen_connections
+                ),
+                (2, 7, 2)
             );
         }
     }
