@@ -57,7 +57,7 @@ pub const APP_LIMITED: Entry = Entry {
     id: "app.limited",
     title: "application-limited",
     meaning:
-        "not TCP: the sender had everything acknowledged and an open window, and nothing to send",
+        "not TCP: the sender had room in its windows (often everything acknowledged) and nothing to send",
     fix_goes_to: "the application",
     part_of: None,
     decided_by: None,
