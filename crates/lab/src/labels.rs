@@ -26,6 +26,9 @@ const LIMITED_NONE_SHARE: f64 = 0.01;
 /// `tcp_jiffies32`, and the lab's kernel has CONFIG_HZ=250 (every busy time of the
 /// session-4 sweeps is a multiple of 4 ms).
 const CHRONO_TICK_MS: f64 = 4.0;
+/// CoDel's INTERVAL (RFC 8289 §4.2): a queue is standing when its delay stays above
+/// target this long (or one minimum RTT, if longer); shorter is a burst a buffer absorbs.
+const CODEL_INTERVAL_MS: f64 = 100.0;
 /// Server think time that counts: at least this long and at least one RTT.
 const THINK_MIN_MS: f64 = 20.0;
 /// A recv wait this much above the RTT is a delayed ACK's (Linux's minimum delayed-ACK
@@ -60,6 +63,9 @@ pub struct Label {
 /// The records of one run, read from its directory (`DIR/NAME/truth/…`).
 pub struct Records {
     pub path: Value,
+    /// The run's topology as its manifest recorded it (`parameters.topology`: the
+    /// bottleneck's `rate_mbit` and `queue_packets`, offloads), `Null` when absent.
+    pub topology: Value,
     pub workload: Value,
     pub client: Value,
     pub server: Value,
@@ -100,6 +106,7 @@ impl Records {
         };
         Records {
             path: read_json(&t.join("path.json")),
+            topology: read_json(&run_dir.join("manifest.json"))["parameters"]["topology"].clone(),
             workload: read_json(&t.join("workload.json")),
             client: read_json(&t.join("client-timings.json")),
             server: read_json(&t.join("server-timings.json")),
@@ -252,6 +259,22 @@ fn rwnd_cost_ms(c: &Conn<'_>) -> f64 {
     limited.min(c.max("busy") - unlimited).max(0.0)
 }
 
+/// The longest run of consecutive samples whose smoothed RTT (`rtt`) meets `queued`,
+/// first to last sample of the run (ms).
+fn standing_ms(samples: &[&SsSocket], queued: impl Fn(f64) -> bool) -> f64 {
+    let (mut best, mut start) = (0.0f64, None);
+    for s in samples {
+        match s.num("rtt") {
+            Some(v) if queued(v) => {
+                let t0 = *start.get_or_insert(s.t_ms);
+                best = best.max(s.t_ms - t0);
+            }
+            _ => start = None,
+        }
+    }
+    best
+}
+
 /// `skmem:(r0,rb131072,t0,tb87040,f0,w0,o0,bl0,d0)` → the value of one of its fields.
 fn skmem(s: &SsSocket, key: &str) -> Option<f64> {
     let v = s.fields.get("skmem")?;
@@ -260,11 +283,27 @@ fn skmem(s: &SsSocket, key: &str) -> Option<f64> {
         .find_map(|f| f.strip_prefix(key)?.parse().ok())
 }
 
-/// A sample where the send buffer was full while neither cwnd nor the peer's window was:
-/// `w` (sk_wmem_queued) ≥ 90 % of `tb` (sk_sndbuf), fewer packets in flight than cwnd,
-/// and fewer bytes than snd_wnd. `tcp_sendmsg` waits in `sk_stream_wait_memory` exactly
-/// then.
-fn sndbuf_full(s: &SsSocket) -> bool {
+/// A sample where the send buffer, not cwnd, the peer's window or the application, held
+/// the sender: the conditions under which `tcp_cwnd_validate` (net/ipv4/tcp_output.c)
+/// starts TCP_CHRONO_SNDBUF_LIMITED, as far as tcp_info shows them:
+/// 1. data was sent and 3. the write queue is empty: everything the application handed
+///    over has left (`tcp_write_queue_empty`; ss prints `notsent` only when
+///    tcpi_notsent_bytes > 0). Unsent data with room in cwnd is pacing, TSQ or the
+///    window at work, not the buffer (sweep s3-000, BBR: `notsent` 140–323 KB in the
+///    samples the old rule called "full");
+/// 2. not cwnd-limited (`tcp_is_cwnd_limited`): fewer packets in flight than cwnd and, in
+///    slow start (cwnd below ssthresh; ss prints `ssthresh` only below
+///    TCP_INFINITE_SSTHRESH), cwnd at least twice the flight (s3-011: cwnd 151,
+///    unacked 82 in slow start is cwnd-limited to the kernel);
+/// 4. the application is waiting for memory (SOCK_NOSPACE, set by `sk_stream_wait_memory`):
+///    the buffer is full (`w`, sk_wmem_queued, ≥ 90 % of `tb`, sk_sndbuf:
+///    `sk_stream_memory_free` false) *and* the application still had data to hand over
+///    ([`app_had_more`]). A whole response written in one call overshoots sk_sndbuf
+///    without the writer ever waiting (s1-001: 61,487 B written in 61 µs into a 46 KB
+///    buffer; tcp_sendmsg_locked checks the memory only before each new skb).
+///
+/// And the peer's window had room (unacked × mss < snd_wnd).
+fn sndbuf_starved(r: &Records, s: &SsSocket) -> bool {
     let (Some(w), Some(tb)) = (skmem(s, "w"), skmem(s, "tb")) else {
         return false;
     };
@@ -272,7 +311,55 @@ fn sndbuf_full(s: &SsSocket) -> bool {
     let cwnd = s.num("cwnd").unwrap_or(0.0);
     let mss = s.num("mss").unwrap_or(1448.0);
     let wnd = s.num("snd_wnd").unwrap_or(f64::MAX);
-    tb > 0.0 && w >= 0.9 * tb && unacked < cwnd && unacked * mss < wnd
+    let notsent = s.num("notsent").unwrap_or(0.0);
+    let in_slow_start = s.num("ssthresh").is_none_or(|t| cwnd < t);
+    let cwnd_limited = unacked >= cwnd || (in_slow_start && cwnd < 2.0 * unacked);
+    tb > 0.0
+        && w >= 0.9 * tb
+        && notsent == 0.0
+        && !cwnd_limited
+        && unacked * mss < wnd
+        && app_had_more(r, s)
+}
+
+/// Whether the sending application still had data to hand to this socket when the
+/// sample was taken (so a full buffer made it wait): an http response whose write had
+/// started and not returned (the server's `response_started_ns` ..
+/// `response_written_ns`); for a one-transfer workload, fewer bytes handed over
+/// (bytes_acked + unacked × mss; nothing unsent) than the application wrote in all
+/// (the server's `bytes_sent`, the upload client's `transfer.bytes`). Unknown → false.
+fn app_had_more(r: &Records, s: &SsSocket) -> bool {
+    let timings = match r.sender() {
+        Side::Server => &r.server,
+        Side::Client => &r.client,
+    };
+    let epoch = timings["epoch_ns"].as_f64().unwrap_or(0.0);
+    let t = s.unix_s * 1e9 - epoch;
+    let conn = timings["connections"].as_array().and_then(|cs| {
+        cs.iter()
+            .find(|c| c["peer"].as_str() == Some(s.peer.as_str()))
+    });
+    if r.kind() == "http" {
+        let Some(reqs) = conn.and_then(|c| c["requests"].as_array()) else {
+            return false;
+        };
+        return reqs.iter().any(|q| {
+            match (
+                q["response_started_ns"].as_f64(),
+                q["response_written_ns"].as_f64(),
+            ) {
+                (Some(a), Some(b)) => a <= t && t <= b,
+                _ => false,
+            }
+        });
+    }
+    let total = match r.sender() {
+        Side::Server => conn.and_then(|c| c["bytes_sent"].as_f64()),
+        Side::Client => timings["transfer"]["bytes"].as_f64(),
+    };
+    let handed = s.num("bytes_acked").unwrap_or(0.0)
+        + s.num("unacked").unwrap_or(0.0) * s.num("mss").unwrap_or(1448.0);
+    total.is_some_and(|b| handed < b)
 }
 
 fn ns_ms(v: &Value) -> Option<f64> {
@@ -505,15 +592,20 @@ pub fn label_run(r: &Records) -> Vec<Label> {
         }
     }
 
-    // --- Send buffer: TCP_CHRONO_SNDBUF_LIMITED (tcp_sendmsg_locked, on waiting for
-    // memory) stays 0 on 6.18 here, so also the samples where sk_wmem_queued had reached
-    // sk_sndbuf while cwnd and the peer's window had room (sk_stream_memory_free false). ---
+    // --- Send buffer: TCP_CHRONO_SNDBUF_LIMITED, or the samples that meet the
+    // conditions under which tcp_cwnd_validate starts it (`sndbuf_starved`). The chrono
+    // alone under-counts: it starts only in a tcp_write_xmit that runs while the writer
+    // is already waiting (SOCK_NOSPACE), i.e. when one sendmsg call blocks after copying
+    // part of its data (`wait_for_space: if (copied) tcp_push(...)`); a writer of
+    // MSS-sized calls blocks before copying anything, its data leaves in the next call's
+    // push after tcp_check_space cleared SOCK_NOSPACE, and the chrono stays 0
+    // (small-sndbuf's caveat). ---
     let sending: Vec<&SsSocket> = conns
         .iter()
         .flat_map(|c| c.samples.iter().copied())
         .filter(|s| s.num("unacked").unwrap_or(0.0) > 0.0)
         .collect();
-    let full = sending.iter().filter(|s| sndbuf_full(s)).count();
+    let full = sending.iter().filter(|s| sndbuf_starved(r, s)).count();
     let sb = limited(sndbuf_lim) || (sending.len() >= 4 && full * 2 >= sending.len());
     o.put(
         "sndbuf.limited",
@@ -525,15 +617,24 @@ pub fn label_run(r: &Records) -> Vec<Label> {
             Want::Unknown
         },
         format!(
-            "sender sndbuf_limited {sndbuf_lim:.0} ms; send buffer full with room in cwnd and window in {full} of {} sending samples",
+            "sender sndbuf_limited {sndbuf_lim:.0} ms; everything written sent, send buffer full with the writer waiting and room in cwnd and window in {full} of {} sending samples",
             sending.len()
         ),
         (sb && sndbuf_lim > 0.0).then_some(sndbuf_lim),
     );
 
     // --- Queueing delay: the sender's smoothed RTT against its minimum (tcp_rtt_estimator,
-    // tcp_update_rtt_min). A path whose delay changed is not decided: the kernel cannot
-    // tell a longer path from a queue. ---
+    // tcp_update_rtt_min), required to *stand* (RFC 8289 §4.2: above the path's minimum
+    // for at least CoDel's INTERVAL, 100 ms, or one minimum RTT if longer, in
+    // consecutive samples), and only where a queue can stand: the emulator's bottleneck,
+    // an htb rate with a FIFO (manifest `rate_mbit`, `queue_packets`). Without one the
+    // path is line-rate veths and a delay line, and by Little's law (queue delay = bytes
+    // queued / drain rate) no flight drains slowly enough to queue for milliseconds: an
+    // RTT that rose there is the receiver's ACK timing — a slow reader's small window
+    // ACKed late (s3-005, s3-013, s3-061: srtt 32–49 ms over a 1–14 ms minimum, 4–23
+    // packets in flight, no bottleneck) — or the persist timer (class 9), not a queue.
+    // A path whose delay changed is not decided: the kernel cannot tell a longer path
+    // from a queue. ---
     let srtt_max = conns.iter().map(|c| c.max("rtt")).fold(0.0, f64::max);
     let min_rtt = conns
         .iter()
@@ -542,18 +643,41 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     let stepped = !r.path["to_client"]["delay_change"].is_null()
         || !r.path["to_server"]["delay_change"].is_null();
     let zero_window = zero > 0;
+    // Some(false) only when the manifest says the path had no rate limit.
+    let bottleneck = r
+        .topology
+        .as_object()
+        .map(|t| t.get("rate_mbit").is_some_and(|v| !v.is_null()));
+    let queued = |m: f64, v: f64| v >= 3.0 * m && v - m >= 30.0;
+    let standing_ms = min_rtt.map_or(0.0, |m| {
+        conns
+            .iter()
+            .map(|c| standing_ms(&c.samples, |v| queued(m, v)))
+            .fold(0.0, f64::max)
+    });
     let (bloat, calm) = match min_rtt {
         Some(m) => (
-            srtt_max >= 3.0 * m && srtt_max - m >= 30.0,
+            queued(m, srtt_max) && standing_ms >= CODEL_INTERVAL_MS.max(m),
             srtt_max < 1.5 * m + 5.0,
         ),
         None => (false, false),
     };
     o.yes_no(
         "network.bufferbloat",
-        bloat && !stepped && !zero_window,
-        calm,
-        format!("sender srtt max {srtt_max:.1} ms, min rtt {min_rtt:?} ms"),
+        bloat && bottleneck == Some(true) && !stepped && !zero_window,
+        calm || (bottleneck == Some(false) && !stepped),
+        format!(
+            "sender srtt max {srtt_max:.1} ms, min rtt {min_rtt:?} ms, standing {standing_ms:.0} ms; \
+             bottleneck {}",
+            match bottleneck {
+                Some(true) => format!(
+                    "{} Mbit/s, {}-packet FIFO",
+                    r.topology["rate_mbit"], r.topology["queue_packets"]
+                ),
+                Some(false) => "none".to_string(),
+                None => "unknown".to_string(),
+            }
+        ),
     );
 
     // --- Slow start left early: a connection whose first sample already shows a
@@ -826,7 +950,16 @@ pub fn for_capture(
     vantage: &str,
     snaplen: u32,
     client_syn_retrans_only: bool,
+    data_sender: &str,
 ) -> Vec<Label> {
+    // The router's capture is its client-facing interface, 0 ms from the client (README
+    // "sweep"): it sees what the client's end sees.
+    let end = if vantage == "router" {
+        "client"
+    } else {
+        vantage
+    };
+    let at_receiver = end != data_sender;
     labels
         .iter()
         .map(|l| {
@@ -842,15 +975,19 @@ pub fn for_capture(
             // 64 bytes leave 10 bytes of TCP options (Ethernet 14 + IPv4 20 + TCP 20 = 54):
             // window scale, SACK / D-SACK blocks and timestamps are cut (issue 12 class 8:
             // unknown, not absent), so ids that rest on them cannot be required.
+            // At the data's receiver the only full-RTT samples are its ACK → the sender's
+            // data echoing that ACK's TSval (RFC 7323 §4.3): with the timestamps cut, the
+            // queue's delay is out of its sight (its own data → ACK times are only its
+            // ACK delay).
             let cut = snaplen != 0
                 && snaplen <= 64
-                && matches!(
+                && (matches!(
                     l.id,
                     "retransmit.spurious"
                         | "rwnd.no_window_scaling"
                         | "rwnd.limited"
                         | "rwnd.not_growing"
-                );
+                ) || (l.id == "network.bufferbloat" && at_receiver));
             if blind_vantage || cut {
                 l.want = Want::Unknown;
                 let why = if cut {
@@ -863,6 +1000,11 @@ pub fn for_capture(
             l
         })
         .collect()
+}
+
+/// The end that sends the bulk of the data, "client" or "server" (for [`for_capture`]).
+pub fn data_sender(r: &Records) -> &'static str {
+    r.sender().name()
 }
 
 /// True when the only SYN retransmissions were the client's (the server's SYN/ACK was
@@ -889,6 +1031,7 @@ mod tests {
     fn records(kind: &str, server: Value) -> Records {
         Records {
             path: Value::Null,
+            topology: Value::Null,
             workload: json!({ "kind": { "type": kind } }),
             client: Value::Null,
             server,
@@ -929,5 +1072,148 @@ mod tests {
             "think_ns": 300, "request_arrived_ns": 1_000_000, "response_started_ns": 1_200_000
         } ] } ] });
         assert_eq!(think_label(&records("http", quick)), Want::MustNot);
+    }
+
+    /// One `ss -tinmO` sample of the server's socket to the client 10.81.1.2:40000.
+    fn sample(unix_s: f64, state: &str, fields: &[(&str, &str)]) -> SsSocket {
+        SsSocket {
+            t_ms: unix_s * 1e3,
+            unix_s,
+            state: state.into(),
+            local: format!("10.81.2.2:{PORT}"),
+            peer: "10.81.1.2:40000".into(),
+            fields: fields
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            flags: Vec::new(),
+        }
+    }
+
+    fn label(r: &Records, id: &str) -> Label {
+        label_run(r).into_iter().find(|l| l.id == id).unwrap()
+    }
+
+    /// The three shapes the sweep's old rule ("w ≥ 90 % of tb with unacked < cwnd")
+    /// called send-buffer-limited while tcp_info's chrono said 0 ms, and the kernel's
+    /// tcp_cwnd_validate agreed: s3-000 (BBR with 140 KB not sent: the write queue was
+    /// not empty), s3-011 (slow start, cwnd 151 < 2 × 82 unacked: cwnd-limited to
+    /// tcp_is_cwnd_limited), s1-001 (the whole response in flight: the writer had
+    /// returned 61 µs after it started). Then one that meets every condition.
+    #[test]
+    fn sndbuf_label_follows_tcp_cwnd_validate() {
+        let server = json!({ "epoch_ns": 0, "connections": [ {
+            "peer": "10.81.1.2:40000", "bytes_sent": 1_000_000,
+            "requests": [ { "response_started_ns": 1_000_000_000u64,
+                            "response_written_ns": 1_000_061_000u64 } ] } ] });
+        let base = [
+            ("mss", "1448"),
+            ("snd_wnd", "1000000"),
+            ("bytes_acked", "100000"),
+            ("busy", "200ms"),
+        ];
+        let with = |extra: &[(&'static str, &'static str)]| {
+            let mut f: Vec<(&str, &str)> = base.to_vec();
+            f.extend_from_slice(extra);
+            f
+        };
+        let unsent = with(&[
+            ("cwnd", "86"),
+            ("unacked", "70"),
+            ("ssthresh", "50"),
+            ("notsent", "323121"),
+            ("skmem", "(r0,rb131072,t0,tb490752,f992,w457760,o0,bl0,d0)"),
+        ]);
+        let slow_start = with(&[
+            ("cwnd", "151"),
+            ("unacked", "82"),
+            ("skmem", "(r0,rb131072,t0,tb110592,f2355,w132813,o0,bl0,d0)"),
+        ]);
+        let starved = with(&[
+            ("cwnd", "151"),
+            ("unacked", "40"),
+            ("ssthresh", "100"),
+            ("skmem", "(r0,rb131072,t0,tb110592,f2355,w108000,o0,bl0,d0)"),
+        ]);
+        let mut r = records("bulk", server.clone());
+        let s = |f: &[(&str, &str)]| sample(1.0, "ESTAB", f);
+        r.ss_server = vec![s(&unsent), s(&slow_start), s(&unsent), s(&slow_start)];
+        let l = label(&r, "sndbuf.limited");
+        assert_eq!(l.want, Want::MustNot, "{}", l.why);
+        // All four starved: required.
+        r.ss_server = vec![s(&starved), s(&starved), s(&starved), s(&starved)];
+        assert_eq!(label(&r, "sndbuf.limited").want, Want::Must);
+        // The same samples once the application had handed over everything it wrote.
+        let done = json!({ "epoch_ns": 0, "connections": [ {
+            "peer": "10.81.1.2:40000", "bytes_sent": 150_000 } ] });
+        let mut r2 = records("bulk", done);
+        r2.ss_server = r.ss_server.clone();
+        assert_eq!(label(&r2, "sndbuf.limited").want, Want::MustNot);
+        // http: starved only while a response's write was in progress (1.000000 s to
+        // 1.000061 s after the epoch).
+        let mut h = records("http", server);
+        h.ss_server = vec![sample(0.5, "ESTAB", &starved); 4];
+        assert_eq!(label(&h, "sndbuf.limited").want, Want::MustNot);
+        h.ss_server = vec![sample(1.00003, "ESTAB", &starved); 4];
+        assert_eq!(label(&h, "sndbuf.limited").want, Want::Must);
+    }
+
+    /// Sweep s3-013 (slow reader, 1 ms RTT, no rate limit on the path): the sender's
+    /// srtt stood at 9–32 ms over a 1.176 ms minimum with ≤ 34 packets in flight, the
+    /// receiver's late ACKs of a small window. No bottleneck: no queue, "must not". The
+    /// same srtt over a 6 Mbit/s, 53-packet FIFO (s3-008) is a standing queue; a single
+    /// sample above is a burst, not decided.
+    #[test]
+    fn bufferbloat_label_needs_a_bottleneck_and_a_standing_queue() {
+        let rtts = [1.456, 9.134, 12.368, 16.052, 18.419, 20.484, 32.053, 32.433];
+        let samples = |rtts: &[f64]| -> Vec<SsSocket> {
+            rtts.iter()
+                .enumerate()
+                .map(|(i, rtt)| {
+                    let rtt = format!("{rtt}/1.0");
+                    let mut s = sample(
+                        1.0 + 0.05 * i as f64,
+                        "ESTAB",
+                        &[("minrtt", "1.176"), ("unacked", "20"), ("busy", "100ms")],
+                    );
+                    s.fields.insert("rtt".into(), rtt);
+                    s
+                })
+                .collect()
+        };
+        let mut r = records("slow_reader", Value::Null);
+        r.topology = json!({ "rate_mbit": null, "queue_packets": null });
+        r.ss_server = samples(&rtts);
+        let l = label(&r, "network.bufferbloat");
+        assert_eq!(l.want, Want::MustNot, "{}", l.why);
+        let mut b = records("bulk", Value::Null);
+        b.topology = json!({ "rate_mbit": 6, "queue_packets": 53 });
+        b.ss_server = samples(&[1.2, 40.0, 80.0, 100.0, 107.0, 100.0]);
+        let l = label(&b, "network.bufferbloat");
+        assert_eq!(l.want, Want::Must, "{}", l.why);
+        assert!(l.why.contains("standing 200 ms"), "{}", l.why);
+        b.ss_server = samples(&[1.2, 1.3, 107.0, 1.5, 1.3]);
+        assert_eq!(label(&b, "network.bufferbloat").want, Want::Unknown);
+    }
+
+    /// At snaplen 64 the receiver (and the router, at the client's end of a download)
+    /// cannot see the queue: its RTT needs the timestamps the snaplen cut. The sender can.
+    #[test]
+    fn bufferbloat_needs_timestamps_at_the_receiver() {
+        let must = [Label {
+            id: "network.bufferbloat",
+            want: Want::Must,
+            why: String::new(),
+            truth_cost_ms: None,
+            max_cost_ms: None,
+        }];
+        let want =
+            |v: &str, snap: u32, sender: &str| for_capture(&must, v, snap, false, sender)[0].want;
+        assert_eq!(want("client", 64, "server"), Want::Unknown);
+        assert_eq!(want("router", 64, "server"), Want::Unknown);
+        assert_eq!(want("server", 64, "server"), Want::Must);
+        assert_eq!(want("client", 96, "server"), Want::Must);
+        assert_eq!(want("router", 64, "client"), Want::Must);
+        assert_eq!(want("server", 64, "client"), Want::Unknown);
     }
 }

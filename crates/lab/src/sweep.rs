@@ -685,6 +685,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
         let labels = labels::label_run(&records);
         write_json(&dir.join("labels.json"), &labels)?;
         let syn_client_only = labels::client_syn_retrans_only(&records);
+        let data_sender = labels::data_sender(&records);
         let (arrival, verdict) = emulator_inversions(&dir);
         let mut ooo = BTreeMap::new();
         for v in VANTAGES {
@@ -702,7 +703,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
             if c.family == "control" {
                 ooo.insert(v.to_string(), flows_out_of_order(&tcpwhy, &pcap));
             }
-            let seen = labels::for_capture(&labels, v, c.snaplen, syn_client_only);
+            let seen = labels::for_capture(&labels, v, c.snaplen, syn_client_only, data_sender);
             score_capture(c, v, &pcap, &seen, &found, &mut scored);
         }
         if c.family == "control" {

@@ -11,8 +11,18 @@
 //! Signature: the sender's data is all acknowledged (nothing in flight: the window, its
 //! cwnd and the peer's advertised window, is certainly open), the peer's last ACK
 //! advertises a non-zero window, the peer sends no data (no new request: that is think
-//! time or a pause between exchanges), and then the sender sends more new data. At the
-//! sender the ACK and the next data are seen where they happen; at the receiver the ACK
+//! time or a pause between exchanges), and then the sender sends more new data. Or,
+//! with data still in flight, Linux's own definition (`tcp_rate_check_app_limited`,
+//! net/ipv4/tcp_rate.c: at a write, less than one MSS unsent and fewer packets in flight
+//! than cwnd): an ACK that advances the cumulative ACK outside loss recovery frees room
+//! in cwnd (RFC 5681 never shrinks cwnd on such an ACK; RFC 6582's `recover` bounds the
+//! recovery), the peer's window has room for a burst, and the sender stays silent for at
+//! least `MIN_GAP_NS` until new data leaves on no ACK — the application's next write. A
+//! sender with data queued would have sent on the ACK (tcp_ack → tcp_data_snd_check).
+//! That is the paced writer whose writes come more often than once per RTT, whose flight
+//! never empties. Judged only at the sender, and only for a sender seen answering an ACK
+//! within `LAG_NOISE_NS` (elsewhere the ACK's effect is an estimate a millisecond off).
+//! At the sender the ACK and the next data are seen where they happen; at the receiver the ACK
 //! leaves one half RTT before the sender gets it and the data arrives one half RTT after
 //! it left, so one RTT is subtracted from the gap; in the middle, the tap-to-sender part
 //! of the RTT (from the handshake), else the whole RTT.
@@ -25,8 +35,11 @@
 //! Fix: on the sending application: why does it write slowly — a producer, disk or
 //! database rate, a rate limiter, small writes with sleeps. TCP settings will not help.
 //!
-//! Known false positives: interactive protocols (a terminal, a chat) are "app-limited"
-//! by nature; pauses followed by less than `MIN_BURST_BYTES` are not counted for that
+//! Known false positives: a pacing sender (BBR, fq) with data queued sends on its pacing
+//! timer, not on ACKs: below ≈ 4.6 Mbit/s its 2-segment bursts (tcp_tso_autosize's
+//! minimum) are more than `MIN_GAP_NS` apart and would count as pauses. BBR's ProbeRTT
+//! (cwnd 4 packets for 200 ms) holds a sender with room freed by ACKs. Interactive
+//! protocols (a terminal, a chat) are "app-limited" by nature; pauses followed by less than `MIN_BURST_BYTES` are not counted for that
 //! reason. Request pipelining without new
 //! client data (server push, streaming) is counted, which is right for streaming.
 
@@ -34,7 +47,8 @@ use crate::detector::{emptied_vec, ms, Connection, Detector, Reusable, Segment, 
 use crate::detectors::server_think_time::MIN_THINK_NS;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
-use tcpwhy_track::{SegmentKinds, Vantage};
+use tcpwhy_track::limits::LAG_NOISE_NS;
+use tcpwhy_track::{SegmentKinds, Side, Vantage};
 
 use crate::catalogue::Entry;
 
@@ -43,7 +57,7 @@ pub const APP_LIMITED: Entry = Entry {
     id: "app.limited",
     title: "application-limited",
     meaning:
-        "not TCP: the sender had everything acknowledged and an open window, and nothing to send",
+        "not TCP: the sender had room in its windows (often everything acknowledged) and nothing to send",
     fix_goes_to: "the application",
     part_of: None,
     decided_by: None,
@@ -61,17 +75,39 @@ pub const MIN_GAPS: usize = 2;
 /// transfer held back, not keystrokes or small interactive messages, whose "pauses" are
 /// a person's or a protocol's turn-taking.
 pub const MIN_BURST_BYTES: u64 = 2 * 1448;
+/// One segment on Ethernet with timestamps (1500 − 40 − 12): what an ACK must cover to
+/// free a packet of cwnd when the capture shows the sender's TSO super-segments (a
+/// 64 KB "segment" at the sender is 45 packets to cwnd).
+const ETHERNET_SEGMENT: u64 = 1448;
 /// Gaps remembered per direction of a connection.
 const MAX_GAPS: usize = 4096;
 /// Gaps cited as evidence (two lines each), the longest ones.
 const CITED_GAPS: usize = 5;
 
-/// One pause of the sender with nothing in flight.
+/// Whether the capture sits at `sender`'s end: its capture-to-sender round trip (the
+/// handshake's leg: SYN → SYN/ACK for the server, SYN/ACK → ACK for the client) is below
+/// the tracker's `LAG_NOISE_NS`. Elsewhere the data that arrives after an ACK may have
+/// left the sender before the ACK reached it, and an error of a millisecond in that
+/// round trip (the handshake's leg against a later, shorter RTT) would turn ACK-clocked
+/// data into a "pause" ended by the next write: pauses with data in flight are not judged
+/// there.
+fn at_sender(seg: &Segment<'_>, sender: Side) -> bool {
+    let leg = if sender == Side::Server {
+        seg.ev.conn.syn_to_synack_ns
+    } else {
+        seg.ev.conn.synack_to_ack_ns
+    };
+    leg.is_some_and(|ns| ns < LAG_NOISE_NS)
+}
+
+/// One pause of the sender with room in its windows and nothing sent.
 #[derive(Copy, Clone, Debug)]
 struct Gap {
     ack_frame: u64,
     ack_ts: Timestamp,
     window_bytes: u64,
+    /// The sender's data still unacknowledged at that ACK (0: all of it acknowledged).
+    in_flight: u64,
     data_frame: u64,
     data_ts: Timestamp,
     /// New data the sender sent after the pause, until its next drain.
@@ -89,8 +125,24 @@ impl Gap {
 struct Dir {
     /// End of the highest new data sent (relative sequence number).
     highest: Option<u64>,
-    /// The ACK that covered everything sent: frame, time, advertised window.
-    drained: Option<(u64, Timestamp, u64)>,
+    /// The ACK that opened the pause: frame, time, advertised window, bytes still
+    /// unacknowledged (0 when it covered everything sent).
+    drained: Option<(u64, Timestamp, u64, u64)>,
+    /// Highest cumulative ACK of this direction's data, and the window that ACK
+    /// advertised.
+    acked: u64,
+    acked_window: u64,
+    /// The largest segment this direction sent.
+    largest_segment: u64,
+    /// When the last ACK that advanced `acked` was seen, and the shortest time from such
+    /// an ACK to this direction's next new data: the sender's reaction as the capture
+    /// sees it (microseconds for Linux at its own interface).
+    acked_ts: Option<Timestamp>,
+    min_reaction_ns: Option<u64>,
+    /// The highest byte sent when this direction last retransmitted (RFC 6582's
+    /// `recover`): until the ACK passes it, the sender is in loss recovery and its cwnd
+    /// is being reduced (PRR, RFC 6937), so a freed slot is no proof of room.
+    recover: Option<u64>,
     /// The peer sent data since `drained`.
     peer_spoke: bool,
     bytes: u64,
@@ -131,33 +183,103 @@ impl Detector for AppLimited {
             // The pause starts when everything is acknowledged and the window is open
             // (a window update after a nearly closed window restarts it: until then the
             // sender was held by the receiver, `rwnd.*`).
-            let closed = d.drained.is_some_and(|(_, _, w)| w < MIN_BURST_BYTES);
-            if ack >= high && (d.drained.is_none() || closed) {
-                d.drained = Some((seg.frame, seg.ts, ev.window_bytes));
+            let closed = d.drained.is_some_and(|(_, _, w, _)| w < MIN_BURST_BYTES);
+            if d.recover.is_some_and(|r| ack >= r) {
+                d.recover = None;
+            }
+            // A pause opened with data in flight (below) gives way to the ACK of
+            // everything: the conservative start, as before such pauses were judged.
+            let in_flight_pause = d.drained.is_some_and(|(_, _, _, f)| f > 0);
+            if ack >= high && (d.drained.is_none() || closed || in_flight_pause) {
+                d.drained = Some((seg.frame, seg.ts, ev.window_bytes, 0));
                 d.peer_spoke = false;
                 d.in_burst = None;
+            } else if at_sender(seg, peer)
+                && ack < high
+                && d.drained.is_none()
+                && d.recover.is_none()
+                && d.largest_segment > 0
+                && ack
+                    >= d.acked
+                        .saturating_add(d.largest_segment.min(ETHERNET_SEGMENT))
+                && (ack.saturating_add(ev.window_bytes) >= high.saturating_add(MIN_BURST_BYTES)
+                    || (ack >= d.acked.saturating_add(MIN_BURST_BYTES)
+                        && ev.window_bytes >= d.acked_window))
+            {
+                // Or with data still in flight: an ACK that advanced snd_una by a
+                // segment or more outside loss recovery freed room for one in cwnd
+                // (packets_in_flight fell and RFC 5681 never shrinks cwnd on such an ACK;
+                // RFC 6582's `recover` bounds the recovery), and the peer's window has
+                // room for a burst (two segments) beyond the highest byte sent: seen
+                // directly, or, when the snaplen cut the window scale, because the ACK
+                // moved the right edge that far (it advanced by a burst with a raw
+                // window no smaller than the last one: the shift is the same, and the
+                // room before it was never negative). One segment of room is not
+                // enough: a sender may wait for more (sender-side SWS avoidance, RFC
+                // 9293 §3.8.6.2.1; tcp_tso_should_defer) — tcptrace-dsack.pcap frame
+                // 405 opens 2,444 B and the sender waits 99 ms for the next ACK. A
+                // sender with data queued sends at once (tcp_ack → tcp_data_snd_check);
+                // one that stays silent until a later moment that is no ACK had nothing
+                // to send: Linux's `tcp_rate_check_app_limited` (net/ipv4/tcp_rate.c:
+                // less than one MSS unsent, flight below cwnd, at the application's next
+                // write). That is a paced application whose writes are closer than one
+                // RTT (sweep s3-024: 5,120 B every 59 ms at 293 ms; s3-048: 20 KB every
+                // 96 ms at 113 ms): its flight never empties. Only at the sender (see
+                // `at_sender`).
+                d.drained = Some((seg.frame, seg.ts, ev.window_bytes, high - ack));
+                d.peer_spoke = false;
             }
+            if ack > d.acked || d.acked_window == 0 {
+                d.acked_window = ev.window_bytes;
+                d.acked_ts = Some(seg.ts);
+            }
+            d.acked = d.acked.max(ack);
         }
         if ev.payload_len == 0 {
             return;
         }
         dirs[peer].peer_spoke = true;
         let d = &mut dirs[me];
+        if ev.kinds.has(SegmentKinds::RETRANSMISSION) {
+            d.recover = d.highest;
+            // A retransmission is not the application's write: the pause, if any, was
+            // the loss's (RTO, TLP), not the application's.
+            if d.drained.is_some_and(|g| g.3 > 0) {
+                d.drained = None;
+            }
+        }
         if !ev.kinds.has(SegmentKinds::NEW_DATA) {
             return;
         }
-        if let Some((frame, ts, window_bytes)) = d.drained.take() {
-            if !d.peer_spoke && window_bytes >= MIN_BURST_BYTES && d.gaps.len() < MAX_GAPS {
+        if let Some((frame, ts, window_bytes, in_flight)) = d.drained.take() {
+            // A pause with data in flight is kept only when it lasted: the data that
+            // follows an ACK at once is the ACK's clock, not a write (and keeping every
+            // one would fill `gaps` with microsecond pauses).
+            // And the data that ends it must continue the highest byte seen: data that
+            // starts beyond it was sent during the "pause" and not captured
+            // (tcptrace-ipv6-ftp-nasa.pcap stream 2, frame 207 → 208: 120 KB missing).
+            let contiguous = d.highest.is_some_and(|h| ev.rel_seq <= h);
+            let lasted = in_flight == 0 || (contiguous && seg.ts.elapsed_since(ts) >= MIN_GAP_NS);
+            // (Room in the peer's window: all acknowledged with a window of a burst, or
+            // the right edge moved by a segment, above.)
+            let room = in_flight > 0 || window_bytes >= MIN_BURST_BYTES;
+            if !d.peer_spoke && lasted && room && d.gaps.len() < MAX_GAPS {
                 d.gaps.push(Gap {
                     ack_frame: frame,
                     ack_ts: ts,
                     window_bytes,
+                    in_flight,
                     data_frame: seg.frame,
                     data_ts: seg.ts,
                     burst_bytes: 0,
                 });
                 d.in_burst = Some(d.gaps.len() - 1);
             }
+        }
+        d.largest_segment = d.largest_segment.max(u64::from(ev.payload_len));
+        if let Some(t) = d.acked_ts.take() {
+            let r = seg.ts.elapsed_since(t);
+            d.min_reaction_ns = Some(d.min_reaction_ns.map_or(r, |m| m.min(r)));
         }
         if let Some(g) = d.in_burst.and_then(|i| d.gaps.get_mut(i)) {
             g.burst_bytes += u64::from(ev.payload_len);
@@ -196,9 +318,17 @@ impl Detector for AppLimited {
                     _ => continue, // no handshake: cannot tell the wait from the path
                 }
             };
+            // Pauses with data in flight need a sender that answers ACKs at once: one
+            // whose quickest answer to an ACK took a millisecond or more (a slow host, or
+            // a capture point that is not really at it) spends that time on any ACK, and
+            // a pause of a few of its milliseconds is its own processing, not the
+            // application (tcptrace-dsack.pcap: the client sends 2–7 ms after each ACK;
+            // its 21 "pauses" of 6.4–7.4 ms were that).
+            let reacts_at_once = d.min_reaction_ns.is_some_and(|r| r < LAG_NOISE_NS);
             let mut kept: Vec<(Gap, u64)> = d
                 .gaps
                 .iter()
+                .filter(|g| g.in_flight == 0 || reacts_at_once)
                 .filter(|g| g.raw_ns() <= MAX_GAP_NS && g.burst_bytes >= MIN_BURST_BYTES)
                 .map(|g| (*g, g.raw_ns().saturating_sub(rtt_inside)))
                 .filter(|&(_, open)| open >= MIN_GAP_NS)
@@ -237,8 +367,14 @@ impl Detector for AppLimited {
             } else {
                 String::new()
             };
+            let held = if kept.iter().any(|k| k.0.in_flight > 0) {
+                "room in its window (ACKs had freed it; some pauses with data still in \
+                 flight, as a paced writer's whose writes are closer than one RTT)"
+            } else {
+                "all its data acknowledged and an open window"
+            };
             f.explanation = format!(
-                "The {sender} had all its data acknowledged and an open window, yet sent \
+                "The {sender} had {held}, yet sent \
                  nothing for {} in {} pause(s) in the middle of its transfer{rtt_note}, {} at \
                  most; the {receiver} had asked for nothing new. The application was not \
                  writing fast enough: this is not a TCP problem, and no TCP setting will \
@@ -254,10 +390,18 @@ impl Detector for AppLimited {
                 f.cite(
                     g.ack_frame,
                     g.ack_ts,
-                    format!(
-                        "the {receiver}'s ACK: all the {sender}'s data acknowledged, window {} B",
-                        g.window_bytes
-                    ),
+                    if g.in_flight == 0 {
+                        format!(
+                            "the {receiver}'s ACK: all the {sender}'s data acknowledged, window {} B",
+                            g.window_bytes
+                        )
+                    } else {
+                        format!(
+                            "the {receiver}'s ACK frees room: {} B of the {sender}'s data still \
+                             in flight, the window's edge moved with it; nothing more follows",
+                            g.in_flight
+                        )
+                    },
                 );
                 f.cite(
                     g.data_frame,
