@@ -31,7 +31,7 @@ mod report;
 pub mod spill;
 
 pub use connections::Connections;
-pub use findings::Findings;
+pub use findings::{Findings, Render, Rendered, StreamMark};
 pub use report::{ConnStats, FileReport, ReadError};
 
 use spill::{Sorted, SpillSort};
@@ -562,8 +562,37 @@ impl StreamNumbers {
     }
 }
 
+/// Where a pass keeps its findings until the end: whole, or rendered by the report's
+/// [`Render`] on the thread that found them.
+enum Store<'r> {
+    Whole(SpillSort<Finding>),
+    Rendered(SpillSort<Rendered>, &'r dyn Render),
+}
+
+impl Store<'_> {
+    fn push(&mut self, f: Finding) -> std::io::Result<()> {
+        match self {
+            Store::Whole(s) => s.push(&f),
+            Store::Rendered(s, render) => s.push(&Rendered::new(f, *render)),
+        }
+    }
+
+    fn seal(self) -> Sealed {
+        match self {
+            Store::Whole(s) => Sealed::Whole(s.seal()),
+            Store::Rendered(s, _) => Sealed::Rendered(s.seal()),
+        }
+    }
+}
+
+/// A [`Store`] sealed.
+enum Sealed {
+    Whole(Sorted<Finding>),
+    Rendered(Sorted<Rendered>),
+}
+
 /// Feeds an [`Analyzer`] and keeps what the report needs of each connection.
-struct Analyzing {
+struct Analyzing<'r> {
     analyzer: Analyzer,
     stats: ConnStats,
     /// First frames of this shard's connections, to number the streams at the end
@@ -571,13 +600,13 @@ struct Analyzing {
     first_frames: Option<Vec<u64>>,
     /// Where each connection's findings go once it is judged ([`analyze`]); without it
     /// they stay in the analyzer ([`Pass`]).
-    store: Option<SpillSort<Finding>>,
+    store: Option<Store<'r>>,
     /// The first error writing the store (a full disk): the pass fails with it.
     store_error: Option<std::io::Error>,
 }
 
-impl Analyzing {
-    fn new(config: Config, first_frames: bool, store: Option<SpillSort<Finding>>) -> Self {
+impl<'r> Analyzing<'r> {
+    fn new(config: Config, first_frames: bool, store: Option<Store<'r>>) -> Self {
         Analyzing {
             analyzer: Analyzer::new(config),
             stats: ConnStats::default(),
@@ -588,7 +617,7 @@ impl Analyzing {
     }
 }
 
-impl Sink for Analyzing {
+impl Sink for Analyzing<'_> {
     fn segment(&mut self, frame: u64, ts: Timestamp, pkt: &Packet<'_>, ev: &SegmentEvent) {
         self.analyzer.on_segment(frame, ts, pkt, ev);
     }
@@ -601,7 +630,7 @@ impl Sink for Analyzing {
         if let Some(store) = &mut self.store {
             for f in self.analyzer.drain_findings() {
                 if self.store_error.is_none() {
-                    self.store_error = store.push(&f).err();
+                    self.store_error = store.push(f).err();
                 }
             }
         }
@@ -621,10 +650,36 @@ pub fn analyze(
     opts: &Options<'_>,
     config: &Config,
 ) -> Result<(FileReport, Findings, Exchanges), String> {
+    analyze_with(path, opts, config, None)
+}
+
+/// [`analyze`], each finding rendered by `render` on the thread that judged it: the
+/// report reads them with [`Findings::shown`]. Rendering was the largest part of what
+/// a sharded pass did on one thread after its workers (JSON: 308 M of the 358 M
+/// instructions `analyze -j 2` spent there on the 1 M-packet prefix of the mixed bench
+/// capture, callgrind).
+pub fn analyze_rendered(
+    path: &str,
+    opts: &Options<'_>,
+    config: &Config,
+    render: &dyn Render,
+) -> Result<(FileReport, Findings, Exchanges), String> {
+    analyze_with(path, opts, config, Some(render))
+}
+
+fn analyze_with(
+    path: &str,
+    opts: &Options<'_>,
+    config: &Config,
+    render: Option<&dyn Render>,
+) -> Result<(FileReport, Findings, Exchanges), String> {
     let budget = opts.spill_budget.unwrap_or(spill::SPILL_BUDGET);
+    let store = |budget: usize| match render {
+        None => Store::Whole(SpillSort::new(budget)),
+        Some(r) => Store::Rendered(SpillSort::new(budget), r),
+    };
     let s = sharded(path, opts, |_, shards| {
-        let store = SpillSort::new(budget / shards);
-        Analyzing::new(config.clone(), shards > 1, Some(store))
+        Analyzing::new(config.clone(), shards > 1, Some(store(budget / shards)))
     })?;
     let mut report = s.report;
     let keeping = |e: std::io::Error| format!("{path}: keeping the findings: {e}");
@@ -637,7 +692,7 @@ pub fn analyze(
         if let Some(e) = a.store_error.take() {
             return Err(keeping(e));
         }
-        let store = a.store.take().unwrap_or_else(|| SpillSort::new(budget));
+        let store = a.store.take().unwrap_or_else(|| store(budget));
         shards.push((store, a.analyzer.take_held()));
         frames.push(a.first_frames.take().unwrap_or_default());
         match &mut merged {
@@ -656,15 +711,23 @@ pub fn analyze(
     let mut analysis = first.analyzer.finish();
     // Findings reported at the end (about patterns across connections): after every
     // shard's, as when one sort took them all.
-    let mut last = SpillSort::new(budget);
+    let mut last = store(budget);
     for f in analysis.findings.drain(..) {
-        last.push(&f).map_err(keeping)?;
+        last.push(f).map_err(keeping)?;
     }
     stores.push(last.seal());
     let numbers = StreamNumbers::new(frames);
     analysis.renumber(|s| numbers.get(s));
+    let (mut whole, mut shown) = (Vec::new(), Vec::new());
+    for s in stores {
+        match s {
+            Sealed::Whole(s) => whole.push(s),
+            Sealed::Rendered(s) => shown.push(s),
+        }
+    }
     let findings = Findings::new(
-        Sorted::join(stores).map_err(keeping)?,
+        Sorted::join(whole).map_err(keeping)?,
+        Sorted::join(shown).map_err(keeping)?,
         sharded.then_some(numbers),
     );
     report.stats = first.stats;
@@ -677,14 +740,11 @@ pub fn analyze(
 /// most of what a sharded pass did on one thread after its workers (≈ 536 M
 /// instructions of `analyze -j 2`'s 3,416 M on the 1 M-packet prefix of the mixed bench
 /// capture, callgrind), which bounded what a second core could gain.
-fn judge_held(
-    all: &Analyzer,
-    shards: Vec<(SpillSort<Finding>, Held)>,
-) -> std::io::Result<Vec<Sorted<Finding>>> {
-    let judge = |(mut store, held): (SpillSort<Finding>, Held)| {
+fn judge_held(all: &Analyzer, shards: Vec<(Store<'_>, Held)>) -> std::io::Result<Vec<Sealed>> {
+    let judge = |(mut store, held): (Store<'_>, Held)| {
         let mut out = Vec::new();
         all.judge_held(held, &mut out);
-        for f in &out {
+        for f in out {
             store.push(f)?;
         }
         Ok(store.seal())
@@ -710,7 +770,7 @@ fn judge_held(
 
 /// The pass the tests and fuzz targets make on frames they build themselves: each
 /// packet through the tracker and the analyzer, as [`analyze`] does on one thread.
-pub struct Pass(Stage<Analyzing>);
+pub struct Pass(Stage<Analyzing<'static>>);
 
 impl Pass {
     pub fn new(config: Config) -> Self {
