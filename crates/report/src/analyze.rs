@@ -398,7 +398,7 @@ impl Serialize for JsonHosts<'_, '_> {
 
 /// A finding in its JSON form, borrowed from the finding: nothing is copied on the way
 /// out (no `String` per endpoint and timestamp, no vectors of evidence and fixes).
-fn json_finding(f: &Finding) -> JsonFinding<'_> {
+pub(crate) fn json_finding(f: &Finding) -> JsonFinding<'_> {
     JsonFinding {
         id: f.id.as_str(),
         stream: f.stream,
@@ -416,7 +416,7 @@ fn json_finding(f: &Finding) -> JsonFinding<'_> {
 }
 
 #[derive(Serialize)]
-struct JsonFinding<'a> {
+pub(crate) struct JsonFinding<'a> {
     id: &'static str,
     stream: u64,
     client: Shown<&'a tcpwhy_track::Endpoint>,
@@ -503,16 +503,12 @@ pub struct JsonRender;
 impl Render for JsonRender {
     fn render(&self, f: &Finding, out: &mut Vec<u8>, marks: &mut Vec<StreamMark>) {
         let start = out.len();
-        // Writing to a Vec cannot fail; every key is a string.
-        let _ = json::to_writer_pretty_at(&mut *out, &json_finding(f), FINDING_DEPTH);
+        crate::finding_json::write_finding(out, f);
         if f.stream & PROVISIONAL_STREAM != 0 {
             stream_marks(out, start, marks);
         }
     }
 }
-
-/// Levels above a finding in the document: root, `files`, a file, its `findings`.
-const FINDING_DEPTH: usize = 4;
 
 /// The document's fields before `files`.
 #[derive(Serialize)]
@@ -583,7 +579,7 @@ pub fn write_json(reports: &[AnalyzeReport<'_>], out: &mut impl Write) -> io::Re
                     b"\n        "
                 })?;
                 buf.clear();
-                json::to_writer_pretty_at(&mut buf, &json_finding(&f), FINDING_DEPTH)?;
+                crate::finding_json::write_finding(&mut buf, &f);
                 out.write_all(&buf)?;
                 written = true;
             }
