@@ -71,6 +71,16 @@ impl Analysis {
 #[derive(Default)]
 pub struct Held(detectors::Held);
 
+impl Held {
+    /// The held judgements of every shard in `parts` of about the same size.
+    pub fn deal(all: Vec<Held>, parts: usize) -> Vec<Held> {
+        detectors::Held::deal(all.into_iter().map(|h| h.0).collect(), parts)
+            .into_iter()
+            .map(Held)
+            .collect()
+    }
+}
+
 /// Runs every detector over one capture.
 pub struct Analyzer {
     config: Config,

@@ -741,6 +741,11 @@ fn analyze_with(
 /// instructions of `analyze -j 2`'s 3,416 M on the 1 M-packet prefix of the mixed bench
 /// capture, callgrind), which bounded what a second core could gain.
 fn judge_held(all: &Analyzer, shards: Vec<(Store<'_>, Held)>) -> std::io::Result<Vec<Sealed>> {
+    // Dealt out evenly: a shard's count of held judgements is not its share of the
+    // packets.
+    let (stores, held): (Vec<_>, Vec<_>) = shards.into_iter().unzip();
+    let parts = stores.len();
+    let shards: Vec<_> = stores.into_iter().zip(Held::deal(held, parts)).collect();
     let judge = |(mut store, held): (Store<'_>, Held)| {
         let mut out = Vec::new();
         all.judge_held(held, &mut out);

@@ -380,6 +380,22 @@ impl Detector for NewConnection {
 #[derive(Default)]
 pub struct Pending(Vec<Candidate>);
 
+impl Pending {
+    /// `self` and `other`'s.
+    pub(crate) fn join(&mut self, other: Pending) {
+        self.0.extend(other.0);
+    }
+
+    /// Takes the last `n` (or all there are).
+    pub(crate) fn split_off(&mut self, n: usize) -> Pending {
+        Pending(self.0.split_off(self.0.len().saturating_sub(n)))
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
 impl NewConnection {
     /// Takes the first exchanges this instance holds, to be judged by
     /// [`Self::judge_pending`] of the instance that absorbed every shard's warm windows:
