@@ -218,7 +218,7 @@ pub struct SegmentsArgs {
 
 pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
     use tcpwhy_detect::Config;
-    use tcpwhy_report::analyze::{write_json, write_text, AnalyzeReport};
+    use tcpwhy_report::analyze::{write_json, write_text, AnalyzeReport, JsonRender};
     check_stdin_once(&a.files)?;
     let mut views = Vec::new();
     for dir in &a.hosts {
@@ -247,7 +247,6 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
     let keep = |stream: u64, ends: &[tcpwhy_track::Endpoint; 2]| {
         a.stream.is_none_or(|s| s == stream) && filter.as_ref().is_none_or(|x| x.matches(ends))
     };
-    let keep_finding = |f: &tcpwhy_detect::Finding| keep(f.stream, &f.endpoints);
     for f in &a.files {
         // A bar per file: a finished indicatif bar is not drawn again.
         let bar = Bar::new();
@@ -256,7 +255,14 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
             progress: Some(&bar),
             spill_budget: None,
         };
-        let (file, findings, exchanges) = match tcpwhy_pipeline::analyze(f, &opts, &config) {
+        // JSON without host bundles is rendered during the pass, on its threads (a
+        // finding joined with a bundle changes as it is written).
+        let pass = if matches!(a.format, Format::Json) && views.is_empty() {
+            tcpwhy_pipeline::analyze_rendered(f, &opts, &config, &JsonRender)
+        } else {
+            tcpwhy_pipeline::analyze(f, &opts, &config)
+        };
+        let (file, findings, exchanges) = match pass {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("tcpwhy: {e}");
@@ -275,7 +281,7 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
         reports.push(AnalyzeReport {
             file,
             findings,
-            keep: &keep_finding,
+            keep: &keep,
             min_cost_ns: a.min_cost,
             exchanges,
             hosts: &views,

@@ -4,8 +4,9 @@
 //! for byte, on one thread and on two.
 
 use std::path::PathBuf;
-use tcpwhy_detect::{Config, Finding};
-use tcpwhy_report::analyze::{write_json, write_text, AnalyzeReport};
+use tcpwhy_detect::Config;
+use tcpwhy_report::analyze::{write_json, write_text, AnalyzeReport, JsonRender};
+use tcpwhy_track::Endpoint;
 
 fn capture(name: &str) -> String {
     let public = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/public");
@@ -21,7 +22,7 @@ fn analyze(path: &str, threads: usize, budget: Option<usize>) -> (String, String
     };
     let (file, findings, _) = tcpwhy_pipeline::analyze(path, &opts, &Config::default()).unwrap();
     let runs = findings.runs_on_disk();
-    let keep = |_: &Finding| true;
+    let keep = |_: u64, _: &[Endpoint; 2]| true;
     let reports = [AnalyzeReport {
         file,
         findings,
@@ -84,6 +85,51 @@ fn flows(
         String::from_utf8(json).unwrap(),
         tcpwhy_report::flows::render_text(&reports),
     )
+}
+
+/// `analyze --min-cost 0 --format json` with the findings rendered during the pass, on
+/// the threads that found them (what the binary does without `--host`).
+fn analyze_rendered(path: &str, threads: usize, budget: Option<usize>) -> String {
+    let opts = tcpwhy_pipeline::Options {
+        threads,
+        progress: None,
+        spill_budget: budget,
+    };
+    let (file, findings, _) =
+        tcpwhy_pipeline::analyze_rendered(path, &opts, &Config::default(), &JsonRender).unwrap();
+    assert!(findings.is_shown(), "rendered during the pass");
+    let keep = |_: u64, _: &[Endpoint; 2]| true;
+    let reports = [AnalyzeReport {
+        file,
+        findings,
+        keep: &keep,
+        min_cost_ns: 0,
+        exchanges: None,
+        hosts: &[],
+    }];
+    let mut json = Vec::new();
+    write_json(&reports, &mut json).unwrap();
+    String::from_utf8(json).unwrap()
+}
+
+#[test]
+fn findings_rendered_during_the_pass_give_the_same_json() {
+    // Stream numbers in texts ("SYN of stream 2", a warm connection's stream) are
+    // provisional on two threads and given their final numbers as the report copies.
+    for name in [
+        "zeek-echo-connections.pcap.gz",
+        "wireshark-sample-obsolete-packets-sll.pcap",
+    ] {
+        let path = capture(name);
+        let (json, _, _) = analyze(&path, 1, None);
+        for (threads, budget) in [(1, None), (2, None), (1, Some(1)), (2, Some(1))] {
+            let j = analyze_rendered(&path, threads, budget);
+            assert!(
+                j == json,
+                "{name}: -j {threads}, budget {budget:?}: JSON differs"
+            );
+        }
+    }
 }
 
 #[test]

@@ -189,32 +189,155 @@ impl Record for Finding {
     }
 }
 
+/// Writes a finding as the report prints it, on the thread that judged it
+/// ([`crate::analyze_rendered`]): the report then copies the bytes out in order instead
+/// of converting every finding on one thread after the pass.
+pub trait Render: Sync {
+    /// Appends `f` as the report prints it to `out`. In a sharded pass its stream numbers
+    /// are provisional (`f.stream`, and [`tcpwhy_detect::StreamRef`]s in its texts): the
+    /// renderer says where in `marks`, and the report writes their final numbers there
+    /// ([`Findings::final_stream`]) as it copies.
+    fn render(&self, f: &Finding, out: &mut Vec<u8>, marks: &mut Vec<StreamMark>);
+}
+
+/// Where a rendered finding holds a provisional stream id: `bytes[at..at + len]` stand
+/// for the final number of `stream` (`None`: for nothing, a marker to drop).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamMark {
+    pub at: u32,
+    pub len: u32,
+    pub stream: Option<u64>,
+}
+
+/// A finding already rendered ([`Render`]): what the report needs to choose and count
+/// it, and its bytes.
+pub struct Rendered {
+    pub id: FindingId,
+    /// Final once read back through [`Findings::shown`].
+    pub stream: u64,
+    pub endpoints: [Endpoint; 2],
+    pub cost_ns: u64,
+    pub connections: u64,
+    /// As [`Render::render`] wrote them (provisional stream numbers in a sharded pass).
+    pub bytes: Vec<u8>,
+    /// Where `bytes` hold provisional stream ids, in order.
+    pub marks: Vec<StreamMark>,
+    /// The rest of the sort key (a finding's: [`KEY_LEN`]).
+    first_frame: Option<u64>,
+    explanation: String,
+}
+
+impl Rendered {
+    /// `f` rendered by `render`.
+    pub(crate) fn new(f: Finding, render: &dyn Render) -> Self {
+        let (mut bytes, mut marks) = (Vec::new(), Vec::new());
+        render.render(&f, &mut bytes, &mut marks);
+        Rendered {
+            id: f.id,
+            stream: f.stream,
+            endpoints: f.endpoints,
+            cost_ns: f.cost_ns,
+            connections: f.connections,
+            bytes,
+            marks,
+            first_frame: f.evidence.first().map(|e| e.frame),
+            explanation: f.explanation,
+        }
+    }
+}
+
+impl Record for Rendered {
+    fn encode(&self, out: &mut Vec<u8>) {
+        write_key(self.cost_ns, self.stream, self.id, self.first_frame, out);
+        let bytes = std::mem::take(out);
+        let bytes = postcard::to_extend(self.explanation.as_str(), bytes).expect("a str encodes");
+        *out = postcard::to_extend(&(self.endpoints, self.connections, &self.marks), bytes)
+            .expect("endpoints encode");
+        out.extend_from_slice(&self.bytes);
+    }
+
+    fn decode(bytes: &[u8]) -> Option<Self> {
+        let id = u16::from_be_bytes(bytes.get(16..18)?.try_into().ok()?);
+        let (explanation, rest): (&str, _) =
+            postcard::take_from_bytes(bytes.get(KEY_LEN..)?).ok()?;
+        let ((endpoints, connections, marks), rendered): (
+            ([Endpoint; 2], u64, Vec<StreamMark>),
+            _,
+        ) = postcard::take_from_bytes(rest).ok()?;
+        Some(Rendered {
+            id: *FindingId::ALL.get(usize::from(id))?,
+            stream: u64_at(bytes, 8)?,
+            endpoints,
+            cost_ns: !u64_at(bytes, 0)?,
+            connections,
+            bytes: rendered.to_vec(),
+            marks,
+            first_frame: (*bytes.get(18)? == 1).then_some(u64_at(bytes, 19)?),
+            explanation: explanation.to_string(),
+        })
+    }
+
+    fn cmp_encoded(a: &[u8], b: &[u8]) -> Ordering {
+        Finding::cmp_encoded(a, b)
+    }
+}
+
 /// Every finding of a pass in the report's order (cost, largest first), read back one at
-/// a time with their final stream numbers.
+/// a time with their final stream numbers: whole, or rendered on the threads that found
+/// them ([`Render`]), never both.
 #[derive(Default)]
 pub struct Findings {
     sorted: Sorted<Finding>,
+    shown: Sorted<Rendered>,
     /// A sharded pass's final stream numbers, given to each finding as it is read.
     numbers: Option<StreamNumbers>,
 }
 
 impl Findings {
-    pub(crate) fn new(sorted: Sorted<Finding>, numbers: Option<StreamNumbers>) -> Self {
-        Findings { sorted, numbers }
+    pub(crate) fn new(
+        sorted: Sorted<Finding>,
+        shown: Sorted<Rendered>,
+        numbers: Option<StreamNumbers>,
+    ) -> Self {
+        Findings {
+            sorted,
+            shown,
+            numbers,
+        }
     }
 
     /// How many.
     pub fn len(&self) -> u64 {
-        self.sorted.len()
+        self.sorted.len() + self.shown.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.sorted.is_empty()
+        self.len() == 0
+    }
+
+    /// Whether they were rendered during the pass: read them with [`Self::shown`].
+    pub fn is_shown(&self) -> bool {
+        !self.shown.is_empty()
     }
 
     /// Sorted runs of them in temporary files.
     pub fn runs_on_disk(&self) -> usize {
-        self.sorted.runs_on_disk()
+        self.sorted.runs_on_disk() + self.shown.runs_on_disk()
+    }
+
+    /// The final number of a stream id found in a rendered finding's bytes.
+    pub fn final_stream(&self, stream: u64) -> u64 {
+        self.numbers.as_ref().map_or(stream, |n| n.get(stream))
+    }
+
+    /// The rendered findings in order, with their final stream numbers (their bytes keep
+    /// the provisional ones).
+    pub fn shown(&self) -> impl Iterator<Item = io::Result<Rendered>> + '_ {
+        self.shown.iter().map(move |r| {
+            let mut f = r?;
+            f.stream = self.final_stream(f.stream);
+            Ok(f)
+        })
     }
 
     /// The findings in order, decoded one at a time (as often as needed: a text report
@@ -316,14 +439,15 @@ mod tests {
             s.push(f).unwrap();
         }
         assert!(s.runs() > 0);
-        let got: Vec<(u64, u64, usize, u64, String)> = Findings::new(s.seal(), None)
-            .iter()
-            .map(|f| {
-                let f = f.unwrap();
-                let id = FindingId::ALL.iter().position(|&x| x == f.id).unwrap();
-                (f.cost_ns, f.stream, id, f.evidence[0].frame, f.explanation)
-            })
-            .collect();
+        let got: Vec<(u64, u64, usize, u64, String)> =
+            Findings::new(s.seal(), Sorted::default(), None)
+                .iter()
+                .map(|f| {
+                    let f = f.unwrap();
+                    let id = FindingId::ALL.iter().position(|&x| x == f.id).unwrap();
+                    (f.cost_ns, f.stream, id, f.evidence[0].frame, f.explanation)
+                })
+                .collect();
         let want = [
             (6, 9, 0, 1, "z"),
             (5, 1, 0, 1, "y"),

@@ -31,7 +31,7 @@ mod report;
 pub mod spill;
 
 pub use connections::Connections;
-pub use findings::Findings;
+pub use findings::{Findings, Render, Rendered, StreamMark};
 pub use report::{ConnStats, FileReport, ReadError};
 
 use spill::{Sorted, SpillSort};
@@ -41,7 +41,7 @@ use tcpwhy_capture::{
     decode, flow_addrs, Capture, FileFormat, FlowAddrs, Frame, FrameAt, MapSpan, MappedBytes,
     Packet, SkipCounts, Timestamp,
 };
-use tcpwhy_detect::{Analyzer, Config, Exchange, Finding};
+use tcpwhy_detect::{Analyzer, Config, Exchange, Finding, Held};
 use tcpwhy_track::{ConnSummary, Endpoint, SegmentEvent, Sharder, Tracker, PROVISIONAL_STREAM};
 
 /// Frames between progress updates (cheap enough to be invisible on the hot path).
@@ -181,9 +181,10 @@ impl<S: Sink> Stage<S> {
         }
     }
 
-    /// Decodes `frame` and tracks it, or counts why it was skipped.
-    /// Always inline: whether LLVM inlined it into the frame loop changed with unrelated
-    /// edits to `flows`, and the call costs ≈ 14 instructions a frame (callgrind).
+    /// Decodes `frame` and tracks it, or counts why it was skipped. Always inlined into
+    /// the frame loops: whether LLVM inlined it changed with unrelated edits (to `flows`,
+    /// and with `analyze`'s rendering added to this crate), and the call costs
+    /// ≈ 14–25 instructions a frame (callgrind, `flows -j 1` of the 1 M-packet prefix).
     #[inline(always)]
     fn frame(&mut self, frame: &Frame<'_>, t: &mut Tally) {
         // Borrow the decoded packet in place: moving the 136-byte value out of the
@@ -564,8 +565,37 @@ impl StreamNumbers {
     }
 }
 
+/// Where a pass keeps its findings until the end: whole, or rendered by the report's
+/// [`Render`] on the thread that found them.
+enum Store<'r> {
+    Whole(SpillSort<Finding>),
+    Rendered(SpillSort<Rendered>, &'r dyn Render),
+}
+
+impl Store<'_> {
+    fn push(&mut self, f: Finding) -> std::io::Result<()> {
+        match self {
+            Store::Whole(s) => s.push(&f),
+            Store::Rendered(s, render) => s.push(&Rendered::new(f, *render)),
+        }
+    }
+
+    fn seal(self) -> Sealed {
+        match self {
+            Store::Whole(s) => Sealed::Whole(s.seal()),
+            Store::Rendered(s, _) => Sealed::Rendered(s.seal()),
+        }
+    }
+}
+
+/// A [`Store`] sealed.
+enum Sealed {
+    Whole(Sorted<Finding>),
+    Rendered(Sorted<Rendered>),
+}
+
 /// Feeds an [`Analyzer`] and keeps what the report needs of each connection.
-struct Analyzing {
+struct Analyzing<'r> {
     analyzer: Analyzer,
     stats: ConnStats,
     /// First frames of this shard's connections, to number the streams at the end
@@ -573,13 +603,13 @@ struct Analyzing {
     first_frames: Option<Vec<u64>>,
     /// Where each connection's findings go once it is judged ([`analyze`]); without it
     /// they stay in the analyzer ([`Pass`]).
-    store: Option<SpillSort<Finding>>,
+    store: Option<Store<'r>>,
     /// The first error writing the store (a full disk): the pass fails with it.
     store_error: Option<std::io::Error>,
 }
 
-impl Analyzing {
-    fn new(config: Config, first_frames: bool, store: Option<SpillSort<Finding>>) -> Self {
+impl<'r> Analyzing<'r> {
+    fn new(config: Config, first_frames: bool, store: Option<Store<'r>>) -> Self {
         Analyzing {
             analyzer: Analyzer::new(config),
             stats: ConnStats::default(),
@@ -590,7 +620,7 @@ impl Analyzing {
     }
 }
 
-impl Sink for Analyzing {
+impl Sink for Analyzing<'_> {
     fn segment(&mut self, frame: u64, ts: Timestamp, pkt: &Packet<'_>, ev: &SegmentEvent) {
         self.analyzer.on_segment(frame, ts, pkt, ev);
     }
@@ -603,7 +633,7 @@ impl Sink for Analyzing {
         if let Some(store) = &mut self.store {
             for f in self.analyzer.drain_findings() {
                 if self.store_error.is_none() {
-                    self.store_error = store.push(&f).err();
+                    self.store_error = store.push(f).err();
                 }
             }
         }
@@ -623,56 +653,132 @@ pub fn analyze(
     opts: &Options<'_>,
     config: &Config,
 ) -> Result<(FileReport, Findings, Exchanges), String> {
+    analyze_with(path, opts, config, None)
+}
+
+/// [`analyze`], each finding rendered by `render` on the thread that judged it: the
+/// report reads them with [`Findings::shown`]. Rendering was the largest part of what
+/// a sharded pass did on one thread after its workers (JSON: 308 M of the 358 M
+/// instructions `analyze -j 2` spent there on the 1 M-packet prefix of the mixed bench
+/// capture, callgrind).
+pub fn analyze_rendered(
+    path: &str,
+    opts: &Options<'_>,
+    config: &Config,
+    render: &dyn Render,
+) -> Result<(FileReport, Findings, Exchanges), String> {
+    analyze_with(path, opts, config, Some(render))
+}
+
+fn analyze_with(
+    path: &str,
+    opts: &Options<'_>,
+    config: &Config,
+    render: Option<&dyn Render>,
+) -> Result<(FileReport, Findings, Exchanges), String> {
     let budget = opts.spill_budget.unwrap_or(spill::SPILL_BUDGET);
+    let store = |budget: usize| match render {
+        None => Store::Whole(SpillSort::new(budget)),
+        Some(r) => Store::Rendered(SpillSort::new(budget), r),
+    };
     let s = sharded(path, opts, |_, shards| {
-        let store = SpillSort::new(budget / shards);
-        Analyzing::new(config.clone(), shards > 1, Some(store))
+        Analyzing::new(config.clone(), shards > 1, Some(store(budget / shards)))
     })?;
     let mut report = s.report;
-    let mut sinks = s.sinks.into_iter();
-    let Some(mut first) = sinks.next() else {
-        return Ok((report, Findings::default(), Vec::new()));
-    };
     let keeping = |e: std::io::Error| format!("{path}: keeping the findings: {e}");
-    let mut frames = vec![first.first_frames.take().unwrap_or_default()];
-    let mut stores = Vec::new();
-    let mut take_store = |a: &mut Analyzing| -> Result<(), String> {
+    // Each shard's store and held judgements, taken out before its analyzer is absorbed
+    // into the first one's.
+    let mut shards = Vec::with_capacity(s.sinks.len());
+    let mut frames = Vec::with_capacity(s.sinks.len());
+    let mut merged: Option<Analyzing> = None;
+    for mut a in s.sinks {
         if let Some(e) = a.store_error.take() {
             return Err(keeping(e));
         }
-        stores.extend(a.store.take().map(SpillSort::seal));
-        Ok(())
-    };
-    take_store(&mut first)?;
-    for mut other in sinks {
-        take_store(&mut other)?;
-        frames.push(other.first_frames.take().unwrap_or_default());
-        first.stats.merge(&other.stats);
-        first.analyzer.absorb(other.analyzer);
+        let store = a.store.take().unwrap_or_else(|| store(budget));
+        shards.push((store, a.analyzer.take_held()));
+        frames.push(a.first_frames.take().unwrap_or_default());
+        match &mut merged {
+            None => merged = Some(a),
+            Some(m) => {
+                m.stats.merge(&a.stats);
+                m.analyzer.absorb(a.analyzer);
+            }
+        }
     }
+    let Some(first) = merged else {
+        return Ok((report, Findings::default(), Vec::new()));
+    };
+    let mut stores = judge_held(&first.analyzer, shards).map_err(keeping)?;
     let sharded = frames.len() > 1;
     let mut analysis = first.analyzer.finish();
-    // Findings reported at the end (about patterns across connections, and those the
-    // detectors held to judge with what later connections showed): after every
+    // Findings reported at the end (about patterns across connections): after every
     // shard's, as when one sort took them all.
-    let mut last = SpillSort::new(budget);
+    let mut last = store(budget);
     for f in analysis.findings.drain(..) {
-        last.push(&f).map_err(keeping)?;
+        last.push(f).map_err(keeping)?;
     }
     stores.push(last.seal());
     let numbers = StreamNumbers::new(frames);
     analysis.renumber(|s| numbers.get(s));
+    let (mut whole, mut shown) = (Vec::new(), Vec::new());
+    for s in stores {
+        match s {
+            Sealed::Whole(s) => whole.push(s),
+            Sealed::Rendered(s) => shown.push(s),
+        }
+    }
     let findings = Findings::new(
-        Sorted::join(stores).map_err(keeping)?,
+        Sorted::join(whole).map_err(keeping)?,
+        Sorted::join(shown).map_err(keeping)?,
         sharded.then_some(numbers),
     );
     report.stats = first.stats;
     Ok((report, findings, analysis.exchanges))
 }
 
+/// Judges what each shard's detectors held back to the end of the capture with what
+/// `all` (every shard absorbed) knows, into that shard's store, which is then sorted:
+/// each shard on a thread of its own when there are several. This and rendering were
+/// most of what a sharded pass did on one thread after its workers (≈ 536 M
+/// instructions of `analyze -j 2`'s 3,416 M on the 1 M-packet prefix of the mixed bench
+/// capture, callgrind), which bounded what a second core could gain.
+fn judge_held(all: &Analyzer, shards: Vec<(Store<'_>, Held)>) -> std::io::Result<Vec<Sealed>> {
+    // Dealt out evenly: a shard's count of held judgements is not its share of the
+    // packets.
+    let (stores, held): (Vec<_>, Vec<_>) = shards.into_iter().unzip();
+    let parts = stores.len();
+    let shards: Vec<_> = stores.into_iter().zip(Held::deal(held, parts)).collect();
+    let judge = |(mut store, held): (Store<'_>, Held)| {
+        let mut out = Vec::new();
+        all.judge_held(held, &mut out);
+        for f in out {
+            store.push(f)?;
+        }
+        Ok(store.seal())
+    };
+    if shards.len() <= 1 {
+        return shards.into_iter().map(judge).collect();
+    }
+    std::thread::scope(|scope| {
+        let judge = &judge;
+        let handles: Vec<_> = shards
+            .into_iter()
+            .map(|shard| scope.spawn(move || judge(shard)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("a worker thread failed")))
+            })
+            .collect()
+    })
+}
+
 /// The pass the tests and fuzz targets make on frames they build themselves: each
 /// packet through the tracker and the analyzer, as [`analyze`] does on one thread.
-pub struct Pass(Stage<Analyzing>);
+pub struct Pass(Stage<Analyzing<'static>>);
 
 impl Pass {
     pub fn new(config: Config) -> Self {

@@ -2,6 +2,7 @@
 //! versioned JSON document (docs/json.md).
 
 use crate::flows::{footer, FileReport};
+use crate::json;
 use crate::units::{ms, ns_to_ms};
 use crate::SCHEMA_VERSION;
 use serde::ser::{Error as _, SerializeSeq};
@@ -11,7 +12,8 @@ use std::collections::{BTreeMap, HashSet};
 use std::io::{self, Write};
 use tcpwhy_detect::host::{HostJoin, HostView};
 use tcpwhy_detect::{Exchange, Finding, FindingId};
-use tcpwhy_pipeline::Findings;
+use tcpwhy_pipeline::{Findings, Render, Rendered, StreamMark};
+use tcpwhy_track::{Endpoint, PROVISIONAL_STREAM};
 
 /// One capture's analysis.
 pub struct AnalyzeReport<'a> {
@@ -21,7 +23,7 @@ pub struct AnalyzeReport<'a> {
     pub findings: Findings,
     /// Whether a finding is about a connection the user asked for (`--stream`,
     /// `--filter`); the others are left out of everything.
-    pub keep: &'a dyn Fn(&Finding) -> bool,
+    pub keep: &'a dyn Fn(u64, &[Endpoint; 2]) -> bool,
     /// Findings that cost less are not shown, only counted by id: a mechanism seen at
     /// no measurable cost (a spurious retransmission the sender undid, reordering
     /// absorbed by the duplicate-ACK threshold) is named, not silently hidden.
@@ -76,7 +78,7 @@ impl Iterator for Walk<'_> {
                 Ok(f) => f,
                 Err(e) => return Some(Err(e)),
             };
-            if !(self.report.keep)(&f) {
+            if !(self.report.keep)(f.stream, &f.endpoints) {
                 continue;
             }
             if f.cost_ns < self.report.min_cost_ns {
@@ -405,7 +407,7 @@ impl Serialize for JsonHosts<'_, '_> {
 
 /// A finding in its JSON form, borrowed from the finding: nothing is copied on the way
 /// out (no `String` per endpoint and timestamp, no vectors of evidence and fixes).
-fn json_finding(f: &Finding) -> JsonFinding<'_> {
+pub(crate) fn json_finding(f: &Finding) -> JsonFinding<'_> {
     JsonFinding {
         id: f.id.as_str(),
         stream: f.stream,
@@ -423,7 +425,7 @@ fn json_finding(f: &Finding) -> JsonFinding<'_> {
 }
 
 #[derive(Serialize)]
-struct JsonFinding<'a> {
+pub(crate) struct JsonFinding<'a> {
     id: &'static str,
     stream: u64,
     client: Shown<&'a tcpwhy_track::Endpoint>,
@@ -502,9 +504,268 @@ struct JsonExchange {
     idle_before_ms: Option<f64>,
 }
 
+/// Renders a finding as an element of a file's `findings` in the JSON document, on the
+/// thread that found it ([`tcpwhy_pipeline::analyze_rendered`]): the bytes
+/// [`write_json`] writes for it.
+pub struct JsonRender;
+
+impl Render for JsonRender {
+    fn render(&self, f: &Finding, out: &mut Vec<u8>, marks: &mut Vec<StreamMark>) {
+        let start = out.len();
+        crate::finding_json::write_finding(out, f);
+        if f.stream & PROVISIONAL_STREAM != 0 {
+            stream_marks(out, start, marks);
+        }
+    }
+}
+
+/// The document's fields before `files`.
+#[derive(Serialize)]
+struct JsonHead {
+    schema_version: u32,
+    command: &'static str,
+}
+
+/// A file's fields before `findings`.
+#[derive(Serialize)]
+struct JsonFileHead<'a> {
+    path: &'a str,
+    frames: u64,
+    tcp_frames: u64,
+    connections: usize,
+    error: Option<&'a str>,
+}
+
+/// A file's fields after `findings` (no `hosts`: that document is written by serde).
+#[derive(Serialize)]
+struct JsonFileTail<'a> {
+    below_min_cost: BTreeMap<&'a str, usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exchanges: Option<Vec<JsonExchange>>,
+}
+
 /// Writes the JSON document of `tcpwhy analyze --format json`, reading each file's
-/// findings once; says whether any finding was shown.
+/// findings once; says whether any finding was shown. Without host bundles the document
+/// is written piece by piece around the findings, which are copied as rendered during
+/// the pass ([`JsonRender`]) or rendered here; with them, through serde (each finding
+/// is joined with the bundles as it is written).
 pub fn write_json(reports: &[AnalyzeReport<'_>], out: &mut impl Write) -> io::Result<bool> {
+    if reports.iter().any(|r| !r.hosts.is_empty()) {
+        return write_json_joined(reports, out);
+    }
+    let mut buf = Vec::new();
+    let head = JsonHead {
+        schema_version: SCHEMA_VERSION,
+        command: "analyze",
+    };
+    json::to_writer_pretty_at(&mut buf, &head, 0)?;
+    out.write_all(buf.strip_suffix(b"\n}").unwrap_or(&buf))?;
+    out.write_all(b",\n  \"files\": [")?;
+    let mut any = false;
+    for (i, r) in reports.iter().enumerate() {
+        out.write_all(if i == 0 { b"\n    " } else { b",\n    " })?;
+        let file = JsonFileHead {
+            path: &r.file.path,
+            frames: r.file.frames,
+            tcp_frames: r.file.tcp_frames,
+            connections: r.file.stats.count as usize,
+            error: r.file.error.as_ref().map(|e| e.message.as_str()),
+        };
+        buf.clear();
+        json::to_writer_pretty_at(&mut buf, &file, 2)?;
+        out.write_all(buf.strip_suffix(b"\n    }").unwrap_or(&buf))?;
+        out.write_all(b",\n      \"findings\": [")?;
+        let (written, below) = if r.findings.is_shown() {
+            write_shown(r, out)?
+        } else {
+            let mut walk = Walk::new(r, true);
+            let mut written = false;
+            for f in walk.by_ref() {
+                let f = f?;
+                out.write_all(if written {
+                    b",\n        "
+                } else {
+                    b"\n        "
+                })?;
+                buf.clear();
+                crate::finding_json::write_finding(&mut buf, &f);
+                out.write_all(&buf)?;
+                written = true;
+            }
+            (written, walk.below)
+        };
+        any |= written;
+        out.write_all(if written { b"\n      ]" } else { b"]" })?;
+        let tail = JsonFileTail {
+            below_min_cost: below.iter().map(|(id, &n)| (id.as_str(), n)).collect(),
+            exchanges: json_exchanges(r),
+        };
+        buf.clear();
+        json::to_writer_pretty_at(&mut buf, &tail, 2)?;
+        // `{` opened the tail's fields: they continue the file's.
+        out.write_all(b",")?;
+        out.write_all(buf.get(1..).unwrap_or_default())?;
+    }
+    out.write_all(if reports.is_empty() {
+        b"]\n}\n"
+    } else {
+        b"\n  ]\n}\n"
+    })?;
+    Ok(any)
+}
+
+/// The findings of `r` rendered during the pass, those the user asked for and above
+/// the cost threshold copied to `out` in order as elements of `findings`; whether any
+/// was, and how many below the threshold per id.
+fn write_shown(
+    r: &AnalyzeReport<'_>,
+    out: &mut impl Write,
+) -> io::Result<(bool, BTreeMap<FindingId, usize>)> {
+    let mut below = BTreeMap::new();
+    let mut written = false;
+    let mut chunk = Vec::with_capacity(2 * WRITE_CHUNK);
+    for f in r.findings.shown() {
+        let f = f?;
+        if !(r.keep)(f.stream, &f.endpoints) {
+            continue;
+        }
+        if f.cost_ns < r.min_cost_ns {
+            *below.entry(f.id).or_default() += 1;
+            continue;
+        }
+        chunk.extend_from_slice(if written {
+            b",\n        "
+        } else {
+            b"\n        "
+        });
+        written = true;
+        if !f.marks.is_empty() {
+            renumbered(&f, &r.findings, &mut chunk);
+        } else {
+            chunk.extend_from_slice(&f.bytes);
+        }
+        if chunk.len() >= WRITE_CHUNK {
+            out.write_all(&chunk)?;
+            chunk.clear();
+        }
+    }
+    out.write_all(&chunk)?;
+    Ok((written, below))
+}
+
+/// Bytes of findings gathered before they go to the output: larger than a `BufWriter`'s
+/// buffer, so that they reach the writer below it without another copy.
+const WRITE_CHUNK: usize = 64 * 1024;
+
+/// A finding's JSON rendered during a sharded pass, into `out` with the final numbers
+/// of its provisional stream ids, where [`stream_marks`] found them.
+fn renumbered(f: &Rendered, findings: &Findings, out: &mut Vec<u8>) {
+    let mut from = 0;
+    for m in &f.marks {
+        let (at, end) = (m.at as usize, m.at as usize + m.len as usize);
+        let (Some(before), true) = (f.bytes.get(from..at), end <= f.bytes.len()) else {
+            break;
+        };
+        out.extend_from_slice(before);
+        if let Some(s) = m.stream {
+            out.extend_from_slice(
+                itoa::Buffer::new()
+                    .format(findings.final_stream(s))
+                    .as_bytes(),
+            );
+        }
+        from = end;
+    }
+    out.extend_from_slice(f.bytes.get(from..).unwrap_or_default());
+}
+
+/// Where the JSON of a finding of a sharded pass (`bytes`, from `start`) holds
+/// provisional stream ids: the `stream` field's value, and the references in its texts
+/// ([`tcpwhy_detect::StreamRef`]: `\u0001ID\u0002` once escaped in JSON), each replaced
+/// as [`tcpwhy_detect::Finding::resolve_stream_refs`] does (a marker not followed by an
+/// id and its end is dropped). Found on the thread that rendered it, so that the report
+/// only copies.
+fn stream_marks(bytes: &[u8], start: usize, marks: &mut Vec<StreamMark>) {
+    const FIELD: &[u8] = b"\"stream\": ";
+    const OPEN: &[u8] = b"\\u0001";
+    const CLOSE: &[u8] = b"\\u0002";
+    let digits = |b: &[u8]| b.iter().take_while(|c| c.is_ascii_digit()).count();
+    let number = |b: &[u8]| std::str::from_utf8(b).ok()?.parse::<u64>().ok();
+    let mut i = start;
+    // The field comes second, after the id (whose text holds no such bytes).
+    if let Some(p) = bytes[i..].windows(FIELD.len()).position(|w| w == FIELD) {
+        let at = i + p + FIELD.len();
+        let n = digits(&bytes[at..]);
+        if let Some(stream) = number(&bytes[at..at + n]) {
+            marks.push(mark(at - start, n, Some(stream)));
+        }
+        i = at + n;
+    }
+    // References: an escape sequence is `\` and one byte, or `\uXXXX`.
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        if !bytes[i..].starts_with(OPEN) {
+            i += 2;
+            continue;
+        }
+        let after = i + OPEN.len();
+        let n = digits(&bytes[after..]);
+        match (
+            number(&bytes[after..after + n]),
+            bytes[after + n..].starts_with(CLOSE),
+        ) {
+            (Some(stream), true) => {
+                let end = after + n + CLOSE.len();
+                marks.push(mark(i - start, end - i, Some(stream)));
+                i = end;
+            }
+            _ => {
+                marks.push(mark(i - start, OPEN.len(), None));
+                i = after;
+            }
+        }
+    }
+}
+
+/// A [`StreamMark`].
+fn mark(at: usize, len: usize, stream: Option<u64>) -> StreamMark {
+    StreamMark {
+        at: at as u32,
+        len: len as u32,
+        stream,
+    }
+}
+
+/// The exchanges of `r` in their JSON form, when asked for.
+fn json_exchanges(r: &AnalyzeReport<'_>) -> Option<Vec<JsonExchange>> {
+    r.exchanges.as_ref().map(|xs| {
+        xs.iter()
+            .flat_map(|(stream, list)| {
+                list.iter().map(move |x| JsonExchange {
+                    stream: *stream,
+                    index: x.index,
+                    request_first_frame: x.request.first_frame,
+                    request_last_frame: x.request.last_frame,
+                    request_bytes: x.request.bytes,
+                    server_time_ms: x.server_time_ns().map(ns_to_ms),
+                    response_first_frame: x.response.map(|r| r.first_frame),
+                    response_last_frame: x.response.map(|r| r.last_frame),
+                    response_bytes: x.response.map_or(0, |r| r.bytes),
+                    response_ms: x.response.map(|r| ns_to_ms(r.duration_ns())),
+                    rounds: x.rounds.iter().map(|r| r.segments).collect(),
+                    idle_before_ms: x.idle_before_ns.map(ns_to_ms),
+                })
+            })
+            .collect()
+    })
+}
+
+/// [`write_json`] with host bundles: the whole document through serde, each finding
+/// joined with the bundles as it is written.
+fn write_json_joined(reports: &[AnalyzeReport<'_>], out: &mut impl Write) -> io::Result<bool> {
     let walks: Vec<RefCell<Walk<'_>>> = reports
         .iter()
         .map(|r| RefCell::new(Walk::new(r, true)))
@@ -526,26 +787,7 @@ pub fn write_json(reports: &[AnalyzeReport<'_>], out: &mut impl Write) -> io::Re
                 time_backwards: r.file.skipped.time_backwards(),
                 findings: JsonFindings { walk, any: &any },
                 below_min_cost: JsonBelow(walk),
-                exchanges: r.exchanges.as_ref().map(|xs| {
-                    xs.iter()
-                        .flat_map(|(stream, list)| {
-                            list.iter().map(move |x| JsonExchange {
-                                stream: *stream,
-                                index: x.index,
-                                request_first_frame: x.request.first_frame,
-                                request_last_frame: x.request.last_frame,
-                                request_bytes: x.request.bytes,
-                                server_time_ms: x.server_time_ns().map(ns_to_ms),
-                                response_first_frame: x.response.map(|r| r.first_frame),
-                                response_last_frame: x.response.map(|r| r.last_frame),
-                                response_bytes: x.response.map_or(0, |r| r.bytes),
-                                response_ms: x.response.map(|r| ns_to_ms(r.duration_ns())),
-                                rounds: x.rounds.iter().map(|r| r.segments).collect(),
-                                idle_before_ms: x.idle_before_ns.map(ns_to_ms),
-                            })
-                        })
-                        .collect()
-                }),
+                exchanges: json_exchanges(r),
                 hosts: (!r.hosts.is_empty()).then_some(JsonHosts(walk)),
             })
             .collect(),

@@ -25,24 +25,24 @@ use std::net::IpAddr;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ClientBy, ConnSummary, DirSummary, Endpoint, RttStats, WindowScale};
 
-/// A row's bytes, appended to a buffer.
-struct Out<'a>(&'a mut Vec<u8>);
+/// A row's bytes, appended to a buffer (also a finding's: `finding_json`).
+pub(crate) struct Out<'a>(pub(crate) &'a mut Vec<u8>);
 
 impl Out<'_> {
     #[inline(always)]
-    fn raw(&mut self, s: &'static str) {
+    pub(crate) fn raw(&mut self, s: &'static str) {
         self.0.extend_from_slice(s.as_bytes());
     }
 
     #[inline(always)]
-    fn u64(&mut self, v: u64) {
+    pub(crate) fn u64(&mut self, v: u64) {
         self.0
             .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
     }
 
     /// As serde_json writes an `f64`: `null` unless finite.
     #[inline(always)]
-    fn f64(&mut self, v: f64) {
+    pub(crate) fn f64(&mut self, v: f64) {
         if v.is_finite() {
             self.0
                 .extend_from_slice(zmij::Buffer::new().format_finite(v).as_bytes());
@@ -52,12 +52,12 @@ impl Out<'_> {
     }
 
     #[inline(always)]
-    fn bool(&mut self, v: bool) {
+    pub(crate) fn bool(&mut self, v: bool) {
         self.raw(if v { "true" } else { "false" });
     }
 
     #[inline(always)]
-    fn opt_u64(&mut self, v: Option<u64>) {
+    pub(crate) fn opt_u64(&mut self, v: Option<u64>) {
         match v {
             Some(v) => self.u64(v),
             None => self.raw("null"),
@@ -65,7 +65,7 @@ impl Out<'_> {
     }
 
     #[inline(always)]
-    fn opt_ms(&mut self, ns: Option<u64>) {
+    pub(crate) fn opt_ms(&mut self, ns: Option<u64>) {
         match ns {
             Some(ns) => self.f64(ns_to_ms(ns)),
             None => self.raw("null"),
@@ -74,7 +74,7 @@ impl Out<'_> {
 
     /// `v`'s text as a JSON string. Written as is, then handed to serde_json's escaping
     /// when it holds a byte that needs it (never for addresses, times and names).
-    fn str(&mut self, v: impl Display) {
+    pub(crate) fn str(&mut self, v: impl Display) {
         self.0.push(b'"');
         let start = self.0.len();
         // Writing to a Vec cannot fail.
@@ -90,7 +90,7 @@ impl Out<'_> {
 
     /// An endpoint as `Endpoint`'s Display writes it ("10.0.0.1:443"), IPv4 without
     /// the formatting machinery (a third of the rows' cost went to it); IPv6 through it.
-    fn endpoint(&mut self, e: Endpoint) {
+    pub(crate) fn endpoint(&mut self, e: Endpoint) {
         let IpAddr::V4(a) = e.addr else {
             return self.str(e);
         };
@@ -109,7 +109,7 @@ impl Out<'_> {
     }
 
     /// A time as `Timestamp`'s Display writes it: seconds, a dot, 9 digits of ns.
-    fn time(&mut self, t: Timestamp) {
+    pub(crate) fn time(&mut self, t: Timestamp) {
         let ns = t.nanos();
         let (secs, nanos) = (ns.div_euclid(1_000_000_000), ns.rem_euclid(1_000_000_000));
         self.0.push(b'"');
@@ -126,7 +126,12 @@ impl Out<'_> {
     }
 
     /// An RTT summary's object, its fields at indentation `I` (the object's own + 2).
-    fn rtt(&mut self, r: Option<RttStats>, fields: &[&'static str; 5], close: &'static str) {
+    pub(crate) fn rtt(
+        &mut self,
+        r: Option<RttStats>,
+        fields: &[&'static str; 5],
+        close: &'static str,
+    ) {
         let Some(r) = r else {
             return self.raw("null");
         };
@@ -144,7 +149,7 @@ impl Out<'_> {
 }
 
 /// The bytes serde_json escapes in a string: `"`, `\` and the control characters.
-fn needs_escape(b: u8) -> bool {
+pub(crate) fn needs_escape(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
 }
 
