@@ -74,6 +74,10 @@ pub const MIN_GROWTH: f64 = 1.5;
 /// Linux's slow start keeps growing cwnd up to this multiple of the largest flight
 /// (`tcp_is_cwnd_limited`).
 pub const SLOW_START_FLIGHT_FACTOR: u64 = 2;
+/// When pricing, no round is assumed to carry more than this multiple of the largest
+/// round the path was seen to carry: slow start's next round after it (RFC 5681 §3.1
+/// doubles cwnd per round), beyond which the path's capacity, not cwnd, is unknown.
+pub const ROUND_CAP_FACTOR: u64 = 2;
 /// Gaps remembered per connection (one per response after an idle period).
 const MAX_GAPS: usize = 4096;
 /// Retransmission frames remembered per connection.
@@ -300,12 +304,21 @@ impl Detector for RestartAfterIdle {
         } else {
             ""
         };
+        let cap_note = if r.round_cap < r.window_before {
+            format!(
+                " (no round is counted above {} B, twice the largest the path was seen to \
+                 carry)",
+                r.round_cap
+            )
+        } else {
+            String::new()
+        };
         f.explanation = format!(
             "The connection was idle {} before response {}, longer than the sender's \
              retransmission timeout (≈ {}: SRTT + max(4·RTTVAR, 200 ms)), so the sender \
              restarted slow start: {before_note}, but this response began with {} B (≈ {} segments{iw_note}) and needed {} rounds of \
-             {} instead of {}. Linux halves cwnd once per RTO of idle ({} here) down to the \
-             initial window.{more}",
+             {} instead of {}{cap_note}. Linux halves cwnd once per RTO of idle ({} here) \
+             down to the initial window.{more}",
             ms(r.idle_ns),
             r.index + 1,
             ms(r.rto_ns),
@@ -350,6 +363,8 @@ struct Restart {
     rto_ns: u64,
     /// The sender's congestion window before the idle, as estimated ([`window_before`]).
     window_before: u64,
+    /// The most a round is assumed to carry when pricing: twice the largest seen.
+    round_cap: u64,
     largest_round: u64,
     window_after: u64,
     rounds: usize,
@@ -453,11 +468,8 @@ fn restart(
         .max()
         .unwrap_or(0)
         .max(big.bytes);
-    let rounds_needed = rounds_from_capped(
-        window_before,
-        resp.bytes,
-        largest_seen.saturating_mul(MIN_SHRINK_FACTOR),
-    );
+    let round_cap = largest_seen.saturating_mul(ROUND_CAP_FACTOR);
+    let rounds_needed = rounds_from_capped(window_before, resp.bytes, round_cap);
     let rounds = x.rounds.len();
     if rounds <= rounds_needed {
         return None;
@@ -476,6 +488,7 @@ fn restart(
         idle_ns,
         rto_ns,
         window_before,
+        round_cap,
         largest_round: big.bytes,
         window_after: first.bytes,
         rounds,
