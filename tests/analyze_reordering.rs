@@ -448,3 +448,18 @@ fn the_duplicate_ack_threshold_counts_segments_not_tso_packets() {
         r.explanation
     );
 }
+
+/// Issue 12, sweep s3-056 at the server (bulk through a 135-packet FIFO at 94 Mbit/s,
+/// snaplen 96; the kernel's reordering counters 0 and nothing undone, 262 retransmissions:
+/// loss). In tshark: seq 748617 is sent in frame 761 and retransmitted in frame 1507
+/// (0.147540 s); the client's SACKs show a hole there from frame 1798 (0.180252 s, the
+/// SACK history dated it then) and its ACK covers it in frame 1828, 0.42 ms later. The
+/// hole had been retransmitted 33 ms before it was dated, so the ACK may answer that
+/// retransmission: no late original. Before, only retransmissions after the hole's date
+/// counted, and this loss was named as reordering absorbed at no cost.
+#[test]
+fn a_hole_retransmitted_before_it_was_dated_is_no_late_original() {
+    let f = sweep_findings("s3-056-bulk-server.pcap");
+    assert!(f.iter().all(|x| x.id != REORDERING), "{f:?}");
+    assert_eq!(one(&f, "loss.fast_retransmit").stream, 0);
+}

@@ -704,17 +704,19 @@ impl Dir {
                     .iter()
                     .find(|&&(_, _, right)| right > l)
                     .map_or((ts, frame), |&(t, f, _)| (t, f));
-                // A retransmission sent into it since then.
-                // A hole inferred from cut duplicate ACKs is dated by the first repeat,
-                // later than it opened (the SACKs before were cut too), so a
-                // retransmission of its start sent before that counts as well (sweep
-                // s2-032: seq 146625 retransmitted 14 ms before the repeats began, its
-                // ACK taken for a late original's).
+                // Any retransmission of its start counts, the latest first: the hole may
+                // be dated later than it opened (the SACK history is bounded and cleared
+                // between episodes; a hole inferred from cut duplicate ACKs is dated by
+                // the first repeat), and an ACK covering retransmitted bytes may answer
+                // the retransmission, so it proves a late original only when it came
+                // too soon for that (sweep s2-032: seq 146625 retransmitted 14 ms before
+                // the repeats began; s3-056: seq 748617 retransmitted 33 ms before the
+                // hole was dated, in a recovery of 262 retransmissions).
                 let retrans = self
                     .recent_retrans
                     .iter()
                     .rev()
-                    .find(|&&(_, rts, s, e)| (cut || rts >= opened) && s <= ack && e > ack)
+                    .find(|&&(_, _, s, e)| s <= ack && e > ack)
                     .map(|&(f, t, _, _)| (f, t));
                 self.sack_hole = Some(SackHole {
                     start: ack,
