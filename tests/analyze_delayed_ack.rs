@@ -397,3 +397,43 @@ fn public_captures_only_where_tshark_shows_the_stall() {
     assert!(n.explanation.contains("49 stall(s)"), "{}", n.explanation);
     assert!(n.explanation.contains("send buffer"));
 }
+
+fn sweep_capture(name: &str) -> PathBuf {
+    root().join("tests/data/sweep").join(name)
+}
+
+/// Issue 12, sweep s1-028 at the server (tests/data/sweep/README.md): echo at 256 ms RTT,
+/// 4 × 431 B a round, no TCP_NODELAY. In tshark, frame 16: the server echoes 431 B
+/// (1.285148 s); frame 17: the client's pure ACK of it (1.582399 s, 297.3 ms later: the
+/// 256.6 ms handshake leg to the client + 40.6 ms); frame 18: the held 862 B leave 0.045
+/// ms after it. Likewise 23/24/25, 30/31/32, 37/38/39, 44/45/46: five stalls, the same
+/// 1494.65 ms the client's capture of the run gives. The client's data-carrying ACKs
+/// came 256.4–256.8 ms after the data they acknowledge (frames 7, 15), so a 41 ms delay is
+/// no RTT variation; before, a delay had to be a quarter of the round trip (64 ms here),
+/// which no 40 ms timer is beyond 160 ms of RTT.
+#[test]
+fn nagle_is_found_at_the_sender_on_a_long_path() {
+    let f = common::analyze::findings(sweep_capture("s1-028-echo-server.pcap"));
+    let n = one(&f, NAGLE);
+    assert_eq!(frames(n), [23, 24, 25, 30, 31, 32, 37, 38, 39, 44, 45, 46]);
+    assert!(
+        n.explanation.contains("5 held segment(s)"),
+        "{}",
+        n.explanation
+    );
+    assert!((n.cost_ms - 1494.65).abs() < 0.01, "{}", n.cost_ms);
+}
+
+/// Issue 12, sweep s1-044 at the client, snaplen 64 (tests/data/sweep/README.md): the
+/// SYNs' options are cut, so the window scale is unknown and the client's window field
+/// (63) is no byte count; before, 63 bytes said no room for the server's 404-byte echo
+/// and every stall was put down to the window. In tshark: frame 16, the server's 404 B
+/// (0.507478 s); frame 17, the client's pure ACK 41.2 ms later, its window field
+/// unchanged (63); frame 18, the held 404 B arrive 58.0 ms (one round trip) after it.
+#[test]
+fn nagle_is_found_when_the_snaplen_cut_the_window_scale() {
+    let f = common::analyze::findings(sweep_capture("s1-044-echo-client.pcap"));
+    let n = one(&f, NAGLE);
+    assert_eq!(&frames(n)[..3], [16, 17, 18]);
+    assert!((n.cost_ms - 405.57).abs() < 0.01, "{}", n.cost_ms);
+}

@@ -374,3 +374,40 @@ fn signal_driven_repairs_sooner_than_the_minimum_rto_are_fast_retransmits() {
     assert!(sp.note(1302).contains("frame 758"), "{sp:?}");
     assert!(sp.explanation.contains("7 fast retransmissions"), "{sp:?}");
 }
+
+fn sweep_capture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/sweep")
+        .join(name)
+}
+
+/// Issue 12, sweep s1-042 (reorder, 5 ms RTT, every 39th data packet 19 ms late, at the
+/// client, snaplen 96; tests/data/sweep/README.md): an original late by more than an RTT
+/// is overtaken by its own fast retransmission, so at the receiver the retransmission
+/// arrives first and the original after it. Checked in tshark: frame 125 (seq 55025,
+/// IP ID 0xfe6f, the newest) is the retransmission; frame 193 (seq 55025, IP ID 0xfe4b,
+/// older than the IDs around it) the original, 13.7 ms later; frame 194 the client's
+/// D-SACK 55025–56473 ("D-SACK Sequence"); likewise 155 / 217 / 218 for seq 110049.
+/// The tracker links each D-SACK to the latest copy (the late original, which is no
+/// retransmission), so the retransmissions went unproven: the kernel counted 31
+/// D-SACKs received (TCPDSACKRecv) and the sweep missed retransmit.spurious.
+#[test]
+fn dsack_of_a_late_original_proves_the_retransmission_that_overtook_it() {
+    let f = findings(&sweep_capture("s1-042-reorder-client.pcap"));
+    let s = one(&f, "retransmit.spurious");
+    assert_eq!(s.count(), 2, "{}", s.explanation);
+    assert_eq!(s.cost_ms, 0.0);
+    assert!(s
+        .note(194)
+        .contains("bytes 55025–56473 twice (retransmission in frame 125)"));
+    assert!(s
+        .note(218)
+        .contains("bytes 110049–111497 twice (retransmission in frame 155)"));
+    // The repairs were not needed: the fast retransmissions they were cost nothing.
+    let fr = one(&f, "loss.fast_retransmit");
+    assert!(
+        fr.explanation.contains("2 of them were spurious"),
+        "{}",
+        fr.explanation
+    );
+}

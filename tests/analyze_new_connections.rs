@@ -365,3 +365,35 @@ fn public_captures_checked_by_hand() {
         }
     }
 }
+
+/// Issue 12, sweep s3-089 at the client (tests/data/sweep/README.md): a client pool that
+/// closes connections idle 152 ms, requests 915 ms apart, 40 ms RTT, snaplen 64. In
+/// tshark: stream 0's response ends at frame 6 (0.080969 s); the client's FIN is frame 8
+/// (0.233141 s, 152.2 ms later: no close on completion, which follows the last data at
+/// once as stream 1's FIN does, frame 18, 0.05 ms after its response); frame 11 (0.915085
+/// s) is the SYN of stream 1 for the next request, handshake 40.5 ms (SYN → the client's
+/// ACK, frames 11–13). One idle close only: before, two closes after the same time were
+/// required and this one went unnamed; no other idle close between the hosts contradicts
+/// it, and the next request paid a new connection for it.
+#[test]
+fn a_single_idle_close_paid_by_the_next_request_is_named() {
+    let path = root().join("tests/data/sweep/s3-089-http-client.pcap");
+    let f = analyze(&path.to_string_lossy());
+    let ic = of(&f, "connection.idle_close");
+    assert_eq!(ic.len(), 1, "{f:?}");
+    let ic = ic[0];
+    assert_eq!(ic.stream, 0);
+    assert_eq!(ic.connections, 1);
+    assert_eq!(common::analyze::frames(ic), [6, 8, 11]);
+    assert!((ic.cost_ms - 40.499).abs() < 0.01, "{}", ic.cost_ms);
+    assert!(
+        ic.explanation.contains("after 152 ms without data"),
+        "{}",
+        ic.explanation
+    );
+    assert!(
+        ic.explanation.contains("One idle close was seen"),
+        "{}",
+        ic.explanation
+    );
+}

@@ -400,3 +400,66 @@ fn absorbed_reordering_is_named_at_zero_cost() {
         "clean-bulk client",
     );
 }
+
+fn sweep_findings(name: &str) -> Vec<Finding> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/sweep")
+        .join(name);
+    common::analyze::findings_json(&path, &["--min-cost", "0"])
+        .into_iter()
+        .map(|f| serde_json::from_value(f).expect("a Finding"))
+        .collect()
+}
+
+/// Issue 12, sweep s2-050 at the server (the sender), snaplen 64: the receiver's SACK
+/// blocks are cut, so no SACK hole was ever seen and the reordering went unnamed (label:
+/// recoveries undone 2, receiver TCPOFOQueue). In tshark: the client's ACK of 176657
+/// (frame 352) is repeated in frames 359, 364 and 365 (options cut at 64 bytes) while
+/// the server's data goes on above it; frame 366 (0.703331 s) retransmits seq 176657 (first sent in frame 182); frame
+/// 369 (0.706670 s) acknowledges 185345, 3.34 ms after the retransmission on a path of
+/// 117 ms: the original had arrived. Repeated cumulative ACKs below data in flight stand
+/// for the segments above the hole that the cut SACK blocks would have listed.
+#[test]
+fn reordering_seen_at_a_sender_whose_snaplen_cut_the_sack_blocks() {
+    let f = sweep_findings("s2-050-reorder-server.pcap");
+    let r = one(&f, REORDERING);
+    assert_eq!(frames(r), [359, 366, 369]);
+    assert!(
+        r.explanation
+            .contains("fast-retransmit 1 segment that was only late"),
+        "{}",
+        r.explanation
+    );
+}
+
+/// Issue 12, sweep s2-042 at the server (TSO on, snaplen 128): SACK blocks whole, the
+/// receiver's D-SACK in frame 106 (201273–202721) for the fast retransmission in frame 94,
+/// the hole covered in frame 100. The duplicate-ACK threshold was counted in the TSO
+/// packets' size (65,160 B), so 152,040 bytes SACKed above the hole (105 segments) were
+/// "fewer than 3" and the retransmission was not put down to the reordering.
+#[test]
+fn the_duplicate_ack_threshold_counts_segments_not_tso_packets() {
+    let f = sweep_findings("s2-042-reorder-server.pcap");
+    let r = one(&f, REORDERING);
+    assert_eq!(frames(r), [91, 94, 100, 106]);
+    assert!(
+        r.explanation.contains("up to 105 later segments"),
+        "{}",
+        r.explanation
+    );
+}
+
+/// Issue 12, sweep s3-056 at the server (bulk through a 135-packet FIFO at 94 Mbit/s,
+/// snaplen 96; the kernel's reordering counters 0 and nothing undone, 262 retransmissions:
+/// loss). In tshark: seq 748617 is sent in frame 761 and retransmitted in frame 1507
+/// (0.147540 s); the client's SACKs show a hole there from frame 1798 (0.180252 s, the
+/// SACK history dated it then) and its ACK covers it in frame 1828, 0.42 ms later. The
+/// hole had been retransmitted 33 ms before it was dated, so the ACK may answer that
+/// retransmission: no late original. Before, only retransmissions after the hole's date
+/// counted, and this loss was named as reordering absorbed at no cost.
+#[test]
+fn a_hole_retransmitted_before_it_was_dated_is_no_late_original() {
+    let f = sweep_findings("s3-056-bulk-server.pcap");
+    assert!(f.iter().all(|x| x.id != REORDERING), "{f:?}");
+    assert_eq!(one(&f, "loss.fast_retransmit").stream, 0);
+}

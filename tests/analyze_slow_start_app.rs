@@ -239,3 +239,46 @@ fn a_restart_is_named_when_the_snaplen_cut_the_syns_options() {
     assert_eq!(frames(f), [448, 753, 991, 1002]);
     assert!((f.cost_ms - 106.06).abs() < 0.1, "{}", f.cost_ms);
 }
+
+fn sweep_capture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/sweep")
+        .join(name)
+}
+
+/// Issue 12, sweep s1-086 (tests/data/sweep/README.md): 36 ms RTT at the handshake, 318 ms
+/// after it, Reno, snaplen 64, two 30,333-byte responses 1.5 s apart. In tshark: response
+/// 1 leaves as 10 segments (frames 6–15), one more at frame 16, and the last 11 (frames
+/// 20–34, to 0.356118 s) while the ACKs of the first come back; response 2 starts at frame
+/// 52 (1.500270 s, 1144 ms later) with 15 segments (52–66, 21,720 B), and the other 6 wait
+/// for the ACKs one round later (frame 68, 1.818832 s). tcp_info (truth/ss-server.jsonl):
+/// cwnd 31 after response 1 (IW 10 + 21 segments: every ACK grew it, the sends having
+/// filled the window, tcp_is_cwnd_limited), 15 at response 2 (tcp_cwnd_restart: one
+/// halving, 1144 ms of idle against an RTO of 944 ms). Before, the detector capped the
+/// window before the idle at twice the largest round (2 × 10 segments), so 15 segments
+/// were no halving and the restart, which cost response 2 a round of 318.6 ms (1.818832 −
+/// 1.500270 s), went unnamed.
+#[test]
+fn a_restart_after_a_response_that_filled_the_window_is_named() {
+    let f = common::analyze::findings(sweep_capture("s1-086-rtt_step-server.pcap"));
+    let r = one(&f, RESTART);
+    assert_eq!(frames(r), [6, 34, 52, 68]);
+    assert!((r.cost_ms - 318.56).abs() < 0.01, "{}", r.cost_ms);
+    assert!(r.explanation.contains("≈ 31 segments"), "{}", r.explanation);
+}
+
+/// Issue 12, sweep s3-046 at the server (TSO on; tests/data/sweep/README.md): response 2
+/// starts at frame 64 (1.500488 s, 1464 ms after the last data of response 1, frame 42)
+/// with two 7,240-byte TSO packets (10 × 1448 B), then rounds of 20 segments (frame 67,
+/// 1.518254 s) and the rest (frame 81, 1.536263 s): 3 rounds where the warm window
+/// (response 1's 67 segments on top of IW 10) needed 1, 2 × 17.89 ms = 35.78 ms.
+/// Before, the first round was compared with the largest round's average packet (50,831
+/// B in 3 packets and a 2,896-byte one: 15,978 B) and two 7,240-byte packets looked like
+/// an application's small first write; a round of whole MSS multiples is full-sized.
+#[test]
+fn a_restart_is_named_at_a_tso_sender() {
+    let f = common::analyze::findings(sweep_capture("s3-046-rtt_step-server.pcap"));
+    let r = one(&f, RESTART);
+    assert_eq!(frames(r), [26, 42, 64, 67]);
+    assert!((r.cost_ms - 35.78).abs() < 0.01, "{}", r.cost_ms);
+}

@@ -122,6 +122,9 @@ pub const MAX_ACK_DELAY_NS: u64 = 500_000_000;
 pub const RELEASE_NS: u64 = 1_000_000;
 /// Round-trip variation tolerated around the handshake's round trip: a quarter of it.
 pub const RTT_JITTER_DIVISOR: u64 = 4;
+/// RFC 6298 §2.3: the RTO allows 4 × RTTVAR of variation above SRTT; a delay beyond 4 ×
+/// the measured spread of prompt ACKs is not RTT variation.
+pub const RTT_VAR_FACTOR: u64 = 4;
 /// RFC 5681 §4.2: a receiver ACKs at least every second full-sized segment, so an ACK held
 /// back acknowledges less than this many full segments of bytes (Linux: at most one).
 pub const MAX_ACKED_FULL_SEGMENTS: u64 = 2;
@@ -132,6 +135,9 @@ pub const MIN_DELAY_TICKS: u64 = 4;
 pub const MAX_FLIGHT_SEGMENTS: usize = 8;
 /// The mechanism repeats (mechanisms.md "repeats"); one stall alone may be coincidence.
 pub const MIN_STALLS: usize = 2;
+/// RFC 894's Ethernet MTU (1500) less the IPv4 and TCP headers: the largest segment
+/// without jumbo frames.
+const ETHERNET_MSS: u64 = 1460;
 /// RFC 9293 §3.7.1: the MSS assumed without the option. Without a handshake a segment
 /// counts as full only when larger than this and the largest seen.
 const DEFAULT_MSS: u64 = 536;
@@ -173,10 +179,16 @@ struct Stall {
     /// path as it is now, queues included (wireshark-sample-tcp-ethereal-file1.pcap: 115
     /// ms in the handshake, 355 ms at the end of each 8 KB burst).
     recent_rtt: Option<u64>,
+    /// The receiver's prompt (data-carrying) ACKs so far: their smallest and largest
+    /// data → ACK time and count ([`Dir::prompt_rtt`]).
+    prompt_rtt: Option<(u64, u64, u32)>,
     /// ACKs of new data during the silence before the late one.
     acks_before: u32,
     /// The receiver's advertised window before its late ACK, if known.
     window: Option<u64>,
+    /// The late ACK's window field is larger than the one before it: it announced room
+    /// the reader had just made (a window update, `tcp_cleanup_rbuf`), not only an ACK.
+    window_grew: bool,
     /// The sender's next new data after the ACK: (frame, time, length).
     release: Option<(u64, Timestamp, u32)>,
 }
@@ -193,11 +205,16 @@ struct Dir {
     highest: Option<u64>,
     /// The receiver's highest cumulative ACK.
     acked: Option<u64>,
-    /// The receiver's last advertised window.
+    /// The receiver's last advertised window, in bytes when its scale is known.
     peer_window: Option<u64>,
+    /// The receiver's last window field as sent (unscaled).
+    peer_window_field: Option<u16>,
     /// Since the sender's last new data: ACKs of new data, and the latest data → ACK time.
     silence_acks: u32,
     silence_rtt: Option<u64>,
+    /// Data → ACK times of ACKs that carried the receiver's data (sent at once, no
+    /// delayed-ACK timer behind them): smallest, largest, count.
+    prompt_rtt: Option<(u64, u64, u32)>,
     /// A late ACK waiting to see what the sender does next.
     waiting: Option<Stall>,
     stalls: Vec<Stall>,
@@ -238,10 +255,13 @@ impl Reusable for Conn {
 
 /// Full segment size of the sender `s`: the connection model's effective MSS
 /// (`tcpwhy_track::effective_mss`); without the handshake, the largest payload seen so
-/// far (`largest`), at least RFC 9293's default + 1. Segments at least this large (TSO
-/// super-segments included) are full.
+/// far (`largest`), at least RFC 9293's default + 1 and at most an Ethernet segment's
+/// (a larger payload is a TSO/GSO super-packet seen at the sender, not the MSS: sweep
+/// s1-005 at snaplen 64, 16,694-byte packets made a 12-segment flight "small"). Segments
+/// at least this large (TSO super-segments included) are full.
 fn smss(m: &ConnModel, s: Side, largest: u64) -> u64 {
-    m.mss(s).map_or(largest.max(DEFAULT_MSS + 1), u64::from)
+    m.mss(s)
+        .map_or(largest.clamp(DEFAULT_MSS + 1, ETHERNET_MSS), u64::from)
 }
 
 #[derive(Default)]
@@ -285,6 +305,10 @@ impl Detector for DelayedAck {
                     && !flags.rst()
                     && ev.kinds.0 & not_pure == 0;
                 let covers = d.highest.is_some_and(|h| ack >= h);
+                if let (Some((_, ns)), true) = (ev.ack_rtt, ev.payload_len > 0) {
+                    let (lo, hi, n) = d.prompt_rtt.unwrap_or((ns, ns, 0));
+                    d.prompt_rtt = Some((lo.min(ns), hi.max(ns), n.saturating_add(1)));
+                }
                 if pure && covers && !d.spoiled && !d.crowded {
                     let smss_peer = smss(&ev.conn, peer, largest_before);
                     d.waiting = stall_of(d, smss_peer, seg);
@@ -321,7 +345,13 @@ impl Detector for DelayedAck {
                 }
             }
         }
-        d.peer_window = Some(ev.window_bytes);
+        // The window in bytes only when both SYNs' options were read whole: a snaplen that
+        // cut them (or a capture without them) leaves the scale unknown, and the raw field
+        // (63 for 8,064 bytes at scale 7) would say no room for a 404-byte message (issue
+        // 12 class 8: cut options are unknown, not absent; sweep s1-044 at snaplen 64).
+        let scale_known = ev.conn.dirs.iter().all(|m| m.syn.options().is_some());
+        d.peer_window = scale_known.then_some(ev.window_bytes);
+        d.peer_window_field = Some(seg.pkt.window);
 
         // This segment as the sender's data.
         if ev.payload_len == 0 {
@@ -409,8 +439,10 @@ fn stall_of(d: &Dir, smss: u64, seg: &Segment<'_>) -> Option<Stall> {
         smss,
         ack: (seg.frame, seg.ts),
         recent_rtt: d.silence_rtt,
+        prompt_rtt: d.prompt_rtt,
         acks_before: d.silence_acks,
         window: d.peer_window,
+        window_grew: d.peer_window_field.is_some_and(|w| seg.pkt.window > w),
         release: None,
     })
 }
@@ -455,18 +487,44 @@ fn round_trips(conn: &Connection<'_>) -> Option<[u64; 2]> {
 fn judge(st: &Stall, to_sender: u64, to_receiver: u64, tick_ns: u64) -> Option<Judged> {
     let release = st.release?;
     let raw = st.ack.1.elapsed_since(st.first.1);
+    let hs_to_receiver = to_receiver;
     // The path to the receiver now: the handshake's, or longer if queues grew since.
     let to_receiver = to_receiver.max(st.recent_rtt.unwrap_or(0));
     let delay = raw.saturating_sub(to_receiver);
+    // RTT variation: a quarter of the round trip unless the connection measured its own.
+    // RFC 6298 takes a sample beyond SRTT + 4·RTTVAR for no RTT at all (the RTO); a delay
+    // above 4 × the spread of the receiver's prompt ACKs' data → ACK times (at least
+    // `MIN_STALLS` of them) is likewise no RTT variation, however long the path (sweep
+    // s1-028 at the server: 256 ms RTT, prompt ACKs within 0.3 ms, a 40.6 ms timer).
+    // The handshake's leg counts as one prompt sample: the ACK of a SYN/ACK is never
+    // delayed (RFC 9293 §3.5).
+    let stable = st.prompt_rtt.is_some_and(|(lo, hi, n)| {
+        let (lo, hi, n) = if hs_to_receiver > 0 {
+            (
+                lo.min(hs_to_receiver),
+                hi.max(hs_to_receiver),
+                n.saturating_add(1),
+            )
+        } else {
+            (lo, hi, n)
+        };
+        n as usize >= MIN_STALLS && (hi - lo).saturating_mul(RTT_VAR_FACTOR) <= delay
+    });
     let late = delay >= MIN_ACK_DELAY_NS.max(MIN_DELAY_TICKS.saturating_mul(tick_ns))
         && delay <= MAX_ACK_DELAY_NS
-        && delay.saturating_mul(RTT_JITTER_DIVISOR) >= to_receiver;
+        && (stable || delay.saturating_mul(RTT_JITTER_DIVISOR) >= to_receiver);
     let gap = release.1.elapsed_since(st.ack.1);
     let tol = RELEASE_NS + to_sender / RTT_JITTER_DIVISOR + tick_ns;
     let released = gap <= to_sender.saturating_add(tol) && gap.saturating_add(tol) >= to_sender;
-    let window_open = st
-        .window
-        .is_none_or(|w| w >= st.bytes.saturating_add(u64::from(release.2)));
+    // With the scale unknown (the SYNs' options cut or not captured) the room cannot be
+    // counted; an ACK whose window field grew is then taken for what it may be, a slow
+    // reader's window update after a read (Linux's `tcp_cleanup_rbuf` ACKs when a read
+    // opens the window), which releases window-limited data just as late (sweep s1-005
+    // at snaplen 64: ACKs 39 ms apart, one per read, fields 7360 → 7680).
+    let window_open = match st.window {
+        Some(w) => w >= st.bytes.saturating_add(u64::from(release.2)),
+        None => !st.window_grew,
+    };
     if !(late && released && window_open) {
         return None;
     }
@@ -796,10 +854,40 @@ mod tests {
             smss,
             ack: (10, us(ack_us)),
             recent_rtt: None,
+            prompt_rtt: None,
             acks_before: 0,
             window: Some(65_535),
+            window_grew: false,
             release: Some((11, us(release.0), release.1)),
         }
+    }
+
+    /// Sweep s1-028 at the writer (the server), 256.59 ms to the client: 431 B out, the
+    /// ACK 297.25 ms later (a 40.66 ms delay), 862 B released 45 µs after it. A quarter
+    /// of the round trip (64 ms) rules the delay out as RTT variation unless the
+    /// connection measured its own: prompt ACKs 256.44–256.80 ms after their data.
+    #[test]
+    fn a_timer_beyond_four_times_the_measured_rtt_spread_counts_on_a_long_path() {
+        let mut st = stall(&[431], 0, 297_250, (297_295, 862));
+        assert!(judge(&st, 0, 256_590_000, 1_000).is_none());
+        st.prompt_rtt = Some((256_440_000, 256_800_000, 2));
+        let j = judge(&st, 0, 256_590_000, 1_000).unwrap();
+        assert_eq!(j.kind, Kind::Nagle);
+        assert_eq!(j.delay_ns, 40_660_000);
+        // A spread of 11 ms (4 × 11 > 40.66) is RTT variation again.
+        st.prompt_rtt = Some((250_000_000, 261_000_000, 2));
+        assert!(judge(&st, 0, 256_590_000, 1_000).is_none());
+    }
+
+    /// Window scale unknown (SYN options cut): the room is not counted, but an ACK whose
+    /// window field grew may be a reader's window update, not a delayed ACK.
+    #[test]
+    fn an_unknown_window_only_rules_out_acks_that_opened_it() {
+        let mut st = stall(&[404], 0, 41_200, (41_250, 404));
+        st.window = None;
+        assert_eq!(judge(&st, 0, 0, 1_000).unwrap().kind, Kind::Nagle);
+        st.window_grew = true;
+        assert!(judge(&st, 0, 0, 1_000).is_none());
     }
 
     /// Seed 05, case 1, at the writer (the server; RTT ≈ 0.7 ms): frame 7 (1023 B) at

@@ -16,7 +16,8 @@
 //! server endpoint (the timer: the signal is the repetition, not the length, as idle
 //! timeouts run from 100 ms in proxies and load balancers to minutes); then a new
 //! connection (SYN) between them carries the next request. The side that sent the first
-//! FIN closed.
+//! FIN closed. A single idle close counts when it is the only one between the hosts and
+//! the next request paid a new connection for it (medium confidence: one idle period).
 //!
 //! A close on completion (`Connection: close`, HTTP/1.0, a client that is done) is sent
 //! as soon as the closer wrote or read the last byte (`tcp_close` queues the FIN behind
@@ -255,7 +256,15 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
             c.idle_ns.abs_diff(median) <= tol.max(rtt)
         })
         .collect();
-    if same.len() < MIN_SAME_TIMER_CLOSES {
+    // One idle close alone is enough when no other idle close between the same hosts
+    // contradicts it and the next request paid a new connection for it (sweep s2-089:
+    // a client pool closing after 748 ms, its next request 1.8 s later on a new
+    // connection): a close on completion follows the last data at once
+    // (MAX_CLOSE_REACTION_NS), so a FIN after an idle period is the closer's timer. Idle
+    // closes that disagree (tcptrace-http: a browser's closes after 3.9 s and another
+    // time) show no timer, and are still left alone.
+    let alone = closes.len() == 1;
+    if same.len() < MIN_SAME_TIMER_CLOSES && !alone {
         return None;
     }
     // Each close is paid by the first new connection after its FIN, if its request came
@@ -349,6 +358,10 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
     let ignored = closes.len() - same.len();
     let ignored_note = if ignored > 0 {
         format!(" ({ignored} other idle close(s) with a different idle time are left out.)")
+    } else if same.len() == 1 {
+        " One idle close was seen: the timeout is read from a single idle period, and a \
+         second close after the same time would confirm it."
+            .to_string()
     } else {
         String::new()
     };

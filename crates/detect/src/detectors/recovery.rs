@@ -355,9 +355,18 @@ impl Detector for Recovery {
                     let rel = |edge: u32| (a as i64).saturating_sub(below(edge)).max(0) as u64;
                     (rel(l), rel(r))
                 });
+                // The tracker's link names the latest copy of the bytes it flagged; when
+                // that copy is not one recorded here it was a late original (older IP ID
+                // or TSval) that arrived after the retransmission had overtaken it (an
+                // original late by more than an RTT, seen at the receiver: sweep
+                // s1-042). The receiver then had the bytes twice (RFC 2883 §4.1), so
+                // the retransmission of that range was spurious: match it by range.
+                let linked = ev
+                    .dsack_of
+                    .filter(|&f| d.retrans.iter().any(|r| r.frame == f));
                 let hit = d.retrans.iter_mut().rev().find(|r| {
-                    ev.dsack_of == Some(r.frame)
-                        || (ev.dsack_of.is_none()
+                    linked == Some(r.frame)
+                        || (linked.is_none()
                             && r.dsack.is_none()
                             && block.is_some_and(|(l, rr)| r.seq < rr && l < r.end))
                 });

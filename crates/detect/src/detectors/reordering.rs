@@ -104,6 +104,9 @@ pub const REORDERING: Entry = Entry {
 
 /// Linux's default `net.ipv4.tcp_reordering` (and RFC 5681's duplicate-ACK threshold).
 pub const LINUX_TCP_REORDERING: u64 = 3;
+/// RFC 894's Ethernet MTU (1500) less the IPv4 and TCP headers: the largest segment
+/// without jumbo frames, for a sender whose SYNs' MSS was not read.
+const ETHERNET_MSS: u64 = 1460;
 /// Linux's default `net.ipv4.tcp_max_reordering`: the most `tp->reordering` can grow to.
 pub const LINUX_TCP_MAX_REORDERING: u64 = 300;
 /// CUBIC's multiplicative decrease (RFC 9438 §4.6; Linux `beta` 717/1024 ≈ 0.7).
@@ -213,6 +216,8 @@ struct SackHole {
     opened: Timestamp,
     opened_frame: u64,
     retrans: Option<(u64, Timestamp)>,
+    /// Inferred from duplicate ACKs whose options the snaplen cut ([`Dir::cut_dups`]).
+    cut: bool,
 }
 
 /// A retransmission sent into a SACK hole whose fate is not known yet (a D-SACK may come).
@@ -235,6 +240,8 @@ struct Dir {
     /// End of the highest data seen (relative sequence number).
     highest: Option<u64>,
     max_payload: u64,
+    /// The sender's segment size from the SYNs' options, when both were read whole.
+    mss: Option<u64>,
     /// The IPv4 IDs of this direction's in-order data segments (ID 0 included).
     ids: SenderIds,
     max_tsval: Option<u32>,
@@ -277,6 +284,10 @@ struct Dir {
     min_ack_rtt: Option<u64>,
     /// SACK holes covered without a captured retransmission but too late to be sure.
     unexplained_holes: u64,
+    /// The peer's cumulative ACK as last repeated by ACKs whose options the snaplen cut,
+    /// and how many times it was repeated ([`Self::cut_blocks`]).
+    cut_ack: Option<u64>,
+    cut_dups: u64,
 }
 
 fn ts_newer(a: u32, b: u32) -> bool {
@@ -546,7 +557,42 @@ impl Dir {
     }
 
     fn over_dupthresh(&self, degree_bytes: u64) -> bool {
-        degree_bytes >= LINUX_TCP_REORDERING.saturating_mul(self.max_payload.max(1))
+        degree_bytes >= LINUX_TCP_REORDERING.saturating_mul(self.seg_size())
+    }
+
+    /// The segment `tp->reordering` counts in (mss_cache): the SYNs' MSS, else the largest
+    /// payload seen up to an Ethernet segment. A TSO/GSO sender's capture shows packets of
+    /// up to 64 KB that the NIC cuts into segments; counting the threshold in those made
+    /// 105 segments SACKed above a hole look like fewer than 3 (sweep s2-042 at the
+    /// server, snaplen 128: 152,040 bytes against 3 × 65,160).
+    fn seg_size(&self) -> u64 {
+        self.mss
+            .unwrap_or(self.max_payload.min(ETHERNET_MSS))
+            .max(1)
+    }
+
+    /// The SACK block a pure ACK whose options the snaplen cut stands for, if it repeats
+    /// the cumulative ACK below data sent (issue 12 class 8: cut options are unknown, not
+    /// absent). With data in flight, a receiver repeats its cumulative ACK only when a
+    /// segment above a hole arrives (RFC 5681 §4.2: an out-of-order segment is ACKed at
+    /// once, a duplicate ACK; Linux's `tcp_data_queue` → `tcp_data_queue_ofo`, quick-ACK
+    /// mode), so k repeats stand for k segments above the hole, as SACK blocks would
+    /// (RFC 4737's reordering extent, counted as `tcp_check_sack_reordering` does):
+    /// the hole is taken as one segment, the block above it as k segments. A sender's
+    /// capture at snaplen 64 then still sees a hole covered without a retransmission, or
+    /// a retransmission covered sooner than it could have been acknowledged (sweep
+    /// s1-098, s2-050, s3-098: the receiver's SACK blocks cut, reordering unnamed).
+    fn cut_blocks(&mut self, ack: u64, repeat: bool) -> Option<(u64, u64)> {
+        if repeat && self.cut_ack == Some(ack) {
+            self.cut_dups = self.cut_dups.saturating_add(1);
+        } else {
+            self.cut_ack = Some(ack);
+            self.cut_dups = 0;
+            return None;
+        }
+        let mss = self.seg_size();
+        let left = ack.saturating_add(mss);
+        Some((left, left.saturating_add(mss.saturating_mul(self.cut_dups))))
     }
 
     fn note_in_order(&mut self, ip_id: Option<u16>, len: u64, tsval: Option<u32>) {
@@ -582,7 +628,7 @@ impl Dir {
     /// nothing: tested here, inlined, instead of in a call per ACK (31 M instructions of
     /// `analyze` on the 1 M-packet mixed capture, callgrind).
     #[inline]
-    fn peer_ack(&mut self, frame: u64, ts: Timestamp, ack: u64, blocks: &[(u64, u64)]) {
+    fn peer_ack(&mut self, frame: u64, ts: Timestamp, ack: u64, blocks: &[(u64, u64)], cut: bool) {
         if blocks.is_empty()
             && self.holes.is_empty()
             && self.sack_hole.is_none()
@@ -590,12 +636,19 @@ impl Dir {
         {
             return;
         }
-        self.scoreboard(frame, ts, ack, blocks);
+        self.scoreboard(frame, ts, ack, blocks, cut);
     }
 
     /// [`Self::peer_ack`] when there is something to update.
     #[inline(never)]
-    fn scoreboard(&mut self, frame: u64, ts: Timestamp, ack: u64, blocks: &[(u64, u64)]) {
+    fn scoreboard(
+        &mut self,
+        frame: u64,
+        ts: Timestamp,
+        ack: u64,
+        blocks: &[(u64, u64)],
+        cut: bool,
+    ) {
         // Capture loss: holes the receiver acknowledged but the capture never filled.
         let mut i = 0;
         while i < self.holes.len() {
@@ -651,11 +704,19 @@ impl Dir {
                     .iter()
                     .find(|&&(_, _, right)| right > l)
                     .map_or((ts, frame), |&(t, f, _)| (t, f));
-                // A retransmission sent into it since then.
+                // Any retransmission of its start counts, the latest first: the hole may
+                // be dated later than it opened (the SACK history is bounded and cleared
+                // between episodes; a hole inferred from cut duplicate ACKs is dated by
+                // the first repeat), and an ACK covering retransmitted bytes may answer
+                // the retransmission, so it proves a late original only when it came
+                // too soon for that (sweep s2-032: seq 146625 retransmitted 14 ms before
+                // the repeats began; s3-056: seq 748617 retransmitted 33 ms before the
+                // hole was dated, in a recovery of 262 retransmissions).
                 let retrans = self
                     .recent_retrans
                     .iter()
-                    .find(|&&(_, rts, s, e)| rts >= opened && s <= ack && e > ack)
+                    .rev()
+                    .find(|&&(_, _, s, e)| s <= ack && e > ack)
                     .map(|&(f, t, _, _)| (f, t));
                 self.sack_hole = Some(SackHole {
                     start: ack,
@@ -664,6 +725,7 @@ impl Dir {
                     opened,
                     opened_frame,
                     retrans,
+                    cut,
                 });
             }
         }
@@ -696,6 +758,9 @@ impl Dir {
             proof: None,
         };
         match h.retrans {
+            // A hole inferred from cut duplicate ACKs counts only once they reached the
+            // duplicate-ACK threshold: fewer repeats may be window updates.
+            None if h.cut && !self.over_dupthresh(degree_bytes) => {}
             None => {
                 if too_soon.is_some_and(|r| open_ns < r) {
                     self.record_late(late);
@@ -814,6 +879,9 @@ impl Detector for Reordering {
         // This segment as data of its own direction.
         if ev.payload_len > 0 && !flags.syn() {
             let d = &mut c.dirs[me];
+            if d.mss.is_none() {
+                d.mss = ev.conn.mss(me).map(u64::from);
+            }
             let start = ev.rel_seq;
             let len = u64::from(ev.payload_len);
             let tsval = seg.pkt.options.timestamps.map(|t| t.0);
@@ -876,8 +944,19 @@ impl Detector for Reordering {
                     }
                 }
             }
+            let truncated = seg.pkt.options.truncated;
+            if truncated && n == 0 && flags.ack() && !flags.syn() {
+                let repeat = ev.payload_len == 0
+                    && !flags.fin()
+                    && !flags.rst()
+                    && d.highest.is_some_and(|h| ack < h);
+                if let Some(b) = d.cut_blocks(ack, repeat) {
+                    blocks[0] = b;
+                    n = 1;
+                }
+            }
             if flags.ack() && !flags.syn() {
-                d.peer_ack(seg.frame, seg.ts, ack, &blocks[..n]);
+                d.peer_ack(seg.frame, seg.ts, ack, &blocks[..n], truncated && n > 0);
             }
         }
     }
@@ -912,7 +991,8 @@ fn mss(s: &ConnSummary, dir: usize, seen: u64) -> u64 {
             let ts = peer.is_some_and(|p| p.timestamps) && o.timestamps;
             u64::from(m).saturating_sub(if ts { 12 } else { 0 }).max(1)
         }
-        _ => seen.max(1),
+        // As `Dir::seg_size`: a TSO/GSO packet is no segment.
+        _ => seen.clamp(1, ETHERNET_MSS),
     }
 }
 
@@ -1396,7 +1476,7 @@ mod tests {
         assert_eq!(d.loss_holes, 1);
         // Segment 15 never captured, acknowledged.
         d.data(25, t(31), 1600, 100, Some(21), None, None, false);
-        d.peer_ack(26, t(32), 1700, &[]);
+        d.peer_ack(26, t(32), 1700, &[], false);
         assert_eq!(d.capture_lost_bytes, 100);
         assert_eq!(d.late_count, 1);
     }
@@ -1414,10 +1494,10 @@ mod tests {
         d.data(1, t(0), 0, 100, None, None, None, false);
         d.data(2, t(0), 100, 900, None, None, None, false);
         d.max_payload = 100;
-        d.peer_ack(10, t(0), 300, &[(400, 700)]);
-        d.peer_ack(11, t(1_000), 300, &[(400, 800)]);
+        d.peer_ack(10, t(0), 300, &[(400, 700)], false);
+        d.peer_ack(11, t(1_000), 300, &[(400, 800)], false);
         d.retransmitted(12, t(1_000), 300, 400);
-        d.peer_ack(13, t(3_000), 800, &[]);
+        d.peer_ack(13, t(3_000), 800, &[], false);
         assert_eq!(d.late_count, 1);
         assert_eq!(d.late[0].degree_bytes, 400);
         assert_eq!(d.late[0].late_ns, 3_000_000);
@@ -1425,8 +1505,8 @@ mod tests {
         assert!(d.triggered[0].by_timing);
         d.dsack(None, Some((300, 400)), 14, t(26_000));
         assert_eq!(d.triggered[0].dsack, Some((14, t(26_000))));
-        d.peer_ack(15, t(30_000), 800, &[(900, 1000)]);
-        d.peer_ack(16, t(60_000), 1000, &[]);
+        d.peer_ack(15, t(30_000), 800, &[(900, 1000)], false);
+        d.peer_ack(16, t(60_000), 1000, &[], false);
         assert_eq!(d.late_count, 1);
         assert_eq!(d.unexplained_holes, 1);
     }

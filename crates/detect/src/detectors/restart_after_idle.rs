@@ -22,9 +22,10 @@
 //! measurement (RTTVAR = RTT/2, RFC 6298 §2.2).
 //!
 //! W, the sender's window before the idle, is its largest round or, with no loss before
-//! the idle, what slow start had grown cwnd to (the initial window plus every segment
-//! acknowledged, up to twice the largest round: [`window_before`]); a response of a round
-//! or two never shows it as a round.
+//! the idle, what slow start had grown cwnd to (the initial window plus every segment of
+//! a response that filled the window, up to twice the flight of one that did not, halved
+//! per RTO of an earlier idle: [`window_before`]); a response of a round or two never
+//! shows it as a round.
 //!
 //! Cost: per restarted response, (rounds observed − rounds it would have needed starting
 //! from W and doubling) × the response's own round time (first to last round start per
@@ -73,6 +74,10 @@ pub const MIN_GROWTH: f64 = 1.5;
 /// Linux's slow start keeps growing cwnd up to this multiple of the largest flight
 /// (`tcp_is_cwnd_limited`).
 pub const SLOW_START_FLIGHT_FACTOR: u64 = 2;
+/// When pricing, no round is assumed to carry more than this multiple of the largest
+/// round the path was seen to carry: slow start's next round after it (RFC 5681 §3.1
+/// doubles cwnd per round), beyond which the path's capacity, not cwnd, is unknown.
+pub const ROUND_CAP_FACTOR: u64 = 2;
 /// Gaps remembered per connection (one per response after an idle period).
 const MAX_GAPS: usize = 4096;
 /// Retransmission frames remembered per connection.
@@ -281,8 +286,8 @@ impl Detector for RestartAfterIdle {
         let before_note = if r.window_before > r.largest_round {
             format!(
                 "its congestion window had reached ≈ {} B (≈ {} segments: slow start added \
-                 each acknowledged segment to its first round, up to twice the largest \
-                 flight, with no loss before the idle; its largest round was {} B)",
+                 each acknowledged segment to its first round while the window was in \
+                 use, with no loss before the idle; its largest round was {} B)",
                 r.window_before,
                 r.window_before.div_ceil(mss),
                 r.largest_round
@@ -299,12 +304,21 @@ impl Detector for RestartAfterIdle {
         } else {
             ""
         };
+        let cap_note = if r.round_cap < r.window_before {
+            format!(
+                " (no round is counted above {} B, twice the largest the path was seen to \
+                 carry)",
+                r.round_cap
+            )
+        } else {
+            String::new()
+        };
         f.explanation = format!(
             "The connection was idle {} before response {}, longer than the sender's \
              retransmission timeout (≈ {}: SRTT + max(4·RTTVAR, 200 ms)), so the sender \
              restarted slow start: {before_note}, but this response began with {} B (≈ {} segments{iw_note}) and needed {} rounds of \
-             {} instead of {}. Linux halves cwnd once per RTO of idle ({} here) down to the \
-             initial window.{more}",
+             {} instead of {}{cap_note}. Linux halves cwnd once per RTO of idle ({} here) \
+             down to the initial window.{more}",
             ms(r.idle_ns),
             r.index + 1,
             ms(r.rto_ns),
@@ -349,6 +363,8 @@ struct Restart {
     rto_ns: u64,
     /// The sender's congestion window before the idle, as estimated ([`window_before`]).
     window_before: u64,
+    /// The most a round is assumed to carry when pricing: twice the largest seen.
+    round_cap: u64,
     largest_round: u64,
     window_after: u64,
     rounds: usize,
@@ -388,21 +404,6 @@ fn restart(
     if big.bytes < MIN_WINDOW_BEFORE_SEGMENTS * sender_mss(conn.summary) {
         return None;
     }
-    let window_before = window_before(st, earlier, resp.first_frame, big.bytes);
-    let first = x.rounds[0];
-    // A window-limited round is made of full-sized segments; a short one means the
-    // application wrote a small piece first (NNTP's status line before the article).
-    // Full-sized is the sender's own segment size (the kernel's mss_cache), as its
-    // largest earlier round shows it, not the SYNs' MSS: a snaplen that cut the SYN's
-    // options hides the timestamps that take 12 bytes off every segment (1460 read,
-    // 1448 sent: the sweep's restart misses at snaplen 64 and 96, s3-006 and others).
-    let full_segment = (big.bytes / u64::from(big.segments.max(1))).max(1);
-    if first.bytes < u64::from(first.segments) * full_segment {
-        return None;
-    }
-    if first.bytes.saturating_mul(MIN_SHRINK_FACTOR) > window_before {
-        return None;
-    }
     let idle_ns = resp.start.elapsed_since(prev_resp.end);
     let gap = st.gaps.iter().find(|g| g.frame == resp.first_frame);
     let sampled = gap.and_then(|g| match conn.vantage {
@@ -412,6 +413,28 @@ fn restart(
     });
     let rto_ns = sampled.unwrap_or_else(|| RttEstimator::rto_from_rtt(rtt));
     if idle_ns <= rto_ns {
+        return None;
+    }
+    let window_before = window_before(st, earlier, resp.first_frame, big.bytes, rto_ns);
+    let first = x.rounds[0];
+    // A window-limited round is made of full-sized segments; a short one means the
+    // application wrote a small piece first (NNTP's status line before the article).
+    // Full-sized is the sender's own segment size (the kernel's mss_cache), as its
+    // largest earlier round shows it, not the SYNs' MSS: a snaplen that cut the SYN's
+    // options hides the timestamps that take 12 bytes off every segment (1460 read,
+    // 1448 sent: the sweep's restart misses at snaplen 64 and 96, s3-006 and others).
+    // With TSO/GSO a sender-side capture sees super-packets of any multiple of the MSS
+    // (tcp_mss_split_point / tcp_tso_autosize cut at mss_cache multiples), so the
+    // largest round's average packet is no segment size: a round whose bytes are a whole
+    // number of the sender's MSS is full-sized too (sweep s3-046 at the server: a first
+    // round of two 7240-byte packets against a largest round averaging 15,978 bytes).
+    let full_segment = (big.bytes / u64::from(big.segments.max(1))).max(1);
+    let mss = sender_mss(conn.summary);
+    let whole_mss = first.bytes > 0 && first.bytes % mss == 0;
+    if first.bytes < u64::from(first.segments) * full_segment && !whole_mss {
+        return None;
+    }
+    if first.bytes.saturating_mul(MIN_SHRINK_FACTOR) > window_before {
         return None;
     }
     // A retransmission since the earlier large round may have shrunk cwnd instead.
@@ -432,7 +455,21 @@ fn restart(
         }
         growth_seen = true;
     }
-    let rounds_needed = rounds_from(window_before, resp.bytes);
+    // The warm window sends a round of at most cwnd, but the capture shows only what the
+    // path carried: a round of X passed it, and slow start's next, 2X, showed no sign of
+    // a limit. A round beyond twice the largest one seen on the connection (before the
+    // idle or in this response) would be a guess about the path's capacity, not about
+    // cwnd (idle-restart-cubic: cwnd 522 segments in tcp_info, rounds of 202 at most,
+    // the warm response measured at 2.3 RTTs, not 1).
+    let largest_seen = x
+        .rounds
+        .iter()
+        .map(|r| r.bytes)
+        .max()
+        .unwrap_or(0)
+        .max(big.bytes);
+    let round_cap = largest_seen.saturating_mul(ROUND_CAP_FACTOR);
+    let rounds_needed = rounds_from_capped(window_before, resp.bytes, round_cap);
     let rounds = x.rounds.len();
     if rounds <= rounds_needed {
         return None;
@@ -451,6 +488,7 @@ fn restart(
         idle_ns,
         rto_ns,
         window_before,
+        round_cap,
         largest_round: big.bytes,
         window_after: first.bytes,
         rounds,
@@ -470,15 +508,32 @@ fn restart(
 
 /// The sender's congestion window before the idle, in bytes: at least its largest round,
 /// and, while no loss has lowered it, what slow start grew it to. Slow start adds each
-/// acknowledged segment to cwnd (RFC 5681 §3.1) as long as the sender uses its window;
-/// Linux counts a sender in slow start as using it while cwnd is below twice the largest
-/// flight (`tcp_is_cwnd_limited`). So: the connection's first round (its initial window)
-/// plus every response byte sent before the idle, capped at twice the largest round (the
-/// largest flight seen from either end: at the receiver the tracker's flight is only what
-/// it has not yet acknowledged). A response of a round or two (seed 1's rtt_step cases:
-/// 18 to 35 segments after a 10-segment first round) never shows the grown window as a
-/// round, yet the kernel's cwnd had doubled.
-fn window_before(st: &Conn, earlier: &[Exchange], first_frame: u64, largest_round: u64) -> u64 {
+/// acknowledged segment to cwnd (RFC 5681 §3.1) while the sender counts as using its
+/// window (`tcp_is_cwnd_limited`): either the window was full at a send in the current
+/// window of data (`tp->is_cwnd_limited`, set by `tcp_cwnd_validate` and kept until a
+/// send after snd_una has passed `cwnd_usage_seq`), or cwnd is below twice the most
+/// packets out (`max_packets_out`). So, response by response from the connection's first
+/// round (its initial window):
+/// - a response sent in two rounds or more filled the window (it waited for ACKs): its
+///   sends kept the flag set and no send follows its last ACKs before the next response,
+///   so every one of its segments grew cwnd (sweep s1-086: IW 10 + 21 segments = 31 in
+///   tcp_info, where twice the largest round, 22, was assumed before);
+/// - a response sent in one round never filled the window: cwnd grows only up to twice
+///   that flight (10 stays 10 after 5 segments);
+/// - a response after an idle gap longer than the RTO started from the restarted window
+///   (`tcp_cwnd_restart`: halved once per RTO of idle, not below min(IW, cwnd)).
+///
+/// At the receiver the tracker's flight is only what it has not yet acknowledged, so
+/// rounds, not flights, are counted. A response of a round or two (seed 1's rtt_step
+/// cases: 18 to 35 segments after a 10-segment first round) never shows the grown window
+/// as a round, yet the kernel's cwnd had grown by every segment.
+fn window_before(
+    st: &Conn,
+    earlier: &[Exchange],
+    first_frame: u64,
+    largest_round: u64,
+    rto_ns: u64,
+) -> u64 {
     let lost = st.server_retrans.iter().any(|&fr| fr < first_frame);
     let iw = earlier
         .iter()
@@ -487,22 +542,41 @@ fn window_before(st: &Conn, earlier: &[Exchange], first_frame: u64, largest_roun
     if lost || iw == 0 {
         return largest_round;
     }
-    let sent: u64 = earlier
-        .iter()
-        .filter_map(|e| e.response.as_ref())
-        .fold(0u64, |a, r| a.saturating_add(r.bytes));
-    let grown = iw
-        .saturating_add(sent)
-        .min(largest_round.saturating_mul(SLOW_START_FLIGHT_FACTOR));
-    grown.max(largest_round)
+    let mut cwnd = iw;
+    let mut prev_end: Option<Timestamp> = None;
+    for e in earlier {
+        let Some(r) = e.response.as_ref() else {
+            continue;
+        };
+        if let Some(end) = prev_end {
+            // tcp_cwnd_restart: one halving per RTO of idle, floor min(IW, cwnd).
+            let halvings = (r.start.elapsed_since(end) / rto_ns.max(1)).min(63);
+            cwnd = (cwnd >> halvings).max(cwnd.min(iw));
+        }
+        let grown = cwnd.saturating_add(r.bytes);
+        cwnd = if e.rounds.len() >= 2 {
+            grown
+        } else {
+            cwnd.max(grown.min(r.bytes.saturating_mul(SLOW_START_FLIGHT_FACTOR)))
+        };
+        prev_end = Some(r.end);
+    }
+    cwnd.max(largest_round)
 }
 
 /// Rounds slow start needs to send `bytes` starting from a window of `window` bytes.
 pub fn rounds_from(window: u64, bytes: u64) -> usize {
-    let (mut w, mut sent, mut n) = (window.max(1), 0u64, 0usize);
+    rounds_from_capped(window, bytes, u64::MAX)
+}
+
+/// Rounds slow start needs to send `bytes` starting from a window of `window` bytes when
+/// no round carries more than `cap` bytes.
+pub fn rounds_from_capped(window: u64, bytes: u64, cap: u64) -> usize {
+    let cap = cap.max(1);
+    let (mut w, mut sent, mut n) = (window.clamp(1, cap), 0u64, 0usize);
     while sent < bytes && n < crate::exchange::MAX_ROUNDS {
         sent = sent.saturating_add(w);
-        w = w.saturating_mul(2);
+        w = w.saturating_mul(2).min(cap);
         n += 1;
     }
     n
@@ -544,5 +618,8 @@ mod tests {
         assert_eq!(rounds_from(202 * 1448, b), 2);
         assert_eq!(rounds_from(10 * 1448, b), 6);
         assert_eq!(rounds_from(600 * 1448, b), 1);
+        // idle-restart-cubic: cwnd 522 segments, rounds of 202 at most seen: 404 + 108.
+        assert_eq!(rounds_from_capped(522 * 1448, b, 404 * 1448), 2);
+        assert_eq!(rounds_from_capped(10 * 1448, b, 404 * 1448), 6);
     }
 }
