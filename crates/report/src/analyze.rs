@@ -534,6 +534,11 @@ struct JsonFileHead<'a> {
     tcp_frames: u64,
     connections: usize,
     error: Option<&'a str>,
+    /// As in [`JsonFile`]: absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    skipped_link_types: Vec<crate::flows::JsonLinkType>,
+    #[serde(skip_serializing_if = "crate::flows::is_zero")]
+    time_backwards: u64,
 }
 
 /// A file's fields after `findings` (no `hosts`: that document is written by serde).
@@ -570,6 +575,8 @@ pub fn write_json(reports: &[AnalyzeReport<'_>], out: &mut impl Write) -> io::Re
             tcp_frames: r.file.tcp_frames,
             connections: r.file.stats.count as usize,
             error: r.file.error.as_ref().map(|e| e.message.as_str()),
+            skipped_link_types: crate::flows::json_link_types(&r.file),
+            time_backwards: r.file.skipped.time_backwards(),
         };
         buf.clear();
         json::to_writer_pretty_at(&mut buf, &file, 2)?;
