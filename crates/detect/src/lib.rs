@@ -66,21 +66,6 @@ impl Analysis {
     }
 }
 
-/// Per-connection judgements a shard's detectors held back to the end of the capture
-/// ([`Analyzer::take_held`]).
-#[derive(Default)]
-pub struct Held(detectors::Held);
-
-impl Held {
-    /// The held judgements of every shard in `parts` of about the same size.
-    pub fn deal(all: Vec<Held>, parts: usize) -> Vec<Held> {
-        detectors::Held::deal(all.into_iter().map(|h| h.0).collect(), parts)
-            .into_iter()
-            .map(Held)
-            .collect()
-    }
-}
-
 /// Runs every detector over one capture.
 pub struct Analyzer {
     config: Config,
@@ -191,21 +176,6 @@ impl Analyzer {
     /// Connections whose state the analyzer holds (seen, not yet finalised).
     pub fn open_connections(&self) -> usize {
         self.conns.len()
-    }
-
-    /// Takes out what the detectors hold back to judge connection by connection at the
-    /// end of the capture, so that a sharded pass judges each shard's on its own thread
-    /// ([`Self::judge_held`]) once every shard was absorbed; what is left for `finish`
-    /// is about patterns across connections.
-    pub fn take_held(&mut self) -> Held {
-        Held(self.detectors.take_held())
-    }
-
-    /// Judges `held` with what this analyzer knows of every connection (after `absorb`
-    /// of every other shard); the findings go to `out`, unsorted. What `finish` would
-    /// have reported of them, on any thread.
-    pub fn judge_held(&self, held: Held, out: &mut Vec<Finding>) {
-        self.detectors.judge_held(held.0, out);
     }
 
     /// Takes in another shard's analyzer (same configuration, other connections), so that

@@ -41,7 +41,7 @@ use tcpwhy_capture::{
     decode, flow_addrs, Capture, FileFormat, FlowAddrs, Frame, FrameAt, MapSpan, MappedBytes,
     Packet, SkipCounts, Timestamp,
 };
-use tcpwhy_detect::{Analyzer, Config, Exchange, Finding, Held};
+use tcpwhy_detect::{Analyzer, Config, Exchange, Finding};
 use tcpwhy_track::{ConnSummary, Endpoint, SegmentEvent, Sharder, Tracker, PROVISIONAL_STREAM};
 
 /// Frames between progress updates (cheap enough to be invisible on the hot path).
@@ -686,9 +686,12 @@ fn analyze_with(
     })?;
     let mut report = s.report;
     let keeping = |e: std::io::Error| format!("{path}: keeping the findings: {e}");
-    // Each shard's store and held judgements, taken out before its analyzer is absorbed
-    // into the first one's.
-    let mut shards = Vec::with_capacity(s.sinks.len());
+    // Each shard's store, sealed before its analyzer is absorbed into the first one's.
+    // slow_start.new_connection's held first exchanges are judged in `finish`, on this
+    // thread: judging them on the shards' threads before `finish` (s6-s1, 2db104f) raised
+    // analyze's peak RSS on the bench's 40 M-packet long capture from 248 MB to 298 MB
+    // (-j 1, /usr/bin/time), breaking issue 13's long / mixed ≤ 1.2× target.
+    let mut stores = Vec::with_capacity(s.sinks.len());
     let mut frames = Vec::with_capacity(s.sinks.len());
     let mut merged: Option<Analyzing> = None;
     for mut a in s.sinks {
@@ -696,7 +699,7 @@ fn analyze_with(
             return Err(keeping(e));
         }
         let store = a.store.take().unwrap_or_else(|| store(budget));
-        shards.push((store, a.analyzer.take_held()));
+        stores.push(store.seal());
         frames.push(a.first_frames.take().unwrap_or_default());
         match &mut merged {
             None => merged = Some(a),
@@ -709,11 +712,11 @@ fn analyze_with(
     let Some(first) = merged else {
         return Ok((report, Findings::default(), Vec::new()));
     };
-    let mut stores = judge_held(&first.analyzer, shards).map_err(keeping)?;
     let sharded = frames.len() > 1;
     let mut analysis = first.analyzer.finish();
-    // Findings reported at the end (about patterns across connections): after every
-    // shard's, as when one sort took them all.
+    // Findings reported at the end (about patterns across connections, and the first
+    // exchanges new_connection held to judge with later connections' warm windows):
+    // after every shard's, as when one sort took them all.
     let mut last = store(budget);
     for f in analysis.findings.drain(..) {
         last.push(f).map_err(keeping)?;
@@ -735,45 +738,6 @@ fn analyze_with(
     );
     report.stats = first.stats;
     Ok((report, findings, analysis.exchanges))
-}
-
-/// Judges what each shard's detectors held back to the end of the capture with what
-/// `all` (every shard absorbed) knows, into that shard's store, which is then sorted:
-/// each shard on a thread of its own when there are several. This and rendering were
-/// most of what a sharded pass did on one thread after its workers (≈ 536 M
-/// instructions of `analyze -j 2`'s 3,416 M on the 1 M-packet prefix of the mixed bench
-/// capture, callgrind), which bounded what a second core could gain.
-fn judge_held(all: &Analyzer, shards: Vec<(Store<'_>, Held)>) -> std::io::Result<Vec<Sealed>> {
-    // Dealt out evenly: a shard's count of held judgements is not its share of the
-    // packets.
-    let (stores, held): (Vec<_>, Vec<_>) = shards.into_iter().unzip();
-    let parts = stores.len();
-    let shards: Vec<_> = stores.into_iter().zip(Held::deal(held, parts)).collect();
-    let judge = |(mut store, held): (Store<'_>, Held)| {
-        let mut out = Vec::new();
-        all.judge_held(held, &mut out);
-        for f in out {
-            store.push(f)?;
-        }
-        Ok(store.seal())
-    };
-    if shards.len() <= 1 {
-        return shards.into_iter().map(judge).collect();
-    }
-    std::thread::scope(|scope| {
-        let judge = &judge;
-        let handles: Vec<_> = shards
-            .into_iter()
-            .map(|shard| scope.spawn(move || judge(shard)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(std::io::Error::other("a worker thread failed")))
-            })
-            .collect()
-    })
 }
 
 /// The pass the tests and fuzz targets make on frames they build themselves: each

@@ -88,54 +88,6 @@ macro_rules! registry {
     };
 }
 
-/// What the detectors of one shard hold back, per connection, to judge at the end of the
-/// capture with what every connection showed ([`Detectors::take_held`]): judged on the
-/// shard's own thread ([`Detectors::judge_held`]), not on one thread after the workers.
-/// Only `slow_start.new_connection`'s first exchanges, waiting for the warm windows of
-/// later connections, are judged one by one so; the other detectors that wait for the end
-/// look at patterns across connections, in `finish`.
-#[derive(Default)]
-pub struct Held {
-    new_connection: new_connection::Pending,
-}
-
-impl Held {
-    /// Every shard's held judgements dealt out again in `parts` of about the same size:
-    /// each is judged on its own (any part may take any), and shards can hold very
-    /// different numbers of them (5,726 and 1,949 new connections' first exchanges on
-    /// two threads of the 1 M-packet prefix of the mixed bench capture).
-    pub fn deal(all: Vec<Held>, parts: usize) -> Vec<Held> {
-        let mut pool = Held::default();
-        for h in all {
-            pool.new_connection.join(h.new_connection);
-        }
-        let parts = parts.max(1);
-        let mut out: Vec<Held> = Vec::with_capacity(parts);
-        for i in 0..parts {
-            let n = pool.new_connection.len() / (parts - i);
-            out.push(Held {
-                new_connection: pool.new_connection.split_off(n),
-            });
-        }
-        out
-    }
-}
-
-impl Detectors {
-    /// Takes what this shard's detectors hold back to judge per connection.
-    pub fn take_held(&mut self) -> Held {
-        Held {
-            new_connection: self.new_connection.take_pending(),
-        }
-    }
-
-    /// Judges `held` (taken from any shard) with what these detectors know of every
-    /// connection: call after [`Detectors::absorb`] took in every shard's.
-    pub fn judge_held(&self, held: Held, out: &mut Vec<Finding>) {
-        self.new_connection.judge_pending(held.new_connection, out);
-    }
-}
-
 registry! {
     syn_retransmit::SynRetransmit { HandshakeSynRetransmit: SYN_RETRANSMIT },
     short_lived::ShortLived { ConnectionShortLived: SHORT_LIVED },

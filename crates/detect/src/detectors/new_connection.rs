@@ -357,8 +357,12 @@ impl Detector for NewConnection {
     }
 
     fn finish(&mut self, out: &mut Vec<Finding>) {
-        let pending = self.take_pending();
-        self.judge_pending(pending, out);
+        for c in std::mem::take(&mut self.pending) {
+            let warm = self.warm.get(&c.key).copied();
+            if let Some(f) = judge(c, warm) {
+                out.push(f);
+            }
+        }
     }
 
     fn absorb(&mut self, o: Self) {
@@ -373,48 +377,6 @@ impl Detector for NewConnection {
         }
         self.pending.extend(o.pending);
         self.pending.sort_by_key(|c| c.finding.stream);
-    }
-}
-
-/// First exchanges held until the end of the capture ([`NewConnection::take_pending`]).
-#[derive(Default)]
-pub struct Pending(Vec<Candidate>);
-
-impl Pending {
-    /// `self` and `other`'s.
-    pub(crate) fn join(&mut self, other: Pending) {
-        self.0.extend(other.0);
-    }
-
-    /// Takes the last `n` (or all there are).
-    pub(crate) fn split_off(&mut self, n: usize) -> Pending {
-        Pending(self.0.split_off(self.0.len().saturating_sub(n)))
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.0.len()
-    }
-}
-
-impl NewConnection {
-    /// Takes the first exchanges this instance holds, to be judged by
-    /// [`Self::judge_pending`] of the instance that absorbed every shard's warm windows:
-    /// each shard's on its own thread, instead of every shard's on one after the pass
-    /// (they were ≈ 95 M of the 536 M instructions `analyze -j 2` spent after its workers
-    /// were joined on the 1 M-packet prefix of the mixed bench capture, callgrind).
-    pub(crate) fn take_pending(&mut self) -> Pending {
-        Pending(std::mem::take(&mut self.pending))
-    }
-
-    /// Judges `pending` with the warm windows this instance knows (each candidate on its
-    /// own: the order does not matter, the report sorts the findings).
-    pub(crate) fn judge_pending(&self, pending: Pending, out: &mut Vec<Finding>) {
-        for c in pending.0 {
-            let warm = self.warm.get(&c.key).copied();
-            if let Some(f) = judge(c, warm) {
-                out.push(f);
-            }
-        }
     }
 }
 
