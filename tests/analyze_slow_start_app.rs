@@ -282,3 +282,20 @@ fn a_restart_is_named_at_a_tso_sender() {
     assert_eq!(frames(r), [26, 42, 64, 67]);
     assert!((r.cost_ms - 35.78).abs() < 0.01, "{}", r.cost_ms);
 }
+
+/// Issue 12, held-out sweep s6-086 at the client (BBR, snaplen 64: no timestamps to sample;
+/// tests/data/sweep/README.md): the handshake's RTT is 135.45 ms (frame 2), then the path's
+/// is ~368 ms: response 1's rounds start at frames 6, 26 and 59 (0.503, 0.800, 1.167 s).
+/// Response 2 starts at frame 98, 541 ms after response 1's last data (frame 95). Before,
+/// the RTO came from the handshake alone (135 + 271 = 407 ms) and 541 ms of idle looked
+/// like a restart costing 367.6 ms; the kernel's RTO was 880 ms (tcp_info), its cwnd 28
+/// before and after. With one sample per round (135.45, 296.3, 367.6 ms) the filter gives
+/// 182 + 4 × 121 = 667 ms: no idle longer than the RTO.
+#[test]
+fn no_restart_when_the_rtt_rose_after_the_handshake() {
+    let f = common::analyze::findings_json(
+        sweep_capture("s6-086-rtt_step-client.pcap"),
+        &["--min-cost", "0"],
+    );
+    assert!(f.iter().all(|f| f["id"] != RESTART), "{f:?}");
+}

@@ -853,7 +853,12 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
         let mut retr = 0.0f64;
         let mut last_snd_gap = false;
         for s in &c.samples {
-            let cw = s.num("cwnd").unwrap_or(0.0);
+            // A socket past its FIN (FIN-WAIT-2 after the server's idle close) is still
+            // listed, without tcp_info: no cwnd of 0 and no "sending again" (sweep s4-041,
+            // server tcp_slow_start_after_idle=0, labelled a restart on every connection).
+            let Some(cw) = s.num("cwnd") else {
+                continue;
+            };
             let rto = s.num("rto").unwrap_or(200.0);
             let r2 = s.num("bytes_retrans").unwrap_or(0.0);
             if s.num("lastsnd").unwrap_or(0.0) > rto {
@@ -1194,6 +1199,46 @@ mod tests {
         assert!(l.why.contains("standing 200 ms"), "{}", l.why);
         b.ss_server = samples(&[1.2, 1.3, 107.0, 1.5, 1.3]);
         assert_eq!(label(&b, "network.bufferbloat").want, Want::Unknown);
+    }
+
+    /// Sweep s4-041 (server closes after 355 ms idle, tcp_slow_start_after_idle=0): cwnd
+    /// 20, 80, 99, then lastsnd 368 ms > RTO 228 ms before the FIN, then FIN-WAIT-2
+    /// samples without tcp_info. Those are no restart and no idle gap; a sample with
+    /// cwnd 40 sending again after the gap is both.
+    #[test]
+    fn restart_label_ignores_samples_without_tcp_info() {
+        let s = |t: f64, state: &str, f: &[(&str, &str)]| sample(t, state, f);
+        let mut v = vec![
+            s(
+                1.00,
+                "ESTAB",
+                &[("cwnd", "20"), ("rto", "228"), ("lastsnd", "16")],
+            ),
+            s(
+                1.05,
+                "ESTAB",
+                &[("cwnd", "99"), ("rto", "228"), ("lastsnd", "68")],
+            ),
+            s(
+                1.40,
+                "FIN-WAIT-1",
+                &[("cwnd", "99"), ("rto", "228"), ("lastsnd", "368")],
+            ),
+            s(1.50, "FIN-WAIT-2", &[]),
+            s(1.55, "FIN-WAIT-2", &[]),
+        ];
+        let mut r = records("http", Value::Null);
+        r.ss_server = v.clone();
+        let l = label(&r, "slow_start.restart_after_idle");
+        assert_eq!(l.want, Want::MustNot, "{}", l.why);
+        v[3] = s(
+            1.50,
+            "ESTAB",
+            &[("cwnd", "40"), ("rto", "228"), ("lastsnd", "4")],
+        );
+        r.ss_server = v;
+        let l = label(&r, "slow_start.restart_after_idle");
+        assert_eq!(l.want, Want::Must, "{}", l.why);
     }
 
     /// At snaplen 64 the receiver (and the router, at the client's end of a download)

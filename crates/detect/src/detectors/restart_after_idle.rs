@@ -19,7 +19,9 @@
 //! data → the client's ACK; at the client, the client's ACK → the server data echoing its
 //! timestamp in the middle of a response (the request → response samples hold the
 //! server's think time and are left out); without samples, the path RTT as a first
-//! measurement (RTTVAR = RTT/2, RFC 6298 §2.2).
+//! measurement (RTTVAR = RTT/2, RFC 6298 §2.2). The RTO is never taken below the same
+//! filter fed one sample per round of the earlier responses ([`rto_from_rounds`]): the
+//! kernel's RTTVAR forgets an RTT change only a quarter per RTT.
 //!
 //! W, the sender's window before the idle, is its largest round or, with no loss before
 //! the idle, what slow start had grown cwnd to (the initial window plus every segment of
@@ -411,7 +413,9 @@ fn restart(
         Vantage::Client => g.rto_client_view,
         Vantage::Middle | Vantage::Unknown => None,
     });
-    let rto_ns = sampled.unwrap_or_else(|| RttEstimator::rto_from_rtt(rtt));
+    let rto_ns = sampled
+        .unwrap_or_else(|| RttEstimator::rto_from_rtt(rtt))
+        .max(rto_from_rounds(rtt, earlier));
     if idle_ns <= rto_ns {
         return None;
     }
@@ -504,6 +508,32 @@ fn restart(
         first_ts: first.start,
         second_round: Some((second.first_frame, second.start, second.bytes)),
     })
+}
+
+/// The RTO with one RTT sample per round: the handshake's, then each round of the earlier
+/// responses (one RTT from the start of a round to the next). The kernel's RTO
+/// (`__tcp_set_rto`: srtt + rttvar) lets the variation from an RTT change fall by at most
+/// a quarter per RTT: `tcp_rtt_estimator` raises `rttvar_us` at once to the largest
+/// deviation and lowers it toward `mdev_max_us` (≥ TCP_RTO_MIN) only once per window of
+/// data (when snd_una passes `rtt_seq`), so after a step in the RTT the RTO stays high for
+/// several rounds. The per-sample filter of the capture's RTT samples forgets the step
+/// within a round, and without samples (a snaplen that cut the timestamps at the client)
+/// the handshake's RTT knows nothing of it: sweep s6-086 (135 ms at the handshake, 367 ms
+/// after it, BBR) put a 541 ms idle against an RTO of 407 ms from the handshake, where
+/// tcp_info had 880 ms and cwnd unchanged. Per round, a stable RTT converges to
+/// srtt + 200 ms like the kernel's.
+fn rto_from_rounds(rtt: u64, earlier: &[Exchange]) -> u64 {
+    let mut e = RttEstimator::default();
+    e.sample(rtt);
+    for x in earlier {
+        for w in x.rounds.windows(2) {
+            let d = w[1].start.elapsed_since(w[0].start);
+            if d > 0 {
+                e.sample(d);
+            }
+        }
+    }
+    e.rto_ns().unwrap_or(TCP_RTO_MIN_NS)
 }
 
 /// The sender's congestion window before the idle, in bytes: at least its largest round,
