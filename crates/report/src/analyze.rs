@@ -338,17 +338,8 @@ struct JsonDoc<'a, 'w> {
 /// reading counted and joined.
 #[derive(Serialize)]
 struct JsonFile<'a, 'w> {
-    path: &'a str,
-    frames: u64,
-    tcp_frames: u64,
-    connections: usize,
-    error: Option<&'a str>,
-    /// Frames skipped for an unsupported link type, by link type; absent when none.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    skipped_link_types: Vec<crate::flows::JsonLinkType>,
-    /// Frames earlier than a frame before them; absent when none.
-    #[serde(skip_serializing_if = "crate::flows::is_zero")]
-    time_backwards: u64,
+    #[serde(flatten)]
+    head: JsonFileHead<'a>,
     findings: JsonFindings<'a, 'w>,
     /// Finding id → how many findings the cost threshold left out.
     below_min_cost: JsonBelow<'a, 'w>,
@@ -534,11 +525,26 @@ struct JsonFileHead<'a> {
     tcp_frames: u64,
     connections: usize,
     error: Option<&'a str>,
-    /// As in [`JsonFile`]: absent when none.
+    /// Frames skipped for an unsupported link type, by link type; absent when none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     skipped_link_types: Vec<crate::flows::JsonLinkType>,
+    /// Frames earlier than a frame before them; absent when none.
     #[serde(skip_serializing_if = "crate::flows::is_zero")]
     time_backwards: u64,
+}
+
+impl<'a> JsonFileHead<'a> {
+    fn of(r: &'a AnalyzeReport<'_>) -> Self {
+        JsonFileHead {
+            path: &r.file.path,
+            frames: r.file.frames,
+            tcp_frames: r.file.tcp_frames,
+            connections: r.file.stats.count as usize,
+            error: r.file.error.as_ref().map(|e| e.message.as_str()),
+            skipped_link_types: crate::flows::json_link_types(&r.file),
+            time_backwards: r.file.skipped.time_backwards(),
+        }
+    }
 }
 
 /// A file's fields after `findings` (no `hosts`: that document is written by serde).
@@ -569,15 +575,7 @@ pub fn write_json(reports: &[AnalyzeReport<'_>], out: &mut impl Write) -> io::Re
     let mut any = false;
     for (i, r) in reports.iter().enumerate() {
         out.write_all(if i == 0 { b"\n    " } else { b",\n    " })?;
-        let file = JsonFileHead {
-            path: &r.file.path,
-            frames: r.file.frames,
-            tcp_frames: r.file.tcp_frames,
-            connections: r.file.stats.count as usize,
-            error: r.file.error.as_ref().map(|e| e.message.as_str()),
-            skipped_link_types: crate::flows::json_link_types(&r.file),
-            time_backwards: r.file.skipped.time_backwards(),
-        };
+        let file = JsonFileHead::of(r);
         buf.clear();
         json::to_writer_pretty_at(&mut buf, &file, 2)?;
         out.write_all(buf.strip_suffix(b"\n    }").unwrap_or(&buf))?;
@@ -785,13 +783,7 @@ fn write_json_joined(reports: &[AnalyzeReport<'_>], out: &mut impl Write) -> io:
             .iter()
             .zip(&walks)
             .map(|(r, walk)| JsonFile {
-                path: &r.file.path,
-                frames: r.file.frames,
-                tcp_frames: r.file.tcp_frames,
-                connections: r.file.stats.count as usize,
-                error: r.file.error.as_ref().map(|e| e.message.as_str()),
-                skipped_link_types: crate::flows::json_link_types(&r.file),
-                time_backwards: r.file.skipped.time_backwards(),
+                head: JsonFileHead::of(r),
                 findings: JsonFindings { walk, any: &any },
                 below_min_cost: JsonBelow(walk),
                 exchanges: json_exchanges(r),
