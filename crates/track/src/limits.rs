@@ -65,9 +65,12 @@ pub const ACK_RING: usize = 64;
 /// ACK, was judged against the ACK before.) On a LAN this also treats a receiver-side
 /// capture as if at the sender: an error of less than a millisecond per round.
 pub const LAG_NOISE_NS: u64 = 1_000_000;
-/// A segment size when neither the handshake nor the data told one (RFC 9293's default
-/// for IPv4 is 536; Ethernet's 1460 is far more common and errs towards "not full").
-const DEFAULT_MSS: u64 = 1460;
+/// RFC 894's Ethernet MTU (1500) less the IPv4 and TCP headers: the largest segment
+/// without jumbo frames. The tracker's segment size when neither the handshake nor the
+/// data told one (RFC 9293's default for IPv4 is 536; Ethernet's 1460 is far more common
+/// and errs towards "not full"), and the detectors' cap for a sender whose SYNs' MSS was
+/// not read (TSO super-segments are not segments).
+pub const ETHERNET_MSS: u64 = 1460;
 
 /// Time of one direction spent in each limit, in nanoseconds (docs/tracking.md).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -256,7 +259,11 @@ impl Limits {
         let (Some((ack, edge)), Some(high)) = (self.view, self.highest) else {
             return;
         };
-        let mss = if self.mss == 0 { DEFAULT_MSS } else { self.mss };
+        let mss = if self.mss == 0 {
+            ETHERNET_MSS
+        } else {
+            self.mss
+        };
         let slack = match self.largest_segment {
             0 => mss,
             l => l.min(mss),

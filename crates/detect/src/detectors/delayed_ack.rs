@@ -84,6 +84,7 @@
 use crate::detector::{emptied_vec, ms, Connection, Detector, Reusable, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
+use tcpwhy_track::limits::ETHERNET_MSS;
 use tcpwhy_track::{ConnModel, SegmentKinds, Side, Vantage};
 
 use crate::catalogue::Entry;
@@ -135,9 +136,6 @@ pub const MIN_DELAY_TICKS: u64 = 4;
 pub const MAX_FLIGHT_SEGMENTS: usize = 8;
 /// The mechanism repeats (mechanisms.md "repeats"); one stall alone may be coincidence.
 pub const MIN_STALLS: usize = 2;
-/// RFC 894's Ethernet MTU (1500) less the IPv4 and TCP headers: the largest segment
-/// without jumbo frames.
-const ETHERNET_MSS: u64 = 1460;
 /// RFC 9293 §3.7.1: the MSS assumed without the option. Without a handshake a segment
 /// counts as full only when larger than this and the largest seen.
 const DEFAULT_MSS: u64 = 536;

@@ -87,6 +87,7 @@ use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use crate::ipid::SenderIds;
 use tcpwhy_capture::Timestamp;
+use tcpwhy_track::limits::ETHERNET_MSS;
 use tcpwhy_track::{ConnSummary, SegmentKinds, Side, Vantage};
 
 use crate::catalogue::Entry;
@@ -104,9 +105,6 @@ pub const REORDERING: Entry = Entry {
 
 /// Linux's default `net.ipv4.tcp_reordering` (and RFC 5681's duplicate-ACK threshold).
 pub const LINUX_TCP_REORDERING: u64 = 3;
-/// RFC 894's Ethernet MTU (1500) less the IPv4 and TCP headers: the largest segment
-/// without jumbo frames, for a sender whose SYNs' MSS was not read.
-const ETHERNET_MSS: u64 = 1460;
 /// Linux's default `net.ipv4.tcp_max_reordering`: the most `tp->reordering` can grow to.
 pub const LINUX_TCP_MAX_REORDERING: u64 = 300;
 /// CUBIC's multiplicative decrease (RFC 9438 §4.6; Linux `beta` 717/1024 ≈ 0.7).
