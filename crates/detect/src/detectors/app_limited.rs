@@ -47,7 +47,7 @@ use crate::detector::{emptied_vec, ms, Connection, Detector, Reusable, Segment, 
 use crate::detectors::server_think_time::MIN_THINK_NS;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
-use tcpwhy_track::limits::LAG_NOISE_NS;
+use tcpwhy_track::limits::{ETHERNET_MSS, LAG_NOISE_NS};
 use tcpwhy_track::{SegmentKinds, Side, Vantage};
 
 use crate::catalogue::Entry;
@@ -78,7 +78,7 @@ pub const MIN_BURST_BYTES: u64 = 2 * 1448;
 /// One segment on Ethernet with timestamps (1500 − 40 − 12): what an ACK must cover to
 /// free a packet of cwnd when the capture shows the sender's TSO super-segments (a
 /// 64 KB "segment" at the sender is 45 packets to cwnd).
-const ETHERNET_SEGMENT: u64 = 1448;
+const ETHERNET_SEGMENT: u64 = ETHERNET_MSS - 12;
 /// Gaps remembered per direction of a connection.
 const MAX_GAPS: usize = 4096;
 /// Gaps cited as evidence (two lines each), the longest ones.
@@ -120,14 +120,24 @@ impl Gap {
     }
 }
 
+/// The ACK that opened a pause.
+#[derive(Clone, Copy)]
+struct Drained {
+    frame: u64,
+    ts: Timestamp,
+    /// The window it advertised.
+    window_bytes: u64,
+    /// Bytes still unacknowledged (0 when it covered everything sent).
+    in_flight: u64,
+}
+
 /// One direction's state: `[client → server, server → client]`.
 #[derive(Default)]
 struct Dir {
     /// End of the highest new data sent (relative sequence number).
     highest: Option<u64>,
-    /// The ACK that opened the pause: frame, time, advertised window, bytes still
-    /// unacknowledged (0 when it covered everything sent).
-    drained: Option<(u64, Timestamp, u64, u64)>,
+    /// The ACK that opened the pause.
+    drained: Option<Drained>,
     /// Highest cumulative ACK of this direction's data, and the window that ACK
     /// advertised.
     acked: u64,
@@ -183,15 +193,20 @@ impl Detector for AppLimited {
             // The pause starts when everything is acknowledged and the window is open
             // (a window update after a nearly closed window restarts it: until then the
             // sender was held by the receiver, `rwnd.*`).
-            let closed = d.drained.is_some_and(|(_, _, w, _)| w < MIN_BURST_BYTES);
+            let closed = d.drained.is_some_and(|p| p.window_bytes < MIN_BURST_BYTES);
             if d.recover.is_some_and(|r| ack >= r) {
                 d.recover = None;
             }
             // A pause opened with data in flight (below) gives way to the ACK of
             // everything: the conservative start, as before such pauses were judged.
-            let in_flight_pause = d.drained.is_some_and(|(_, _, _, f)| f > 0);
+            let in_flight_pause = d.drained.is_some_and(|p| p.in_flight > 0);
             if ack >= high && (d.drained.is_none() || closed || in_flight_pause) {
-                d.drained = Some((seg.frame, seg.ts, ev.window_bytes, 0));
+                d.drained = Some(Drained {
+                    frame: seg.frame,
+                    ts: seg.ts,
+                    window_bytes: ev.window_bytes,
+                    in_flight: 0,
+                });
                 d.peer_spoke = false;
                 d.in_burst = None;
             } else if at_sender(seg, peer)
@@ -226,7 +241,12 @@ impl Detector for AppLimited {
                 // RTT (sweep s3-024: 5,120 B every 59 ms at 293 ms; s3-048: 20 KB every
                 // 96 ms at 113 ms): its flight never empties. Only at the sender (see
                 // `at_sender`).
-                d.drained = Some((seg.frame, seg.ts, ev.window_bytes, high - ack));
+                d.drained = Some(Drained {
+                    frame: seg.frame,
+                    ts: seg.ts,
+                    window_bytes: ev.window_bytes,
+                    in_flight: high - ack,
+                });
                 d.peer_spoke = false;
             }
             if ack > d.acked || d.acked_window == 0 {
@@ -244,14 +264,20 @@ impl Detector for AppLimited {
             d.recover = d.highest;
             // A retransmission is not the application's write: the pause, if any, was
             // the loss's (RTO, TLP), not the application's.
-            if d.drained.is_some_and(|g| g.3 > 0) {
+            if d.drained.is_some_and(|p| p.in_flight > 0) {
                 d.drained = None;
             }
         }
         if !ev.kinds.has(SegmentKinds::NEW_DATA) {
             return;
         }
-        if let Some((frame, ts, window_bytes, in_flight)) = d.drained.take() {
+        if let Some(Drained {
+            frame,
+            ts,
+            window_bytes,
+            in_flight,
+        }) = d.drained.take()
+        {
             // A pause with data in flight is kept only when it lasted: the data that
             // follows an ACK at once is the ACK's clock, not a write (and keeping every
             // one would fill `gaps` with microsecond pauses).
