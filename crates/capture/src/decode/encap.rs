@@ -49,9 +49,10 @@ const ERSPAN_3_O_FLAG_OFFSET: usize = 11;
 const ERSPAN_3_PLATFORM_LEN: usize = 8;
 
 const UDP_HEADER_LEN: usize = 8;
-/// IANA's VXLAN port, and the one Linux's vxlan driver uses unless told (Wireshark needs
-/// "Decode As" for it).
+/// IANA's VXLAN port (RFC 7348 §5).
 const PORT_VXLAN: u16 = 4789;
+/// The port Linux's vxlan driver used before IANA's (`ip link add … type vxlan` without
+/// `dstport` still gets it): Wireshark needs "Decode As" for it.
 const PORT_VXLAN_LINUX: u16 = 8472;
 const PORT_GENEVE: u16 = 6081;
 const PORT_GTP_U: u16 = 2152;
