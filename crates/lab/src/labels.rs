@@ -227,6 +227,23 @@ impl Conn<'_> {
     fn first(&self) -> Option<&SsSocket> {
         self.samples.first().copied()
     }
+    /// How long after its last sample the connection may still have been sending, so
+    /// that its cumulative chronos (busy, rwnd_limited) kept counting unseen: nothing
+    /// when that sample shows no data unacknowledged or unsent (ss prints `unacked` and
+    /// `notsent` only when non-zero), else up to one sampling period (`SS_PERIOD`: a
+    /// socket still sending at the next tick would have been sampled again). A short
+    /// transfer can have one sample in all (s6-090: read 21 ms into a 64 ms transfer,
+    /// busy 24 ms, rwnd_limited 0, and the window filled after it).
+    fn unsampled_tail_ms(&self) -> f64 {
+        let queued = self.samples.last().is_some_and(|s| {
+            s.num("unacked").is_some_and(|n| n > 0.0) || s.num("notsent").is_some_and(|n| n > 0.0)
+        });
+        if queued {
+            truth::SS_PERIOD.as_secs_f64() * 1e3
+        } else {
+            0.0
+        }
+    }
 }
 
 /// Slow-start rounds (a window doubling each RTT from [`IW`] segments, RFC 6928 / RFC
@@ -513,6 +530,7 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     // 115, 148 segments, rwnd_limited 76 ms, and the 413 segments took the 6 rounds
     // slow start needs anyway).
     let rwnd_cost: f64 = conns.iter().map(rwnd_cost_ms).sum();
+    let unsampled: f64 = conns.iter().map(Conn::unsampled_tail_ms).sum();
     let rw = limited(rwnd_lim) && rwnd_cost >= LIMITED_MIN_MS;
     o.put(
         "rwnd.limited",
@@ -527,15 +545,19 @@ pub fn label_run(r: &Records) -> Vec<Label> {
         },
         format!(
             "sender rwnd_limited {rwnd_lim:.0} ms of busy {busy:.0} ms, of which beyond \
-             slow start's rounds {rwnd_cost:.0} ms"
+             slow start's rounds {rwnd_cost:.0} ms; up to {unsampled:.0} ms sent after the \
+             last samples"
         ),
         rw.then_some(rwnd_cost),
     );
     // The chrono counts jiffies (tcp_chrono_set reads tcp_jiffies32): "≤ 1 % of busy"
-    // cannot rule out a window-limited time below that plus one tick.
+    // cannot rule out a window-limited time below that plus one tick, nor what it counted
+    // after the last sample of a connection still sending then (s5-098, s6-018, s6-090:
+    // one sample each, 16–24 ms into transfers of 42–64 ms).
+    let chrono_tolerance = LIMITED_NONE_SHARE * busy + CHRONO_TICK_MS + unsampled;
     if let Some(l) = o.0.last_mut() {
         if l.want == Want::MustNot {
-            l.max_cost_ms = Some(LIMITED_NONE_SHARE * busy + CHRONO_TICK_MS);
+            l.max_cost_ms = Some(chrono_tolerance);
         }
     }
     // tcp_select_window → the window the receiver advertised reached 0.
@@ -588,7 +610,7 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     // cost, so the same resolution.
     if let Some(l) = o.0.last_mut() {
         if l.want == Want::MustNot && !(grew || zero > 0 || no_ws) {
-            l.max_cost_ms = Some(LIMITED_NONE_SHARE * busy + CHRONO_TICK_MS);
+            l.max_cost_ms = Some(chrono_tolerance);
         }
     }
 
@@ -1161,6 +1183,30 @@ mod tests {
         assert_eq!(label(&h, "sndbuf.limited").want, Want::MustNot);
         h.ss_server = vec![sample(1.00003, "ESTAB", &starved); 4];
         assert_eq!(label(&h, "sndbuf.limited").want, Want::Must);
+    }
+
+    /// Sweep s6-090 (reorder, 5 ms RTT, 1.49 MB in 64 ms): the server's socket was
+    /// sampled once, 21 ms into the transfer (busy 24 ms, rwnd_limited 0, 54 segments
+    /// unacked, 82 KB not sent); the window filled after it. "Must not" still, but a
+    /// finding up to one sampling period (plus 1 % of busy and a chrono tick) agrees; a
+    /// last sample with nothing queued leaves only the tick.
+    #[test]
+    fn rwnd_chrono_read_before_the_end_cannot_rule_out_the_rest() {
+        let mut r = records("bulk", Value::Null);
+        let fields = [
+            ("busy", "24ms"),
+            ("mss", "1448"),
+            ("minrtt", "5"),
+            ("bytes_sent", "127424"),
+            ("unacked", "54"),
+            ("notsent", "83984"),
+        ];
+        r.ss_server = vec![sample(1.0, "ESTAB", &fields)];
+        let l = label(&r, "rwnd.limited");
+        assert_eq!(l.want, Want::MustNot, "{}", l.why);
+        assert_eq!(l.max_cost_ms, Some(0.24 + 4.0 + 50.0));
+        r.ss_server = vec![sample(1.0, "ESTAB", &fields[..4])];
+        assert_eq!(label(&r, "rwnd.limited").max_cost_ms, Some(0.24 + 4.0));
     }
 
     /// Sweep s3-013 (slow reader, 1 ms RTT, no rate limit on the path): the sender's
