@@ -463,3 +463,29 @@ fn a_hole_retransmitted_before_it_was_dated_is_no_late_original() {
     assert!(f.iter().all(|x| x.id != REORDERING), "{f:?}");
     assert_eq!(one(&f, "loss.fast_retransmit").stream, 0);
 }
+
+/// Issue 12, sweep s4-010 at the server (the sender), snaplen 64: 1 ms RTT, every 80th
+/// data packet 10 ms late; the kernel undid 16 recoveries (TCPDSACKUndo) and counted no
+/// SACK reordering, because each fast retransmission overtook its late original. In
+/// tshark: seq 114393, first sent in frame 117 (0.005794 s), is retransmitted in frame 209
+/// (0.007424 s) after the client's repeated ACKs of it (frames 206–208, 44-byte headers:
+/// timestamps and one SACK block, cut at 64 bytes); frame 331 (0.008973 s) covers it
+/// 1.55 ms later, as a needed retransmission would be. Frame 567 (0.017018 s) has a
+/// 44-byte header between frames 566 and 579 of 32: the one-off block of a D-SACK, the
+/// original arriving 11.2 ms after it was sent. Before, nothing but loss.fast_retransmit
+/// was named.
+#[test]
+fn reordering_seen_through_a_dsack_the_snaplen_cut() {
+    let f = sweep_findings("s4-010-reorder-server.pcap");
+    let r = one(&f, REORDERING);
+    assert_eq!(frames(r), [206, 209, 331, 567]);
+    assert!(
+        r.explanation.contains("up to 9.60 ms late")
+            && r.explanation
+                .contains("1 of those retransmissions were shown needless")
+            && r.explanation
+                .contains("fast-retransmit 1 segment that was only late, first at frame 209"),
+        "{}",
+        r.explanation
+    );
+}

@@ -72,6 +72,10 @@ pub struct TcpOptions {
     pub malformed: bool,
     /// The snaplen cut the options: what was captured is kept.
     pub truncated: bool,
+    /// The options' length in bytes as the data offset declares it (0–40), captured or
+    /// not: where the snaplen cut them, it still tells how much was there (a SACK option
+    /// adds 8 bytes a block, RFC 2018 §3).
+    pub declared_len: u8,
 }
 
 impl TcpOptions {

@@ -99,7 +99,10 @@ pub(crate) fn parse(seg: &[u8], wire_len: usize) -> Result<TcpHeader, SkipReason
 /// the walk can go on. Running out of captured bytes is `truncated`.
 #[inline]
 pub(crate) fn parse_options(bytes: &[u8], header_len: usize) -> TcpOptions {
-    let mut o = TcpOptions::default();
+    let mut o = TcpOptions {
+        declared_len: u8::try_from(header_len).unwrap_or(u8::MAX),
+        ..TcpOptions::default()
+    };
     // What Linux and most stacks put on every segment after the handshake: NOP, NOP,
     // timestamps. The walk below gives the same result, one option at a time.
     if header_len == TS_ONLY_OPTIONS.len() + 2 * 4 && bytes.len() == header_len {
@@ -215,15 +218,23 @@ mod tests {
             full,
             TcpOptions {
                 timestamps: Some((7, 5)),
+                declared_len: 12,
                 ..TcpOptions::default()
             }
         );
         let cut = parse_options(&ts[..10], 12);
         assert_eq!(cut.timestamps, None);
         assert!(cut.truncated);
+        assert_eq!(cut.declared_len, 12);
         let mut longer = ts.to_vec();
         longer.extend_from_slice(&[1, 1, 1, 0]);
-        assert_eq!(parse_options(&longer, 16), full);
+        assert_eq!(
+            parse_options(&longer, 16),
+            TcpOptions {
+                declared_len: 16,
+                ..full
+            }
+        );
     }
 
     #[test]

@@ -197,6 +197,9 @@ struct Triggered {
     cause_ts: Timestamp,
     /// The receiver's D-SACK reporting the duplicate.
     dsack: Option<(u64, Timestamp)>,
+    /// That D-SACK was inferred from an ACK whose options the snaplen cut
+    /// ([`Dir::cut_options`]): its block's edges were not seen.
+    dsack_cut: bool,
     /// Recognised only by timing (no D-SACK seen): the hole was covered sooner than the
     /// retransmission could have been acknowledged.
     by_timing: bool,
@@ -286,6 +289,25 @@ struct Dir {
     /// and how many times it was repeated ([`Self::cut_blocks`]).
     cut_ack: Option<u64>,
     cut_dups: u64,
+    /// Largest data → ACK time of this direction's data: how long after a retransmission
+    /// its own D-SACK can come back ([`Self::cut_dsack`]).
+    max_ack_rtt: Option<u64>,
+    /// Declared options length of the peer's last pure ACK whose options the snaplen cut,
+    /// and one that carried more than the ACK before it, waiting for the next
+    /// ([`Self::cut_options`]).
+    cut_len: Option<u8>,
+    spike: Option<Spike>,
+    /// D-SACKs inferred from cut options that confirmed a retransmission.
+    cut_dsacks: u64,
+}
+
+/// A pure ACK with cut options that carried a SACK block more than the ACK before it.
+#[derive(Copy, Clone, Debug)]
+struct Spike {
+    frame: u64,
+    ts: Timestamp,
+    ack: u64,
+    len: u8,
 }
 
 fn ts_newer(a: u32, b: u32) -> bool {
@@ -492,6 +514,7 @@ impl Dir {
                             cause_frame: frame,
                             cause_ts: opened,
                             dsack: None,
+                            dsack_cut: false,
                             by_timing: false,
                             confirmed: true,
                         },
@@ -524,6 +547,7 @@ impl Dir {
                             cause_frame: of,
                             cause_ts: ots,
                             dsack: None,
+                            dsack_cut: false,
                             by_timing: false,
                             confirmed: acked_before,
                         },
@@ -783,6 +807,7 @@ impl Dir {
                             cause_frame: h.opened_frame,
                             cause_ts: h.opened,
                             dsack: None,
+                            dsack_cut: false,
                             by_timing: true,
                             confirmed: true,
                         },
@@ -808,6 +833,102 @@ impl Dir {
         }
     }
 
+    /// A pure ACK of the peer whose options the snaplen cut (issue 12 class 8, sweep
+    /// s4-010 at the server, snaplen 64: 10 bytes of options captured of 24–36). Its
+    /// declared options length still counts its SACK blocks (8 bytes each, RFC 2018 §3).
+    /// A receiver reports a duplicate arrival in the first block of one ACK only (RFC 2883
+    /// §4; Linux clears `rx_opt.dsack` once `tcp_options_write` has sent it), while the
+    /// blocks of its out-of-order queue stay on every ACK until the holes fill: an ACK
+    /// with a block more than the ACK before it and the ACK after it, the cumulative ACK
+    /// between them moved by nothing the sender retransmitted, and no retransmission sent
+    /// in between (which could fill a hole and merge two blocks), was a D-SACK — or a hole
+    /// that the very next segment filled, itself a late segment. Returns that ACK once the
+    /// next one shows the block was gone.
+    fn cut_options(&mut self, frame: u64, ts: Timestamp, ack: u64, len: u8) -> Option<Spike> {
+        let prev = self.cut_len.replace(len);
+        let transient = self.spike.take().filter(|sp| {
+            len < sp.len
+                && !self
+                    .recent_retrans
+                    .iter()
+                    .any(|&(_, rts, rs, re)| rts > sp.ts || (rs < ack && re > sp.ack))
+        });
+        if prev.is_some_and(|p| len > p) {
+            self.spike = Some(Spike {
+                frame,
+                ts,
+                ack,
+                len,
+            });
+        }
+        transient
+    }
+
+    /// A D-SACK inferred from cut options ([`Self::cut_options`]) at the ACK `sp`: the
+    /// duplicate of a fast retransmission into a SACK hole that the ACK covered no sooner
+    /// than the retransmission could have been acknowledged ([`Pending`]) — the late
+    /// original arriving after it, which is what made Linux undo the recovery
+    /// (`tcp_try_undo_dsack`). Without the block's edges the duplicate is taken to be the
+    /// oldest such retransmission below the ACK (late originals arrive in the order they
+    /// were sent when each is held alike; the count of retransmissions confirmed is what
+    /// the cost uses). Not when another retransmission below the ACK — a tail-loss probe,
+    /// an RTO's, one into a hole below the duplicate-ACK threshold — was sent recently
+    /// enough for this to be its own D-SACK (a duplicate is reported on arrival: within
+    /// one round trip of sending; [`TRIGGER_MAX_RTTS`] of the largest ACK time seen).
+    fn cut_dsack(&mut self, sp: Spike) {
+        let window = self
+            .max_ack_rtt
+            .unwrap_or(0)
+            .saturating_mul(TRIGGER_MAX_RTTS);
+        let pending = &self.pending;
+        let ambiguous = self.recent_retrans.iter().any(|&(rf, rts, rs, _)| {
+            rs < sp.ack
+                && sp.ts.elapsed_since(rts) <= window
+                && !pending.iter().any(|p| p.frame == rf)
+                && !self.triggered.iter().any(|t| t.frame == rf)
+        });
+        if ambiguous {
+            return;
+        }
+        let Some(i) = self
+            .pending
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.seq < sp.ack && p.closed_frame < sp.frame)
+            .min_by_key(|(_, p)| p.frame)
+            .map(|(i, _)| i)
+        else {
+            return;
+        };
+        let p = self.pending.swap_remove(i);
+        self.record_late(Late {
+            opened_frame: p.hole_frame,
+            opened_ts: p.hole_ts,
+            frame: p.closed_frame,
+            ts: p.closed_ts,
+            seq: p.seq,
+            degree_bytes: p.degree_bytes,
+            late_ns: sp.ts.elapsed_since(p.hole_ts),
+            proof: None,
+        });
+        push_bounded(
+            &mut self.triggered,
+            Triggered {
+                frame: p.frame,
+                ts: p.ts,
+                seq: p.seq,
+                cause_frame: p.hole_frame,
+                cause_ts: p.hole_ts,
+                dsack: Some((sp.frame, sp.ts)),
+                dsack_cut: true,
+                by_timing: false,
+                confirmed: true,
+            },
+            MAX_TRIGGERED,
+        );
+        self.cut_dsacks = self.cut_dsacks.saturating_add(1);
+    }
+
     /// The peer's D-SACK reported a duplicate: of retransmission `of` (the tracker's
     /// link), or of the range `dup` (its first block).
     fn dsack(&mut self, of: Option<u64>, dup: Option<(u64, u64)>, frame: u64, ts: Timestamp) {
@@ -824,7 +945,11 @@ impl Dir {
         }
         if let Some(i) = self.pending.iter().position(|p| hit(p.frame, p.seq)) {
             let p = self.pending.swap_remove(i);
-            let late_ns = p.closed_ts.elapsed_since(p.hole_ts);
+            // The D-SACK left the receiver when the late original arrived there; the
+            // hole showed when the first segment above it did: both seen here after the
+            // same return path, so their difference is how late the original was (not
+            // the time the retransmission took to fill the hole).
+            let late_ns = ts.elapsed_since(p.hole_ts);
             self.record_late(Late {
                 opened_frame: p.hole_frame,
                 opened_ts: p.hole_ts,
@@ -844,6 +969,7 @@ impl Dir {
                     cause_frame: p.hole_frame,
                     cause_ts: p.hole_ts,
                     dsack: Some((frame, ts)),
+                    dsack_cut: false,
                     by_timing: false,
                     confirmed: true,
                 },
@@ -916,6 +1042,7 @@ impl Detector for Reordering {
             let d = &mut c.dirs[peer];
             if let Some((_, ns)) = ev.ack_rtt {
                 d.min_ack_rtt = Some(d.min_ack_rtt.map_or(ns, |m| m.min(ns)));
+                d.max_ack_rtt = Some(d.max_ack_rtt.map_or(ns, |m| m.max(ns)));
             }
             let raw_ack = seg.pkt.ack;
             let rel =
@@ -951,6 +1078,13 @@ impl Detector for Reordering {
                 if let Some(b) = d.cut_blocks(ack, repeat) {
                     blocks[0] = b;
                     n = 1;
+                }
+                let pure = ev.payload_len == 0 && !flags.fin() && !flags.rst();
+                if pure {
+                    let len = seg.pkt.options.declared_len;
+                    if let Some(sp) = d.cut_options(seg.frame, seg.ts, ack, len) {
+                        d.cut_dsack(sp);
+                    }
                 }
             }
             if flags.ack() && !flags.syn() {
@@ -1100,23 +1234,40 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
             ),
         );
         if let Some(l) = c.filter(|l| l.proof.is_none() && l.frame > t.frame) {
-            f.cite(
-                l.frame,
-                l.ts,
+            let after = l.ts.elapsed_since(t.ts);
+            let note = if after < rtt {
                 format!(
                     "ACK covers seq {} {} after the retransmission, sooner than a round trip: \
                      the original had arrived",
                     l.seq,
-                    ms(l.ts.elapsed_since(t.ts))
-                ),
-            );
+                    ms(after)
+                )
+            } else {
+                format!(
+                    "ACK covers seq {} {} after the retransmission",
+                    l.seq,
+                    ms(after)
+                )
+            };
+            f.cite(l.frame, l.ts, note);
         }
-        if let Some((df, dts)) = t.dsack {
-            f.cite(
+        match t.dsack {
+            Some((df, dts)) if t.dsack_cut => f.cite(
+                df,
+                dts,
+                format!(
+                    "one SACK block more than the ACKs before and after it (options cut by \
+                     the snaplen; their length counts the blocks): a D-SACK, the late \
+                     original of seq {} arriving after its retransmission",
+                    t.seq
+                ),
+            ),
+            Some((df, dts)) => f.cite(
                 df,
                 dts,
                 format!("D-SACK: the receiver got seq {} twice", t.seq),
-            );
+            ),
+            None => {}
         }
     }
     let cited: Vec<Late> = d
@@ -1299,11 +1450,22 @@ fn where_seen(d: &Dir, from: impl std::fmt::Display, to: impl std::fmt::Display)
             d.late_count
         )
     } else {
+        let cut = if d.cut_dsacks > 0 {
+            format!(
+                " {} of those retransmissions were shown needless by a D-SACK whose block \
+                 the snaplen cut: an ACK carrying one SACK block more than the ACKs before \
+                 and after it (its options' length counts the blocks), the late original \
+                 arriving after its retransmission.",
+                d.cut_dsacks
+            )
+        } else {
+            String::new()
+        };
         format!(
             "Data from {from} to {to} was reordered beyond the capture point: {} times the \
              receiver's SACKs showed a hole that its ACK then covered with no retransmission \
              in between (or only a needless one), sooner than a retransmission could have \
-             been acknowledged.",
+             been acknowledged.{cut}",
             d.late_count
         )
     }
@@ -1508,6 +1670,107 @@ mod tests {
         assert_eq!(d.late_count, 1);
         assert_eq!(d.unexplained_holes, 1);
     }
+    /// A pure ACK whose options the snaplen cut, as `Reordering::on_segment` feeds it:
+    /// the repeated cumulative ACK standing for SACK blocks, then the options' length.
+    fn cut_ack(d: &mut Dir, frame: u64, ts: Timestamp, ack: u64, options_len: u8) {
+        let repeat = d.highest.is_some_and(|h| ack < h);
+        let b = d.cut_blocks(ack, repeat);
+        if let Some(sp) = d.cut_options(frame, ts, ack, options_len) {
+            d.cut_dsack(sp);
+        }
+        match b {
+            Some(b) => d.peer_ack(frame, ts, ack, &[b], true),
+            None => d.peer_ack(frame, ts, ack, &[], false),
+        }
+    }
+
+    /// The shape of sweep s4-010 at the server, snaplen 64 (1 ms RTT, every 80th packet
+    /// 10 ms late): cut duplicate ACKs (24 bytes of options: timestamps and one SACK
+    /// block) open a hole at segment 5; the fast retransmission fills it and is ACKed a
+    /// round trip later, like a needed one; 10 ms later one ACK carries a block more than
+    /// the ACKs around it: the D-SACK of the late original. `tail_probe` adds a
+    /// retransmission below that ACK 0.5 ms before it (a tail-loss probe's D-SACK would
+    /// look the same): then nothing is inferred; `refill` a retransmission between the
+    /// ACK with the extra block and the next (it could have filled a second hole).
+    fn dsack_cut_by_the_snaplen(tail_probe: bool, refill: bool) -> Dir {
+        let t = |us: i64| Timestamp(us * 1_000);
+        let mss = 1448;
+        let mut d = Dir {
+            min_ack_rtt: Some(1_000_000),
+            max_ack_rtt: Some(1_000_000),
+            ..Dir::default()
+        };
+        for i in 0..21u64 {
+            d.data(1 + i, t(0), i * mss, mss, None, None, None, false);
+        }
+        cut_ack(&mut d, 30, t(1_000), 5 * mss, 12);
+        for k in 0..4u64 {
+            cut_ack(&mut d, 31 + k, t(1_100 + 100 * k as i64), 5 * mss, 24);
+        }
+        d.data(
+            40,
+            t(1_450),
+            5 * mss,
+            mss,
+            None,
+            None,
+            Some(1_000_000),
+            false,
+        );
+        d.retransmitted(40, t(1_450), 5 * mss, 6 * mss);
+        cut_ack(&mut d, 41, t(2_600), 21 * mss, 12);
+        assert_eq!(d.pending.len(), 1);
+        for i in 21..31u64 {
+            d.data(30 + i, t(2_600), i * mss, mss, None, None, None, false);
+        }
+        cut_ack(&mut d, 70, t(3_000), 23 * mss, 12);
+        if tail_probe {
+            d.data(
+                71,
+                t(11_000),
+                24 * mss,
+                mss,
+                None,
+                None,
+                Some(1_000_000),
+                false,
+            );
+            d.retransmitted(71, t(11_000), 24 * mss, 25 * mss);
+        }
+        cut_ack(&mut d, 72, t(11_500), 25 * mss, 24);
+        if refill {
+            d.data(
+                73,
+                t(11_550),
+                27 * mss,
+                mss,
+                None,
+                None,
+                Some(1_000_000),
+                false,
+            );
+            d.retransmitted(73, t(11_550), 27 * mss, 28 * mss);
+        }
+        cut_ack(&mut d, 74, t(11_600), 26 * mss, 12);
+        d
+    }
+
+    #[test]
+    fn dsack_cut_by_the_snaplen_is_inferred_from_the_options_length() {
+        let d = dsack_cut_by_the_snaplen(false, false);
+        assert_eq!(d.cut_dsacks, 1);
+        assert_eq!(d.late_count, 1);
+        assert_eq!(d.triggered.len(), 1);
+        let tr = d.triggered[0];
+        assert_eq!((tr.frame, tr.seq, tr.cause_frame), (40, 5 * 1448, 31));
+        assert_eq!(tr.dsack, Some((72, Timestamp(11_500_000))));
+        assert!(tr.confirmed && d.pending.is_empty());
+        for (probe, refill) in [(true, false), (false, true)] {
+            let d = dsack_cut_by_the_snaplen(probe, refill);
+            assert_eq!((d.cut_dsacks, d.late_count, d.pending.len()), (0, 0, 1));
+        }
+    }
+
     /// Issue 12, class 2 (sweep s1-002, client.pcap at 1 ms RTT: seq 157833, IP ID
     /// 0xaffb, held 3+ ms; the fast retransmission 0xb024 fills the hole at frame 271
     /// and the original comes after it): an original arriving after the retransmission
