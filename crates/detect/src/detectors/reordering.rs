@@ -35,7 +35,13 @@
 //!   covers it with no retransmission captured, less than half the minimum data → ACK
 //!   time after it appeared; or the hole was retransmitted and the receiver answered with
 //!   a D-SACK for that retransmission, or covered it sooner than half a minimum RTT after
-//!   it (the original did).
+//!   it (the original did). Where the snaplen cut the SACK blocks, repeated cumulative
+//!   ACKs stand for them, and an ACK whose options are 8 bytes (one SACK block) longer
+//!   than those of the ACKs before and after it is a D-SACK (sent once, RFC 2883 §4):
+//!   it confirms the oldest retransmission into a SACK hole that its ACK covered no
+//!   sooner than a needed one (sweep s4-010 at the server: 16 recoveries undone, the
+//!   kernel's SACK-reordering counters 0, because each retransmission overtook its late
+//!   original).
 //! - **network loss**: the hole is filled only by a retransmission (a newer IP ID or
 //!   TSval), or a retransmitted hole gets no D-SACK. Counted to say so in the finding;
 //!   the `loss.*` detectors price it.
@@ -81,7 +87,11 @@
 //! decides; equal TSvals within one clock tick and no IP ID fall back to timing); a
 //! retransmission the capture missed looks like a hole filled by nothing — at a
 //! sender-side capture such holes are counted as reordering only when filled sooner than
-//! a retransmission could have been.
+//! a retransmission could have been. Behind a snaplen that cut the options, an ACK one
+//! block longer than its neighbours is also what a receiver sends when a hole opens and
+//! the very next segment fills it (a late segment too), and options of varying length
+//! other than SACK (MPTCP's DSS) would look alike; a hole filled by a retransmission, or
+//! a retransmission between the two ACKs, rules the D-SACK reading out.
 
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
