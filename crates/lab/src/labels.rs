@@ -227,16 +227,21 @@ impl Conn<'_> {
     fn first(&self) -> Option<&SsSocket> {
         self.samples.first().copied()
     }
-    /// How long after its last sample the connection may still have been sending, so
-    /// that its cumulative chronos (busy, rwnd_limited) kept counting unseen: nothing
-    /// when that sample shows no data unacknowledged or unsent (ss prints `unacked` and
-    /// `notsent` only when non-zero), else up to one sampling period (`SS_PERIOD`: a
-    /// socket still sending at the next tick would have been sampled again). A short
-    /// transfer can have one sample in all (s6-090: read 21 ms into a 64 ms transfer,
-    /// busy 24 ms, rwnd_limited 0, and the window filled after it).
+    /// How long after its last sample the connection may still have been held by the
+    /// receiver's window, unseen by its cumulative rwnd_limited: up to one sampling
+    /// period (`SS_PERIOD`: a socket still sending at the next tick would have been
+    /// sampled again) when that sample shows data not yet sent (`notsent`; ss prints it
+    /// and `unacked` only when non-zero), or data in flight on a socket whose application
+    /// may still write (ESTAB, CLOSE-WAIT); else nothing: tcp_write_xmit starts
+    /// TCP_CHRONO_RWND_LIMITED only for data in the write queue, and after the sender
+    /// shut its side (FIN-WAIT-1 …) none comes. A short transfer can have one sample in
+    /// all (s6-090: read 21 ms into a 64 ms transfer, busy 24 ms, rwnd_limited 0, and
+    /// the window filled after it).
     fn unsampled_tail_ms(&self) -> f64 {
         let queued = self.samples.last().is_some_and(|s| {
-            s.num("unacked").is_some_and(|n| n > 0.0) || s.num("notsent").is_some_and(|n| n > 0.0)
+            let writable = matches!(s.state.as_str(), "ESTAB" | "CLOSE-WAIT");
+            s.num("notsent").is_some_and(|n| n > 0.0)
+                || (writable && s.num("unacked").is_some_and(|n| n > 0.0))
         });
         if queued {
             truth::SS_PERIOD.as_secs_f64() * 1e3
@@ -1206,6 +1211,9 @@ mod tests {
         assert_eq!(l.want, Want::MustNot, "{}", l.why);
         assert_eq!(l.max_cost_ms, Some(0.24 + 4.0 + 50.0));
         r.ss_server = vec![sample(1.0, "ESTAB", &fields[..4])];
+        assert_eq!(label(&r, "rwnd.limited").max_cost_ms, Some(0.24 + 4.0));
+        // Shut (FIN-WAIT-1) with data in flight but none unsent: no more can be held.
+        r.ss_server = vec![sample(1.0, "FIN-WAIT-1", &fields[..5])];
         assert_eq!(label(&r, "rwnd.limited").max_cost_ms, Some(0.24 + 4.0));
     }
 
