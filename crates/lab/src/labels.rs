@@ -899,30 +899,31 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
 /// err only at the two ends. None: fewer than two such samples.
 fn starved_ms(r: &Records, conns: &[Conn]) -> Option<(f64, f64)> {
     let total = r.workload["kind"]["bytes"].as_f64()?;
-    let mut sum: Option<(f64, f64)> = None;
-    for c in conns {
-        let inside: Vec<&SsSocket> = c
-            .samples
-            .iter()
-            .copied()
-            .filter(|s| {
-                let handed = s.num("bytes_acked").unwrap_or(0.0)
-                    + s.num("unacked").unwrap_or(0.0) * s.num("mss").unwrap_or(1448.0);
-                s.num("busy").is_some_and(|b| b > 0.0) && handed < total
-            })
-            .collect();
-        let (Some(a), Some(b)) = (inside.first(), inside.last()) else {
-            continue;
-        };
-        if inside.len() < 2 {
-            continue;
-        }
-        let span = b.t_ms - a.t_ms;
-        let busy = b.num("busy").unwrap_or(0.0) - a.num("busy").unwrap_or(0.0);
-        let (st, sp) = sum.unwrap_or((0.0, 0.0));
-        sum = Some((st + (span - busy).max(0.0), sp + span));
+    conns
+        .iter()
+        .filter_map(|c| idle_in_transfer_ms(&c.samples, total))
+        .reduce(|a, b| (a.0 + b.0, a.1 + b.1))
+}
+
+/// [`starved_ms`] of one connection's samples (time order) for an application that
+/// writes `total` bytes: (time with nothing unsent or in flight, span), ms.
+pub fn idle_in_transfer_ms(samples: &[&SsSocket], total: f64) -> Option<(f64, f64)> {
+    let inside: Vec<&SsSocket> = samples
+        .iter()
+        .copied()
+        .filter(|s| {
+            let handed = s.num("bytes_acked").unwrap_or(0.0)
+                + s.num("unacked").unwrap_or(0.0) * s.num("mss").unwrap_or(1448.0);
+            s.num("busy").is_some_and(|b| b > 0.0) && handed < total
+        })
+        .collect();
+    let (a, b) = (inside.first()?, inside.last()?);
+    if inside.len() < 2 {
+        return None;
     }
-    sum
+    let span = b.t_ms - a.t_ms;
+    let busy = b.num("busy").unwrap_or(0.0) - a.num("busy").unwrap_or(0.0);
+    Some(((span - busy).max(0.0), span))
 }
 
 fn label_app_limited(r: &Records, o: &mut Out, conns: &[Conn], kind: &str) {
