@@ -910,11 +910,60 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
     );
 }
 
+/// The time inside a one-transfer workload's transfer when the sender's socket had
+/// nothing to send and nothing in flight (ms), and the transfer's span those samples
+/// cover: per connection, from the first sample after its first write (a non-zero
+/// tcpi_busy_time) to the last one at which the application had not yet handed over
+/// everything (bytes_acked + unacked × mss below the bytes it writes), that span less
+/// the growth of tcpi_busy_time over it. TCP_CHRONO_BUSY runs from the skb that makes
+/// the write queue non-empty (tcp_add_write_queue_tail in include/net/tcp.h →
+/// tcp_chrono_start) until the ACK that empties the retransmission queue with nothing
+/// queued (tcp_clean_rtx_queue in tcp_input.c → tcp_chrono_stop, which stops it only when
+/// tcp_rtx_and_write_queues_empty); tcpi_busy_time adds the rwnd- and sndbuf-limited
+/// chronos (tcp_get_info_chrono_stats), so a peer's closed window or a full buffer is
+/// busy time, and what is left is the application not having written yet. Summed as a
+/// difference of two cumulative readings, the chrono's jiffies and the samples' timing
+/// err only at the two ends. None: fewer than two such samples.
+fn starved_ms(r: &Records, conns: &[Conn]) -> Option<(f64, f64)> {
+    let total = r.workload["kind"]["bytes"].as_f64()?;
+    conns
+        .iter()
+        .filter_map(|c| idle_in_transfer_ms(&c.samples, total))
+        .reduce(|a, b| (a.0 + b.0, a.1 + b.1))
+}
+
+/// [`starved_ms`] of one connection's samples (time order) for an application that
+/// writes `total` bytes: (time with nothing unsent or in flight, span), ms.
+pub fn idle_in_transfer_ms(samples: &[&SsSocket], total: f64) -> Option<(f64, f64)> {
+    let inside: Vec<&SsSocket> = samples
+        .iter()
+        .copied()
+        .filter(|s| {
+            let handed = s.num("bytes_acked").unwrap_or(0.0)
+                + s.num("unacked").unwrap_or(0.0) * s.num("mss").unwrap_or(1448.0);
+            s.num("busy").is_some_and(|b| b > 0.0) && handed < total
+        })
+        .collect();
+    let (a, b) = (inside.first()?, inside.last()?);
+    if inside.len() < 2 {
+        return None;
+    }
+    let span = b.t_ms - a.t_ms;
+    let busy = b.num("busy").unwrap_or(0.0) - a.num("busy").unwrap_or(0.0);
+    Some(((span - busy).max(0.0), span))
+}
+
 fn label_app_limited(r: &Records, o: &mut Out, conns: &[Conn], kind: &str) {
-    // tcp_rate_check_app_limited marks the sender app-limited when it has nothing to
-    // send with room in cwnd; ss prints `app_limited`. Only a one-transfer workload is
-    // decided: between http responses every socket is app-limited by design.
-    if kind != "bulk" {
+    // The application kept its socket waiting when the sender had sent everything it was
+    // given, the peer had acknowledged it all, and the next write had not come: the
+    // time TCP_CHRONO_BUSY did not run inside the transfer (`starved_ms`). (tcp_info's
+    // `app_limited` flag is no such record: tcp_rate_check_app_limited marks *rate
+    // samples* taken while less than an MSS is unsent with room in cwnd, the socket
+    // starts marked (tcp_init_sock), and a sender whose writer sleeps on a full send
+    // buffer is marked too — it was set in most samples of a clean 4 MiB control run,
+    // s6-063.) Only one-transfer workloads are decided: between http responses every
+    // socket waits for a request by design, and an echo round for the peer.
+    if kind != "bulk" && kind != "slow_reader" {
         o.put(
             "app.limited",
             Want::Unknown,
@@ -923,27 +972,49 @@ fn label_app_limited(r: &Records, o: &mut Out, conns: &[Conn], kind: &str) {
         );
         return;
     }
-    let sending: Vec<&SsSocket> = conns
-        .iter()
-        .flat_map(|c| c.samples.iter().copied())
-        .filter(|s| {
-            s.num("unacked").unwrap_or(0.0) > 0.0 || s.flags.iter().any(|f| f == "app_limited")
-        })
-        .collect();
-    let al = sending
-        .iter()
-        .filter(|s| s.flags.iter().any(|f| f == "app_limited"))
-        .count();
-    let n = sending.len();
-    let _ = r;
-    // tp->app_limited stays set until the data sent while app-limited is delivered, so a
-    // few samples early in a connection say little: at least 8.
-    o.yes_no(
+    // The workload's write schedule: 0 (slow_reader always) means each write call began
+    // when the previous one returned, so the application always had the next bytes
+    // ready: any pause of its sender with data in flight was the stack's (a writer asleep
+    // in sk_stream_wait_memory until tcp_check_space frees a third of the buffer,
+    // pacing, TSQ), not the application's. A paced writer's pauses with data in flight
+    // are app-limited too, but no record measures them (the chrono counts them as busy):
+    // such a run is decided only by its drained time.
+    let interval = r.workload["kind"]["write_interval_ms"]
+        .as_u64()
+        .unwrap_or(0);
+    let Some((starved, span)) = starved_ms(r, conns) else {
+        o.put(
+            "app.limited",
+            Want::Unknown,
+            "fewer than two tcp_info samples inside the transfer".into(),
+            None,
+        );
+        return;
+    };
+    let must = starved >= LIMITED_MIN_MS && starved >= LIMITED_SHARE * span;
+    // The chrono's two readings are a tick each, plus the samples' own timing.
+    let none = starved <= LIMITED_NONE_SHARE * span + 2.0 * CHRONO_TICK_MS && interval == 0;
+    o.put(
         "app.limited",
-        n >= 8 && al * 2 > n,
-        n >= 8 && al * 10 <= n,
-        format!("app_limited in {al} of {n} sender samples"),
+        if must {
+            Want::Must
+        } else if none {
+            Want::MustNot
+        } else {
+            Want::Unknown
+        },
+        format!(
+            "nothing unsent or in flight for {starved:.0} ms of the transfer's {span:.0} ms \
+             (span − growth of tcpi_busy_time); writes every {interval} ms"
+        ),
+        must.then_some(starved),
     );
+    // Drained time below the readings' resolution cannot be ruled out.
+    if let Some(l) = o.0.last_mut() {
+        if l.want == Want::MustNot {
+            l.max_cost_ms = Some(LIMITED_NONE_SHARE * span + 2.0 * CHRONO_TICK_MS);
+        }
+    }
 }
 
 fn label_echo(r: &Records, o: &mut Out, rtt: f64, kind: &str) {
@@ -1293,6 +1364,55 @@ mod tests {
         r.ss_server = v;
         let l = label(&r, "slow_start.restart_after_idle");
         assert_eq!(l.want, Want::Must, "{}", l.why);
+    }
+
+    /// app.limited from tcp_info's busy chrono, not its `app_limited` flag. A paced writer
+    /// (s1-032's shape: 5,120 B every 53 ms at 2 ms RTT) whose socket was busy 40 of
+    /// the 200 ms between its first and last sample inside the transfer: 160 ms with
+    /// nothing unsent or in flight, required and priced. s6-063's shape: a 4 MiB
+    /// back-to-back writer with `app_limited` set in every sample and the chrono running
+    /// the whole time: ruled out (within the readings' 1 % + 2 ticks). The same chrono
+    /// for a paced writer: its pauses with data in flight are busy time, so not decided.
+    /// The sample after the last byte was acknowledged is outside the transfer.
+    #[test]
+    fn app_limited_label_is_time_outside_the_busy_chrono() {
+        let run = |interval: u64, busy: [&str; 6]| {
+            let acked = ["10001", "30001", "50001", "70001", "90001", "102402"];
+            let mut r = records("bulk", Value::Null);
+            r.workload = json!({ "kind": {
+                "type": "bulk", "bytes": 102400, "direction": "download",
+                "write_size": 5120, "write_interval_ms": interval,
+            } });
+            r.ss_server = (0..6)
+                .map(|i| {
+                    let mut x = sample(
+                        1.0 + 0.05 * i as f64,
+                        "ESTAB",
+                        &[
+                            ("busy", busy[i]),
+                            ("bytes_acked", acked[i]),
+                            ("unacked", "0"),
+                            ("mss", "1448"),
+                        ],
+                    );
+                    x.flags = vec!["cubic".into(), "app_limited".into()];
+                    x
+                })
+                .collect();
+            label(&r, "app.limited")
+        };
+        let drained = run(53, ["4ms", "14ms", "24ms", "34ms", "44ms", "46ms"]);
+        assert_eq!(drained.want, Want::Must, "{}", drained.why);
+        assert!((drained.truth_cost_ms.unwrap() - 160.0).abs() < 1e-6);
+        let busy = ["40ms", "90ms", "140ms", "190ms", "238ms", "240ms"];
+        let control = run(0, busy);
+        assert_eq!(control.want, Want::MustNot, "{}", control.why);
+        assert_eq!(control.max_cost_ms, Some(0.01 * 200.0 + 8.0));
+        assert_eq!(run(25, busy).want, Want::Unknown);
+        assert_eq!(
+            label(&records("http", Value::Null), "app.limited").want,
+            Want::Unknown
+        );
     }
 
     /// At snaplen 64 the receiver (and the router, at the client's end of a download)

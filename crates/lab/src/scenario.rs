@@ -1327,11 +1327,21 @@ pub fn all() -> Vec<Scenario> {
                     .filter(|s| s.flags.iter().any(|f| f == "app_limited"))
                     .count();
                 o.key("server_ss_samples", sampled);
+                // tcp_rate_check_app_limited's mark on rate samples: shown, not judged
+                // (a back-to-back writer on a full send buffer is marked too).
                 o.key("server_ss_samples_app_limited", limited);
+                // The kernel's own measure (the sweep's label, labels::starved_ms): time
+                // inside the transfer with nothing unsent or in flight, outside
+                // tcpi_busy_time.
+                let (idle, span) =
+                    crate::labels::idle_in_transfer_ms(&socks, 40.0 * 16384.0).unwrap_or_default();
+                o.key("server_idle_in_transfer_ms", idle);
+                o.key("server_transfer_span_ms", span);
                 o.check(
-                    "ss shows app_limited on the server's socket in most samples",
-                    sampled > 0 && limited * 2 > sampled,
-                    format!("{limited} of {sampled}"),
+                    "the server's socket had nothing unsent or in flight for ≥ 10 % of the \
+                     transfer (tcpi_busy_time)",
+                    idle >= 20.0 && idle >= 0.1 * span,
+                    format!("{idle:.0} of {span:.0} ms"),
                 );
                 let rl = max_field(&socks, "rwnd_limited").unwrap_or(0.0);
                 o.key("server_max_rwnd_limited_ms", rl);

@@ -19,6 +19,11 @@
 //! recovery), the peer's window has room for a burst, and the sender stays silent for at
 //! least `MIN_GAP_NS` until new data leaves on no ACK — the application's next write. A
 //! sender with data queued would have sent on the ACK (tcp_ack → tcp_data_snd_check).
+//! Data that leaves within `LAG_NOISE_NS` of an ACK is that ACK's doing, not a write:
+//! room it opened, or memory it freed that woke a writer asleep on a full send buffer
+//! (tcp_check_space → sk_stream_write_space, once a third of the buffer is free). And
+//! more than two segments must leave at once: a pacing sender's slot is two
+//! (tcp_tso_autosize's tcp_min_tso_segs) whenever its slots are `MIN_GAP_NS` apart.
 //! That is the paced writer whose writes come more often than once per RTT, whose flight
 //! never empties. Judged only at the sender, and only for a sender seen answering an ACK
 //! within `LAG_NOISE_NS` (elsewhere the ACK's effect is an estimate a millisecond off).
@@ -36,8 +41,13 @@
 //! database rate, a rate limiter, small writes with sleeps. TCP settings will not help.
 //!
 //! Known false positives: a pacing sender (BBR, fq) with data queued sends on its pacing
-//! timer, not on ACKs: below ≈ 4.6 Mbit/s its 2-segment bursts (tcp_tso_autosize's
-//! minimum) are more than `MIN_GAP_NS` apart and would count as pauses. BBR's ProbeRTT
+//! timer, not on ACKs; below ≈ 4.6 Mbit/s its 2-segment slots (tcp_tso_autosize's
+//! minimum) are more than `MIN_GAP_NS` apart, which is why such pauses need more than two
+//! segments after them — but at a minimum RTT of a few ms tcp_tso_autosize adds
+//! 64 KB >> (min RTT / 512 µs, tcp_tso_rtt_log) to each slot, so a slow paced sender
+//! there sends larger slots. Known misses: a paced writer of at most two segments per write with data in
+//! flight (indistinguishable from pacing), and a write that leaves within
+//! `LAG_NOISE_NS` of an ACK by chance. BBR's ProbeRTT
 //! (cwnd 4 packets for 200 ms) holds a sender with room freed by ACKs. Interactive
 //! protocols (a terminal, a chat) are "app-limited" by nature; pauses followed by less than `MIN_BURST_BYTES` are not counted for that
 //! reason. Request pipelining without new
@@ -112,6 +122,9 @@ struct Gap {
     data_ts: Timestamp,
     /// New data the sender sent after the pause, until its next drain.
     burst_bytes: u64,
+    /// New data it sent at once after the pause: until its first silence of half the
+    /// pause or more (`Dir::prompt`).
+    prompt_bytes: u64,
 }
 
 impl Gap {
@@ -153,6 +166,9 @@ struct Dir {
     /// `recover`): until the ACK passes it, the sender is in loss recovery and its cwnd
     /// is being reduced (PRR, RFC 6937), so a freed slot is no proof of room.
     recover: Option<u64>,
+    /// When the peer's latest ACK of this direction's data was seen (any ACK: one that
+    /// frees memory or room need not advance the window's right edge).
+    last_ack_ts: Option<Timestamp>,
     /// The peer sent data since `drained`.
     peer_spoke: bool,
     bytes: u64,
@@ -161,6 +177,8 @@ struct Dir {
     gaps: Vec<Gap>,
     /// The gap whose burst is being sent.
     in_burst: Option<usize>,
+    /// The gap whose prompt burst is being sent, and when its latest data left.
+    prompt: Option<(usize, Timestamp)>,
 }
 
 impl Reusable for [Dir; 2] {
@@ -249,6 +267,7 @@ impl Detector for AppLimited {
                 });
                 d.peer_spoke = false;
             }
+            d.last_ack_ts = Some(seg.ts);
             if ack > d.acked || d.acked_window == 0 {
                 d.acked_window = ev.window_bytes;
                 d.acked_ts = Some(seg.ts);
@@ -271,6 +290,16 @@ impl Detector for AppLimited {
         if !ev.kinds.has(SegmentKinds::NEW_DATA) {
             return;
         }
+        // The data that leaves at once after a pause: a silence of half the pause ends it.
+        if let Some((i, last)) = d.prompt {
+            match d.gaps.get_mut(i) {
+                Some(g) if seg.ts.elapsed_since(last) < g.raw_ns() / 2 => {
+                    g.prompt_bytes += u64::from(ev.payload_len);
+                    d.prompt = Some((i, seg.ts));
+                }
+                _ => d.prompt = None,
+            }
+        }
         if let Some(Drained {
             frame,
             ts,
@@ -285,7 +314,22 @@ impl Detector for AppLimited {
             // starts beyond it was sent during the "pause" and not captured
             // (tcptrace-ipv6-ftp-nasa.pcap stream 2, frame 207 → 208: 120 KB missing).
             let contiguous = d.highest.is_some_and(|h| ev.rel_seq <= h);
-            let lasted = in_flight == 0 || (contiguous && seg.ts.elapsed_since(ts) >= MIN_GAP_NS);
+            // And with data in flight, the data that ends it must not leave on an ACK:
+            // what an ACK releases is the stack's doing, not a write. tcp_ack sends what
+            // the ACK let through (tcp_data_snd_check), and frees the memory its data
+            // held (tcp_check_space → sk_stream_write_space), which wakes a writer
+            // asleep in sk_stream_wait_memory only once a third of the send buffer is
+            // free: a back-to-back writer of one-MSS writes on a small buffer
+            // (sweep s6-072: 1,448 B writes, 32 KB SO_SNDBUF, 162 "pauses" of up to
+            // 98 ms, each ended 54 µs after an ACK), or a window that opened
+            // (s4-064: data 4 µs after the ACK). A paced application's write comes at
+            // its own time; one that happens to follow an ACK within the sender's
+            // reaction is lost, which only lowers the cost.
+            let on_ack = in_flight > 0
+                && d.last_ack_ts
+                    .is_some_and(|t| seg.ts.elapsed_since(t) < LAG_NOISE_NS);
+            let lasted =
+                in_flight == 0 || (contiguous && !on_ack && seg.ts.elapsed_since(ts) >= MIN_GAP_NS);
             // (Room in the peer's window: all acknowledged with a window of a burst, or
             // the right edge moved by a segment, above.)
             let room = in_flight > 0 || window_bytes >= MIN_BURST_BYTES;
@@ -298,8 +342,10 @@ impl Detector for AppLimited {
                     data_frame: seg.frame,
                     data_ts: seg.ts,
                     burst_bytes: 0,
+                    prompt_bytes: u64::from(ev.payload_len),
                 });
                 d.in_burst = Some(d.gaps.len() - 1);
+                d.prompt = Some((d.gaps.len() - 1, seg.ts));
             }
         }
         d.largest_segment = d.largest_segment.max(u64::from(ev.payload_len));
@@ -351,10 +397,23 @@ impl Detector for AppLimited {
             // application (tcptrace-dsack.pcap: the client sends 2–7 ms after each ACK;
             // its 21 "pauses" of 6.4–7.4 ms were that).
             let reacts_at_once = d.min_reaction_ns.is_some_and(|r| r < LAG_NOISE_NS);
+            // A pause with data in flight ended by at most two segments sent at once is
+            // what a pacing sender does with data queued (BBR always paces, CUBIC and
+            // Reno under fq): tcp_tso_autosize sends max(the pacing rate's 1 ms,
+            // tcp_min_tso_segs = 2 segments) per slot, so its slots are 5 ms or more
+            // apart only when the rate is below 2 segments per 5 ms (≈ 4.6 Mbit/s), and
+            // then each slot is those 2 segments (BBR: 1 below 1.2 Mbit/s,
+            // bbr_min_tso_segs). BBR's STARTUP at a 200 ms RTT paces its first rounds
+            // so (sweep s2-005, s2-056, s3-042, s4-011: 2,896 B every 8–13 ms, queued
+            // data, no write missing). An application's write leaves whole (or paced
+            // faster than its pauses); one of two segments or less, with data in flight,
+            // cannot be told from the pacing timer.
+            let segment = d.largest_segment.clamp(1, ETHERNET_SEGMENT);
             let mut kept: Vec<(Gap, u64)> = d
                 .gaps
                 .iter()
                 .filter(|g| g.in_flight == 0 || reacts_at_once)
+                .filter(|g| g.in_flight == 0 || g.prompt_bytes > 2 * segment)
                 .filter(|g| g.raw_ns() <= MAX_GAP_NS && g.burst_bytes >= MIN_BURST_BYTES)
                 .map(|g| (*g, g.raw_ns().saturating_sub(rtt_inside)))
                 .filter(|&(_, open)| open >= MIN_GAP_NS)
