@@ -28,6 +28,7 @@
 mod connections;
 mod findings;
 mod report;
+mod row_codec;
 pub mod spill;
 
 pub use connections::Connections;
