@@ -1,7 +1,7 @@
 //! The connections `tcpwhy flows` prints, one row each in `tcp.stream` order, kept as the
 //! tracker finalises them so that memory does not grow with the number of connections
 //! in the capture (issue 13): as the tracker's summaries while they fit in a budget (most
-//! captures), beyond it in a [`SpillSort`] (each summary encoded by `row_codec`, tens
+//! captures), beyond it in a [`SpillSort`] (each summary as its postcard encoding, tens
 //! of bytes for a short connection). Reading them back folds continuations into their
 //! connection, settles the client of connections seen without a handshake, and numbers a
 //! sharded pass's streams, one row at a time.
@@ -40,13 +40,15 @@ impl Record for Row {
         out.push(u8::from(c.continuation));
         out.extend_from_slice(&c.first_frame.to_be_bytes());
         out.extend_from_slice(&self.1.to_le_bytes());
-        crate::row_codec::encode(c, out);
+        let bytes = std::mem::take(out);
+        // Every field of a summary has a known encoding and a Vec cannot be full.
+        *out = postcard::to_extend(c, bytes).expect("a ConnSummary encodes");
     }
 
     fn decode(b: &[u8]) -> Option<Self> {
         let u64_at = |at: usize| Some(u64::from_be_bytes(b.get(at..at + 8)?.try_into().ok()?));
         let shard = u16::from_le_bytes(b.get(KEY_LEN..HEAD_LEN)?.try_into().ok()?);
-        let mut c = crate::row_codec::decode(b.get(HEAD_LEN..)?)?;
+        let mut c: ConnSummary = postcard::from_bytes(b.get(HEAD_LEN..)?).ok()?;
         // The summary's encoding leaves out what the key holds.
         c.stream = u64_at(0)?;
         c.continuation = *b.get(8)? != 0;

@@ -28,7 +28,6 @@
 mod connections;
 mod findings;
 mod report;
-mod row_codec;
 pub mod spill;
 
 pub use connections::Connections;
