@@ -1,8 +1,10 @@
 //! Issue 19: what real captures hold. Link types and encapsulations the kernel here cannot
-//! produce, as small captures built byte by byte in the test (each shape was checked
-//! against tshark 4 by hand: same stream, endpoints and frames), and captures of which
-//! no frame can be analysed, which must never pass as healthy ones.
+//! produce, and ICMP errors quoting TCP headers, as small captures built byte by byte in
+//! the test (each checked against tshark 4.0 where it is installed: same streams, first
+//! frames and frames per stream, see [`assert_streams_equal_tshark`]), and captures of
+//! which no frame can be analysed, which must never pass as healthy ones.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -121,9 +123,78 @@ fn one_connection(file: &str) -> (String, String, u64, u64, u64) {
     )
 }
 
+/// tcpwhy's streams of `file` with `-j threads`: stream → (first frame, frames), the
+/// frames being its packets both ways and the ICMP errors quoting it.
+fn streams(file: &str, threads: &str) -> BTreeMap<u64, (u64, u64)> {
+    let out = tcpwhy(&["flows", "--format", "json", "-j", threads, file]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let n = |x: &serde_json::Value| x.as_u64().unwrap_or(0);
+    v["files"][0]["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let frames = n(&c["client_to_server"]["packets"])
+                + n(&c["server_to_client"]["packets"])
+                + n(&c["icmp_errors"]["count"]);
+            (n(&c["stream"]), (n(&c["first_frame"]), frames))
+        })
+        .collect()
+}
+
+/// tshark's streams of `file` as [`streams`] gives tcpwhy's; `None` without tshark.
+fn tshark_streams(file: &str) -> Option<BTreeMap<u64, (u64, u64)>> {
+    let out = Command::new("tshark")
+        .args([
+            "-n",
+            "-r",
+            file,
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+            "-e",
+            "tcp.stream",
+        ])
+        .output()
+        .ok()?;
+    assert!(
+        out.status.success(),
+        "tshark on {file}: {}",
+        text(&out.stderr)
+    );
+    let mut m: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+    for line in text(&out.stdout).lines() {
+        let mut f = line.split('\t');
+        let frame: u64 = f.next().unwrap().parse().unwrap();
+        // Several values when a frame holds more than one TCP header: the first.
+        let Some(Ok(stream)) = f
+            .next()
+            .map(|s| s.split(',').next().unwrap().parse::<u64>())
+        else {
+            continue;
+        };
+        let e = m.entry(stream).or_insert((frame, 0));
+        e.1 += 1;
+    }
+    Some(m)
+}
+
+/// tcpwhy's streams of `file` (serial and sharded) are tshark's: numbers, first frames
+/// and frames, when tshark is installed.
+fn assert_streams_equal_tshark(file: &str) {
+    let ours = streams(file, "1");
+    assert_eq!(streams(file, "2"), ours, "{file}: -j 2 vs -j 1");
+    match tshark_streams(file) {
+        Some(theirs) => assert_eq!(ours, theirs, "{file}: tcpwhy vs tshark"),
+        None => eprintln!("tshark not installed: {file} not compared with it"),
+    }
+}
+
 fn assert_exchange(name: &str, link: u32, wrap: impl Fn(&[u8]) -> Vec<u8>) {
     let frames: Vec<Vec<u8>> = exchange().iter().map(|p| wrap(p)).collect();
     let file = write(name, &pcap(link, &frames));
+    assert_streams_equal_tshark(&file);
     assert_eq!(
         one_connection(&file),
         (
@@ -477,4 +548,203 @@ fn time_running_backwards_is_a_counted_anomaly_with_a_warning() {
             "{cmd} -j {j}: {err}"
         );
     }
+}
+
+/// ICMP `kind`/`code` from 10.9.0.254 to `to`, with `rest` (the second word), quoting
+/// `quoted`.
+fn icmp(to: [u8; 4], kind: u8, code: u8, rest: [u8; 4], quoted: &[u8]) -> Vec<u8> {
+    let mut m = vec![kind, code, 0, 0];
+    m.extend_from_slice(&rest);
+    m.extend_from_slice(quoted);
+    ipv4([10, 9, 0, 254], to, 1, &m)
+}
+
+/// IPv4 `src` → `dst` with a TCP header, cut to the IP header and `tcp_bytes` of it (what
+/// a router quotes).
+fn quote(src: [u8; 4], dst: [u8; 4], t: Vec<u8>, tcp_bytes: usize) -> Vec<u8> {
+    let mut q = ipv4(src, dst, 6, &t);
+    q.truncate(20 + tcp_bytes);
+    q
+}
+
+/// The frames of `icmp_errors_take_wiresharks_stream_numbers`: `errors` true gives the
+/// ICMP errors, false the same frames as echo replies (type 0, quoting nothing Wireshark
+/// or tcpwhy reads), so both captures have the same frames at the same times.
+///
+/// 1–3 connection A 10.9.0.1:40000 → 10.9.0.2:80 (SYN, SYN/ACK, 1,400 bytes of data)
+/// 4    "fragmentation needed", next-hop MTU 1400, quoting A's data segment (all 20 bytes)
+/// 5    "host unreachable" quoting 10.9.0.1:41000 → 10.9.0.3:443, no connection yet
+/// 6–8  connection B 10.9.0.1:40001 → 10.9.0.2:80
+/// 9    a segment on 10.9.0.1:41000 → 10.9.0.3:443
+/// 10   "time exceeded" quoting the SYN/ACK of A (the server's direction)
+/// 11   a redirect quoting B: Wireshark gives it no stream
+/// 12   "fragmentation needed" quoting B with only 8 bytes of TCP (RFC 792's minimum):
+///      too few for Wireshark
+/// 13   A's data segment again, 1 s after the first (a retransmission), then B's ACK
+/// 14   B: the server's ACK of the data.
+fn icmp_frames(errors: bool) -> Vec<Vec<u8>> {
+    let (c, s, u) = ([10, 9, 0, 1], [10, 9, 0, 2], [10, 9, 0, 3]);
+    let data = vec![0x61; 1400];
+    let a_data = tcp(40000, 80, 101, 501, ACK_PSH, &data);
+    let kind = |k: u8| if errors { k } else { 0 };
+    let mut f = exchange();
+    f[2] = ipv4(c, s, 6, &a_data);
+    let b = |seq, ack, flags, d: &[u8]| ipv4(c, s, 6, &tcp(40001, 80, seq, ack, flags, d));
+    f.push(icmp(
+        c,
+        kind(3),
+        4,
+        [0, 0, 0x05, 0x78],
+        &quote(c, s, a_data.clone(), 20),
+    ));
+    f.push(icmp(
+        c,
+        kind(3),
+        1,
+        [0; 4],
+        &quote(c, u, tcp(41000, 443, 7, 9, ACK_PSH, b"x"), 20),
+    ));
+    f.push(b(300, 0, SYN, &[]));
+    f.push(ipv4(s, c, 6, &tcp(80, 40001, 700, 301, SYN_ACK, &[])));
+    f.push(b(301, 701, ACK_PSH, b"hello"));
+    f.push(ipv4(c, u, 6, &tcp(41000, 443, 8, 9, ACK_PSH, b"y")));
+    let a_synack = tcp(80, 40000, 500, 101, SYN_ACK, &[]);
+    f.push(icmp(s, kind(11), 0, [0; 4], &quote(s, c, a_synack, 20)));
+    let b_data = tcp(40001, 80, 301, 701, ACK_PSH, b"hello");
+    f.push(icmp(
+        c,
+        kind(5),
+        0,
+        [10, 9, 0, 253],
+        &quote(c, s, b_data.clone(), 20),
+    ));
+    f.push(icmp(
+        c,
+        kind(3),
+        4,
+        [0, 0, 0x05, 0x00],
+        &quote(c, s, b_data, 8),
+    ));
+    f.push(ipv4(c, s, 6, &a_data));
+    f.push(ipv4(s, c, 6, &tcp(80, 40001, 701, 306, 0x10, &[])));
+    f
+}
+
+/// Issue 19 item 3: the TCP header an ICMP error quotes gets the `tcp.stream` Wireshark
+/// gives it (tshark 4.0: the quoted connection's, or a new stream that later segments of
+/// that 4-tuple join), with every thread count, and is evidence on that connection —
+/// never a segment of it.
+#[test]
+fn icmp_errors_take_wiresharks_stream_numbers() {
+    let file = write("icmp-errors.pcap", &pcap(101, &icmp_frames(true)));
+    let plain = write("icmp-echo.pcap", &pcap(101, &icmp_frames(false)));
+    assert_streams_equal_tshark(&file);
+    assert_streams_equal_tshark(&plain);
+    // Stream → (first frame, packets + ICMP errors), checked by hand against the list.
+    let want: BTreeMap<u64, (u64, u64)> = [(0, (1, 6)), (1, (5, 2)), (2, (6, 4))].into();
+    assert_eq!(streams(&file, "1"), want);
+    let want: BTreeMap<u64, (u64, u64)> = [(0, (1, 4)), (1, (6, 4)), (2, (9, 1))].into();
+    assert_eq!(streams(&plain, "1"), want);
+
+    let rows = |f: &str, j: &str| -> Vec<serde_json::Value> {
+        let out = tcpwhy(&["flows", "--format", "json", "-j", j, f]);
+        assert!(out.status.success(), "{f}: {}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["files"][0]["connections"].as_array().unwrap().clone()
+    };
+    for j in ["1", "2"] {
+        let with = rows(&file, j);
+        assert_eq!(
+            with[0]["icmp_errors"],
+            serde_json::json!({"count": 2, "first_frame": 4, "first": "fragmentation_needed",
+                "too_big_frame": 4, "next_hop_mtu": 1400}),
+            "-j {j}"
+        );
+        assert_eq!(
+            with[1]["icmp_errors"],
+            serde_json::json!({"count": 1, "first_frame": 5, "first": "destination_unreachable",
+                "too_big_frame": null, "next_hop_mtu": null}),
+            "-j {j}"
+        );
+        assert_eq!(with[1]["client"], "10.9.0.1:41000");
+        assert_eq!(with[2]["icmp_errors"], serde_json::Value::Null, "-j {j}");
+        // Connection A is the same with and without the errors: same packets, one
+        // retransmission (frame 13), same RTTs and duration (frame 1 to 13).
+        let without = rows(&plain, j);
+        let mut a = with[0].clone();
+        a["icmp_errors"] = serde_json::Value::Null;
+        assert_eq!(a, without[0], "-j {j}");
+        assert_eq!(a["client_to_server"]["retransmissions"], 1);
+        assert_eq!(
+            (a["first_frame"].as_u64(), a["last_frame"].as_u64()),
+            (Some(1), Some(13))
+        );
+    }
+    // The frames stay counted as not TCP; analyze names the same findings for A.
+    let out = tcpwhy(&["flows", "--format", "json", &file]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["files"][0]["skipped"]["not_tcp"], 5);
+    let findings = |f: &str| {
+        let out = tcpwhy(&["analyze", "--min-cost", "0", "--format", "json", f]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut ids: Vec<(String, String)> = v["files"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["stream"] == 0)
+            .map(|x| (x["id"].to_string(), x["cost_ms"].to_string()))
+            .collect();
+        ids.sort();
+        ids
+    };
+    let rto = vec![("\"loss.rto\"".to_string(), "10000.0".to_string())];
+    assert_eq!(findings(&file), rto);
+    assert_eq!(findings(&plain), rto);
+}
+
+/// ICMPv6 "packet too big" quoting a connection, then a destination unreachable quoting an
+/// unknown one: the same stream and a new one, as tshark numbers them.
+#[test]
+fn icmpv6_errors_take_wiresharks_stream_numbers() {
+    let a = |n: u8| {
+        let mut x = vec![0x20, 0x01, 0x0d, 0xb8];
+        x.extend_from_slice(&[0; 11]);
+        x.push(n);
+        x
+    };
+    let ipv6 = |src: u8, dst: u8, next: u8, payload: &[u8]| {
+        let mut p = vec![0x60, 0, 0, 0];
+        p.extend_from_slice(&(payload.len() as u16).to_be_bytes());
+        p.extend_from_slice(&[next, 64]);
+        p.extend_from_slice(&a(src));
+        p.extend_from_slice(&a(dst));
+        p.extend_from_slice(payload);
+        p
+    };
+    let error = |kind: u8, mtu: u32, quoted: &[u8]| {
+        let mut m = vec![kind, 0, 0, 0];
+        m.extend_from_slice(&mtu.to_be_bytes());
+        m.extend_from_slice(&quoted[..quoted.len().min(40 + 20)]);
+        ipv6(254, 1, 58, &m)
+    };
+    let data = tcp(40000, 80, 101, 501, ACK_PSH, &[0x61; 1400]);
+    let frames = vec![
+        ipv6(1, 2, 6, &tcp(40000, 80, 100, 0, SYN, &[])),
+        ipv6(2, 1, 6, &tcp(80, 40000, 500, 101, SYN_ACK, &[])),
+        ipv6(1, 2, 6, &data),
+        error(2, 1280, &ipv6(1, 2, 6, &data)),
+        error(1, 0, &ipv6(1, 3, 6, &tcp(40005, 80, 1, 0, SYN, &[]))),
+        ipv6(1, 2, 6, &tcp(40001, 80, 100, 0, SYN, &[])),
+    ];
+    let file = write("icmpv6-errors.pcap", &pcap(101, &frames));
+    assert_streams_equal_tshark(&file);
+    let want: BTreeMap<u64, (u64, u64)> = [(0, (1, 4)), (1, (5, 1)), (2, (6, 1))].into();
+    assert_eq!(streams(&file, "1"), want);
+    let out = tcpwhy(&["flows", "--format", "json", &file]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &v["files"][0]["connections"];
+    assert_eq!(c[0]["icmp_errors"]["first"], "packet_too_big");
+    assert_eq!(c[0]["icmp_errors"]["next_hop_mtu"], 1280);
+    assert_eq!(c[1]["icmp_errors"]["first"], "destination_unreachable");
+    assert_eq!(c[1]["client_to_server"]["packets"], 0);
 }

@@ -6,8 +6,11 @@
 use crate::frame::{Frame, LinkType, Timestamp};
 use std::net::IpAddr;
 
+pub use icmp::{icmp_error, IcmpError, IcmpErrorKind};
+
 mod bytes;
 mod encap;
+mod icmp;
 mod ip;
 mod link;
 mod tcp;

@@ -38,8 +38,8 @@ use spill::{Sorted, SpillSort};
 use std::path::Path;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use tcpwhy_capture::{
-    decode, flow_addrs, Capture, FileFormat, FlowAddrs, Frame, FrameAt, MapSpan, MappedBytes,
-    Packet, SkipCounts, Timestamp,
+    decode, flow_addrs, icmp_error, Capture, FileFormat, FlowAddrs, Frame, FrameAt, MapSpan,
+    MappedBytes, Packet, SkipCounts, SkipReason, Timestamp,
 };
 use tcpwhy_detect::{Analyzer, Config, Exchange, Finding};
 use tcpwhy_track::{ConnSummary, Endpoint, SegmentEvent, Sharder, Tracker, PROVISIONAL_STREAM};
@@ -199,7 +199,23 @@ impl<S: Sink> Stage<S> {
                     self.track(frame.number, frame.ts, pkt);
                 }
             }
-            Err(reason) => t.skipped.add_frame(*reason, frame.link),
+            Err(reason) => {
+                t.skipped.add_frame(*reason, frame.link);
+                if *reason == SkipReason::NotTcp {
+                    self.icmp(frame);
+                }
+            }
+        }
+    }
+
+    /// A frame skipped as not TCP may be an ICMP error quoting a segment: the tracker
+    /// keeps it as evidence and gives it its `tcp.stream`, as Wireshark does. It stays
+    /// counted as skipped (not TCP). Out of line: TCP frames never come here.
+    #[cold]
+    #[inline(never)]
+    fn icmp(&mut self, frame: &Frame<'_>) {
+        if let Some(e) = icmp_error(frame) {
+            self.tracker.icmp_error(frame.number, frame.ts, &e);
         }
     }
 
@@ -317,6 +333,11 @@ fn hand_out(
             Some(a) => sharder.shard(&a),
             None => match &decode(&frame) {
                 Ok(pkt) => sharder.shard(&FlowAddrs::of(pkt)),
+                // An ICMP error goes to the owner of the connection it quotes.
+                Err(SkipReason::NotTcp) => match icmp_error(&frame) {
+                    Some(e) => sharder.shard(&e.quoted),
+                    None => (frame.number % workers.len() as u64) as usize,
+                },
                 Err(_) => (frame.number % workers.len() as u64) as usize,
             },
         };

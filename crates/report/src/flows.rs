@@ -365,8 +365,19 @@ pub(crate) struct JsonConn {
     synack_to_ack_ms: Option<f64>,
     rtt_ms: Option<JsonRtt>,
     reused_port: bool,
+    icmp_errors: Option<JsonIcmpErrors>,
     client_to_server: JsonDir,
     server_to_client: JsonDir,
+}
+
+#[cfg(test)]
+#[derive(Serialize)]
+struct JsonIcmpErrors {
+    count: u64,
+    first_frame: u64,
+    first: &'static str,
+    too_big_frame: Option<u64>,
+    next_hop_mtu: Option<u32>,
 }
 
 #[cfg(test)]
@@ -517,6 +528,13 @@ pub(crate) fn json_conn(c: &ConnSummary) -> JsonConn {
         synack_to_ack_ms: c.synack_to_ack_ns.map(ns_to_ms),
         rtt_ms: json_rtt(path_rtt(c)),
         reused_port: c.reused_port,
+        icmp_errors: c.icmp_errors.map(|e| JsonIcmpErrors {
+            count: e.count,
+            first_frame: e.first_frame,
+            first: e.first.name(),
+            too_big_frame: e.too_big_frame,
+            next_hop_mtu: e.next_hop_mtu,
+        }),
         client_to_server: json_dir(&c.dirs[0]),
         server_to_client: json_dir(&c.dirs[1]),
     }
@@ -752,6 +770,7 @@ mod tests {
                 vantage: Vantage::Client,
                 reused_port: false,
                 continuation: false,
+                icmp_errors: None,
             };
             c.dirs[0].packets = i;
             connections.push(c);

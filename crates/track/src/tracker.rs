@@ -14,7 +14,7 @@ use crate::seq::{seq_gt, seq_le, seq_lt, SeqUnwrapper};
 use crate::summary::*;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
-use tcpwhy_capture::{FlowAddrs, Packet, TcpFlags, Timestamp};
+use tcpwhy_capture::{FlowAddrs, IcmpError, Packet, TcpFlags, Timestamp};
 
 /// Wireshark's TCP_MAX_UNACKED_SEGMENTS: past this many unacknowledged segments in one
 /// direction (the ACKs are not being captured) new ones are not remembered.
@@ -511,6 +511,8 @@ struct Conn {
     tick_last: Option<Timestamp>,
     /// The smallest RTT sample so far (`ConnModel::min_rtt_sample_ns`).
     min_rtt_sample_ns: Option<u64>,
+    /// ICMP errors quoting its segments ([`Tracker::icmp_error`]).
+    icmp_errors: Option<IcmpErrors>,
 }
 
 /// The little that is kept of a finalised connection so that later packets on its
@@ -986,6 +988,27 @@ impl Tracker {
         if reused {
             self.finalise(&key);
         }
+        let mut conn = self.open(frame, ts, src, dst, revive);
+        conn.reused_port = reused;
+        let f = usize::from(src != conn.origin);
+        let mut ev = conn.segment::<O>(frame, ts, f, pkt, None);
+        if reused {
+            ev.reused_ports();
+        }
+        self.insert_live(key, conn);
+        ev
+    }
+
+    /// A connection opened by frame `frame`, sent by `src`: the continuation of a
+    /// finalised one (`revive`, its tombstone), or a new stream.
+    fn open(
+        &mut self,
+        frame: u64,
+        ts: Timestamp,
+        src: Endpoint,
+        dst: Endpoint,
+        revive: Option<Tombstone>,
+    ) -> Box<Conn> {
         let spare = self.spare.pop();
         let ip_ids = self.ip_ids;
         let new_conn = |stream, origin, other| match spare {
@@ -1005,7 +1028,7 @@ impl Tracker {
                 [Dir::new(), Dir::new()],
             )),
         };
-        let mut conn = match revive {
+        match revive {
             Some(t) => {
                 let mut c = new_conn(t.stream, t.origin, t.other);
                 for (d, b) in t.base_seq.iter().enumerate() {
@@ -1032,16 +1055,13 @@ impl Tracker {
                     self.next_stream
                 };
                 self.next_stream += 1;
-                let mut c = new_conn(s, src, dst);
-                c.reused_port = reused;
-                c
+                new_conn(s, src, dst)
             }
-        };
-        let f = usize::from(src != conn.origin);
-        let mut ev = conn.segment::<O>(frame, ts, f, pkt, None);
-        if reused {
-            ev.reused_ports();
         }
+    }
+
+    /// Makes `conn` the live connection of `key`.
+    fn insert_live(&mut self, key: FlowKey, conn: Box<Conn>) {
         let conn = Some(conn);
         let slot = match self.free_slots.pop() {
             Some(i) => {
@@ -1055,7 +1075,38 @@ impl Tracker {
         };
         self.live.insert(key, slot);
         self.max_live = self.max_live.max(self.live.len());
-        ev
+    }
+
+    /// An ICMP or ICMPv6 error quoting a segment, in frame `frame`: evidence on the
+    /// connection of the quoted 4-tuple (either direction; a finalised one continues, as
+    /// with a late segment), or a new stream when none is known, which later segments of
+    /// that 4-tuple join. Wireshark numbers the quoted header so (tshark 4.0,
+    /// docs/tshark-comparison.md "ICMP errors"). The quoted header is not a segment: no
+    /// sequence, ACK, window, RTT or retransmission state changes, nor the connection's
+    /// last frame and end time; it never starts a new stream on port reuse.
+    pub fn icmp_error(&mut self, frame: u64, ts: Timestamp, e: &IcmpError) {
+        let src = Endpoint {
+            addr: e.quoted.src,
+            port: e.quoted.src_port,
+        };
+        let dst = Endpoint {
+            addr: e.quoted.dst,
+            port: e.quoted.dst_port,
+        };
+        let key = FlowKey::new(&src, &dst);
+        if let Some(c) = self
+            .live
+            .get(&key)
+            .and_then(|&i| self.slots.get_mut(i))
+            .and_then(|c| c.as_mut())
+        {
+            c.icmp_errors = Some(IcmpErrors::with(c.icmp_errors, frame, e));
+            return;
+        }
+        let revive = self.done.remove(&key);
+        let mut conn = self.open(frame, ts, src, dst, revive);
+        conn.icmp_errors = Some(IcmpErrors::new(frame, e));
+        self.insert_live(key, conn);
     }
 
     /// Finalises the reset connections quiet for [`RESET_LINGER_NS`] by `now`. The test
@@ -1204,6 +1255,7 @@ impl Conn {
             tick_ns: COARSEST_TICK_NS,
             tick_last: None,
             min_rtt_sample_ns: None,
+            icmp_errors: None,
         }
     }
 
@@ -1297,6 +1349,7 @@ impl Conn {
             vantage,
             reused_port: self.reused_port,
             continuation: self.continuation,
+            icmp_errors: self.icmp_errors,
         }
     }
 
