@@ -311,7 +311,7 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
 }
 
 /// Says on standard error, in one line, how many frames of a file were skipped and why
-/// (and in another when its time ran backwards);
+/// (and in another when frames' times ran backwards or were out of range);
 /// returns whether no frame of it could be analysed (then the line says that, and the
 /// exit status is 2: a capture of a link type tcpwhy does not read, or without TCP, must
 /// not pass as a healthy one).

@@ -509,27 +509,47 @@ fn hostile_nesting_is_counted_as_its_own_reason() {
     assert!(text(&out.stderr).contains("3 encapsulation nested too deep"));
 }
 
-/// A SYN-ACK whose microsecond field is 2,100,000 (out of range: read literally, it is
-/// 2.1 s late, ahead of the ACK after it) and an ACK earlier than it: the frame after the
-/// jump is counted as time running backwards and warned about, by every thread count.
-#[test]
-fn time_running_backwards_is_a_counted_anomaly_with_a_warning() {
-    let x = exchange();
+/// A pcap (nanoseconds when `ns`, else µs) of `frames`, each with its record's seconds and
+/// fraction as written, link type raw IPv4.
+fn pcap_times(ns: bool, frames: &[((u32, u32), Vec<u8>)]) -> Vec<u8> {
+    let magic: u32 = if ns { 0xa1b2_3c4d } else { 0xa1b2_c3d4 };
     let mut f = Vec::new();
-    f.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    f.extend_from_slice(&magic.to_le_bytes());
     f.extend_from_slice(&2u16.to_le_bytes());
     f.extend_from_slice(&4u16.to_le_bytes());
     f.extend_from_slice(&[0; 8]);
     f.extend_from_slice(&65535u32.to_le_bytes());
     f.extend_from_slice(&101u32.to_le_bytes());
-    for (frac, d) in [(0u32, &x[0]), (2_100_000, &x[1]), (200_000, &x[2])] {
-        f.extend_from_slice(&1_700_000_000u32.to_le_bytes());
+    for ((secs, frac), d) in frames {
+        f.extend_from_slice(&secs.to_le_bytes());
         f.extend_from_slice(&frac.to_le_bytes());
         f.extend_from_slice(&(d.len() as u32).to_le_bytes());
         f.extend_from_slice(&(d.len() as u32).to_le_bytes());
         f.extend_from_slice(d);
     }
-    let file = write("time-backwards.pcap", &f);
+    f
+}
+
+/// `ms` after 1,700,000,000 s as a record's (seconds, fraction); `ms` may be negative.
+fn at(ms: i64, ns: bool) -> (u32, u32) {
+    let unit: i64 = if ns { 1_000_000 } else { 1_000 };
+    let per_sec: i64 = if ns { 1_000_000_000 } else { 1_000_000 };
+    let t = 1_700_000_000 * per_sec + ms * unit;
+    ((t / per_sec) as u32, (t % per_sec) as u32)
+}
+
+/// A SYN-ACK whose microsecond field is 2,100,000 (out of range: read literally, it is
+/// 2.1 s late, ahead of the ACK after it): counted and warned about by every thread
+/// count; the ACK after it is not "backwards" (the out-of-range time is not trusted).
+#[test]
+fn time_out_of_range_is_a_counted_anomaly_with_a_warning() {
+    let x = exchange();
+    let frames = vec![
+        ((1_700_000_000, 0), x[0].clone()),
+        ((1_700_000_000, 2_100_000), x[1].clone()),
+        ((1_700_000_000, 200_000), x[2].clone()),
+    ];
+    let file = write("time-out-of-range.pcap", &pcap_times(false, &frames));
     for (cmd, j) in [
         ("flows", "1"),
         ("flows", "2"),
@@ -539,15 +559,145 @@ fn time_running_backwards_is_a_counted_anomaly_with_a_warning() {
         let out = tcpwhy(&[cmd, "--format", "json", "-j", j, &file]);
         assert_eq!(out.status.code(), Some(0), "{cmd}");
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(v["files"][0]["time_backwards"], 1, "{cmd} -j {j}");
+        assert_eq!(v["files"][0]["time_out_of_range"], 1, "{cmd} -j {j}");
+        assert_eq!(v["files"][0]["time_backwards"], serde_json::Value::Null);
         let err = text(&out.stderr);
         assert!(
             err.starts_with(&format!(
-                "tcpwhy: warning: {file}: 1 frame(s) earlier than a frame before them"
+                "tcpwhy: warning: {file}: 1 frame(s) whose fraction of a second is out of range: \
+                 analysed at the latest trusted time before them"
             )),
             "{cmd} -j {j}: {err}"
         );
     }
+    // Not a 2.1 s handshake: the SYN/ACK is analysed at the SYN's time, and its legs are
+    // 0 and 200 ms.
+    let out = tcpwhy(&["flows", "--format", "json", &file]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &v["files"][0]["connections"][0];
+    assert_eq!(
+        (
+            c["syn_to_synack_ms"].as_f64(),
+            c["synack_to_ack_ms"].as_f64()
+        ),
+        (Some(0.0), Some(200.0))
+    );
+}
+
+/// A transfer of 3 × 1,000 bytes, each ACKed 50 ms later, with a handshake of 100 ms:
+/// 12 frames, 50 ms apart from frame 3 on (frames 3 and 4 at 100 ms). `bad` frame is
+/// at `bad_at` instead.
+fn steady(ns: bool, bad: usize, bad_at: (u32, u32)) -> Vec<((u32, u32), Vec<u8>)> {
+    let (c, s) = ([10, 9, 0, 1], [10, 9, 0, 2]);
+    let d = [0x61; 1000];
+    let to_s = |seq, ack, fl, data: &[u8]| ipv4(c, s, 6, &tcp(40000, 80, seq, ack, fl, data));
+    let to_c = |seq, ack, fl| ipv4(s, c, 6, &tcp(80, 40000, seq, ack, fl, &[]));
+    let frames = [
+        (0, to_s(100, 0, SYN, &[])),
+        (50, to_c(500, 101, SYN_ACK)),
+        (100, to_s(101, 501, 0x10, &[])),
+        (100, to_s(101, 501, ACK_PSH, &d)),
+        (150, to_c(501, 1101, 0x10)),
+        (200, to_s(1101, 501, ACK_PSH, &d)),
+        (250, to_c(501, 2101, 0x10)),
+        (300, to_s(2101, 501, ACK_PSH, &d)),
+        (350, to_c(501, 3101, 0x10)),
+        (400, to_s(3101, 501, 0x11, &[])),
+        (450, to_c(501, 3102, 0x11)),
+        (500, to_s(3102, 502, 0x10, &[])),
+    ];
+    frames
+        .into_iter()
+        .enumerate()
+        .map(|(i, (ms, p))| (if i + 1 == bad { bad_at } else { at(ms, ns) }, p))
+        .collect()
+}
+
+/// Issue 19 item 4: a frame whose time jumped back 2 s (frame 6, the second data
+/// segment, at −1.8 s) and one whose nanosecond field is out of range (frame 7, its ACK,
+/// 1.25 s written in the fraction): neither becomes an RTT sample (read literally they
+/// gave a 2,050 ms and a 1,050 ms data→ACK sample), and the connection's times are those
+/// of the trusted frames.
+#[test]
+fn untrusted_times_never_become_rtt_samples_or_costs() {
+    let rtt = |file: &str, j: &str| {
+        let out = tcpwhy(&["flows", "--format", "json", "-j", j, file]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let c = v["files"][0]["connections"][0].clone();
+        let r = &c["client_to_server"]["rtt_ack_ms"];
+        (
+            r["samples"].as_u64(),
+            r["min"].as_f64(),
+            r["max"].as_f64(),
+            c["handshake_rtt_ms"].as_f64(),
+            c["duration_ms"].as_f64(),
+        )
+    };
+    let good = write(
+        "times-good.pcap",
+        &pcap_times(false, &steady(false, 0, (0, 0))),
+    );
+    let back = write(
+        "times-back.pcap",
+        &pcap_times(false, &steady(false, 6, at(-1800, false))),
+    );
+    let oor = steady(true, 7, (1_700_000_000, 1_250_000_000));
+    let oor = write("times-oor.pcap", &pcap_times(true, &oor));
+    for j in ["1", "2"] {
+        // The client's SYN, 3 data segments and FIN, each ACKed 50 ms later.
+        assert_eq!(
+            rtt(&good, j),
+            (Some(5), Some(50.0), Some(50.0), Some(100.0), Some(500.0))
+        );
+        // One sample fewer, none of 2 s or 0.
+        assert_eq!(
+            rtt(&back, j),
+            (Some(4), Some(50.0), Some(50.0), Some(100.0), Some(500.0))
+        );
+        assert_eq!(
+            rtt(&oor, j),
+            (Some(4), Some(50.0), Some(50.0), Some(100.0), Some(500.0))
+        );
+    }
+
+    // Costs: data at 200 ms (frame 6) retransmitted at 600 ms, ACKed at 650 ms. With the
+    // original's time jumped back 2 s, read literally, loss.rto cost 2,350 ms; analysed
+    // at the latest trusted time (150 ms), the findings are those of the trusted capture.
+    let rto = |ns: bool, bad_at: Option<(u32, u32)>| {
+        let mut f = steady(ns, 0, (0, 0));
+        f.truncate(7);
+        f[6] = (at(600, ns), f[5].1.clone());
+        f.push((
+            at(650, ns),
+            ipv4(
+                [10, 9, 0, 2],
+                [10, 9, 0, 1],
+                6,
+                &tcp(80, 40000, 501, 2101, 0x10, &[]),
+            ),
+        ));
+        if let Some(t) = bad_at {
+            f[5].0 = t;
+        }
+        pcap_times(ns, &f)
+    };
+    let findings = |file: &str| {
+        let out = tcpwhy(&["analyze", "--min-cost", "0", "--format", "json", file]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["files"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| (x["id"].to_string(), x["cost_ms"].as_f64()))
+            .collect::<Vec<_>>()
+    };
+    let trusted = findings(&write("rto-good.pcap", &rto(false, None)));
+    assert_eq!(
+        findings(&write("rto-back.pcap", &rto(false, Some(at(-1800, false))))),
+        trusted
+    );
+    let oor = rto(true, Some((1_700_000_000, 1_900_000_000)));
+    assert_eq!(findings(&write("rto-oor.pcap", &oor)), trusted);
 }
 
 /// ICMP `kind`/`code` from 10.9.0.254 to `to`, with `rest` (the second word), quoting

@@ -56,6 +56,7 @@ fuzz_target!(|data: &[u8]| {
         let frame = Frame {
             number: 1,
             ts: Timestamp(0),
+            ts_untrusted: false,
             link,
             interface: 0,
             data: rest,

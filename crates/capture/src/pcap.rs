@@ -131,6 +131,7 @@ impl PcapParser {
             record_len,
             meta: RecordMeta {
                 ts: self.timestamp(secs, frac),
+                ts_untrusted: self.out_of_range(frac),
                 link: self.link,
                 interface: 0,
                 orig_len,
@@ -174,6 +175,7 @@ impl PcapParser {
                 data_len: block.data.len(),
                 meta: RecordMeta {
                     ts: self.timestamp(block.ts_sec, block.ts_usec),
+                    ts_untrusted: self.out_of_range(block.ts_usec),
                     link: self.link,
                     interface: 0,
                     orig_len: block.origlen,
@@ -184,18 +186,30 @@ impl PcapParser {
         }
     }
 
-    /// Seconds are unsigned (as libpcap reads them today); a fraction of a second out of
-    /// range is kept as written rather than rejected, as Wireshark does.
+    /// Seconds are unsigned (as libpcap reads them today). A fraction of a second out of
+    /// range (µs ≥ 10^6, ns ≥ 10^9; Wireshark shows it as written, up to 71 minutes
+    /// ahead) is dropped: the frame is at its whole second and marked
+    /// ([`Self::out_of_range`], `Frame::ts_untrusted`), never rejected.
     #[inline]
     fn timestamp(&self, secs: u32, frac: u32) -> Timestamp {
         const NANOS_PER_SEC: i64 = 1_000_000_000;
-        // u32 seconds × 1e9 + u32 × 1000 stays far below i64::MAX.
-        let frac_nanos = i64::try_from(u64::from(frac) * self.nanos_per_frac).unwrap_or(i64::MAX);
+        let frac_nanos = if self.out_of_range(frac) {
+            0
+        } else {
+            // Below 10^9 (checked above).
+            (u64::from(frac) * self.nanos_per_frac) as i64
+        };
         Timestamp(
             i64::from(secs)
                 .saturating_mul(NANOS_PER_SEC)
                 .saturating_add(frac_nanos),
         )
+    }
+
+    /// Whether a record's fraction of a second is a second or more.
+    #[inline]
+    fn out_of_range(&self, frac: u32) -> bool {
+        u64::from(frac) * self.nanos_per_frac >= 1_000_000_000
     }
 
     /// The modified format written on a big-endian host, which pcap-parser does not read.
@@ -209,6 +223,7 @@ impl PcapParser {
             data_len: caplen as usize,
             meta: RecordMeta {
                 ts: self.timestamp(ts_sec, ts_usec),
+                ts_untrusted: self.out_of_range(ts_usec),
                 link: self.link,
                 interface: 0,
                 orig_len,
@@ -280,6 +295,41 @@ mod tests {
         }
         // Cut one byte short: the parser asks for the whole record.
         assert!(matches!(p.step(&rec[..18]), Step::NeedBytes(19)));
+    }
+
+    /// A fraction of a second out of range (2,100,000 µs; 10^9 ns) is dropped and the
+    /// frame marked; the largest in-range one is kept, unmarked.
+    #[test]
+    fn out_of_range_fraction_is_dropped_and_marked() {
+        for (nanos, frac, ts, untrusted) in [
+            (false, 2_100_000u32, 1_700_000_000_000_000_000i64, true),
+            (false, 999_999, 1_700_000_000_999_999_000, false),
+            (true, 1_000_000_000, 1_700_000_000_000_000_000, true),
+            (true, 999_999_999, 1_700_000_000_999_999_999, false),
+        ] {
+            let magic = if nanos { MAGIC_NANOS } else { MAGIC_MICROS };
+            let p = PcapParser::new(
+                sniff(magic.to_le_bytes()).unwrap(),
+                &header(magic.to_le_bytes(), false, 1),
+            );
+            let mut rec = Vec::new();
+            for v in [1_700_000_000u32, frac, 1, 1] {
+                rec.extend_from_slice(&v.to_le_bytes());
+            }
+            rec.push(0);
+            let meta = p.plain_record(&rec).unwrap().meta;
+            assert_eq!(
+                (meta.ts.nanos(), meta.ts_untrusted),
+                (ts, untrusted),
+                "{frac}"
+            );
+            match p.step(&rec) {
+                Step::Packet { meta: m, .. } => {
+                    assert_eq!((m.ts, m.ts_untrusted), (meta.ts, untrusted))
+                }
+                other => panic!("{other:?}"),
+            }
+        }
     }
 
     /// The in-place read of a classic record agrees with `step`, in either byte order,

@@ -193,6 +193,7 @@ impl<S: Sink> Stage<S> {
         match &decoded {
             Ok(pkt) => {
                 t.tcp_frames += 1;
+                self.tracker.time_untrusted(frame.ts_untrusted);
                 if self.events {
                     self.packet(frame.number, frame.ts, pkt);
                 } else {
@@ -243,9 +244,9 @@ fn run<S: Sink>(cap: &mut Capture, sink: S, progress: Option<&dyn Progress>) -> 
             }
         }
         match next_frame(cap) {
-            Ok(Some(frame)) => {
+            Ok(Some(mut frame)) => {
                 t.frames += 1;
-                t.skipped.observe_time(frame.ts);
+                t.skipped.observe_time(&mut frame);
                 stage.frame(&frame, &mut t);
             }
             Ok(None) => break None,
@@ -320,13 +321,13 @@ fn hand_out(
                 p.update(cap.bytes_read());
             }
         }
-        let frame = match next_frame(cap) {
+        let mut frame = match next_frame(cap) {
             Ok(Some(f)) => f,
             Ok(None) => break None,
             Err(e) => break Some(e),
         };
         t.frames += 1;
-        t.skipped.observe_time(frame.ts);
+        t.skipped.observe_time(&mut frame);
         // The endpoints alone, before a full decode; the decode only when they cannot be
         // found that way.
         let owner = match flow_addrs(&frame) {

@@ -240,16 +240,28 @@ pub fn nothing_analysed(f: &FileReport) -> Option<String> {
     })
 }
 
-/// One line when frames of the file are earlier than a frame before them, for standard
-/// error and the footer.
+/// One line when frames of the file have times that cannot be trusted (earlier than a
+/// frame before them, or out of range), for standard error and the footer.
 pub fn time_line(f: &FileReport) -> Option<String> {
-    let n = f.skipped.time_backwards();
-    (n > 0).then(|| {
+    let (back, out) = (f.skipped.time_backwards(), f.skipped.time_out_of_range());
+    let mut what = Vec::new();
+    if back > 0 {
+        what.push(format!(
+            "{back} frame(s) earlier than a frame before them (the capture clock ran \
+             backwards, or files were merged)"
+        ));
+    }
+    if out > 0 {
+        what.push(format!(
+            "{out} frame(s) whose fraction of a second is out of range"
+        ));
+    }
+    (!what.is_empty()).then(|| {
         format!(
-            "{}: {n} frame(s) earlier than a frame before them (the capture clock ran \
-             backwards, files were merged, or an out-of-range timestamp jumped ahead): times \
-             measured across them, RTTs and costs included, are not to be trusted",
-            f.path
+            "{}: {}: analysed at the latest trusted time before them; no RTT sample starts \
+             or ends at them",
+            f.path,
+            what.join(", ")
         )
     })
 }
@@ -312,6 +324,9 @@ struct JsonFile<'a> {
     /// Frames earlier than a frame before them; absent when none.
     #[serde(skip_serializing_if = "is_zero")]
     time_backwards: u64,
+    /// Frames whose pcap fraction of a second was out of range; absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    time_out_of_range: u64,
     error: Option<JsonError<'a>>,
 }
 
@@ -620,6 +635,7 @@ fn json_file(f: &FileReport) -> JsonFile<'_> {
             .collect(),
         skipped_link_types: json_link_types(f),
         time_backwards: f.skipped.time_backwards(),
+        time_out_of_range: f.skipped.time_out_of_range(),
         error: f.error.as_ref().map(|e| JsonError {
             message: &e.message,
             frame: e.frame,

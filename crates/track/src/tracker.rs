@@ -305,7 +305,9 @@ struct Unacked {
     end: u32,
     ts: Timestamp,
     frame: u64,
-    retransmitted: bool,
+    /// Its ACK gives no RTT sample: it was retransmitted (Karn's rule), or sent at a time
+    /// that is not its own ([`Tracker::time_untrusted`]).
+    no_sample: bool,
 }
 
 /// What identifies one packet on the wire, to recognise the capture recording it twice.
@@ -513,6 +515,8 @@ struct Conn {
     min_rtt_sample_ns: Option<u64>,
     /// ICMP errors quoting its segments ([`Tracker::icmp_error`]).
     icmp_errors: Option<IcmpErrors>,
+    /// The segment being processed has no time of its own ([`Tracker::time_untrusted`]).
+    untimed: bool,
 }
 
 /// The little that is kept of a finalised connection so that later packets on its
@@ -786,6 +790,8 @@ pub struct Tracker {
     resets: Resets,
     /// Keep the senders' IP ID order ([`Tracker::without_ip_ids`]).
     ip_ids: bool,
+    /// The next segments' times are not their own ([`Tracker::time_untrusted`]).
+    untimed: bool,
 }
 
 impl Default for Tracker {
@@ -811,6 +817,7 @@ impl Tracker {
             max_live: 0,
             resets: VecDeque::new(),
             ip_ids: true,
+            untimed: false,
         }
     }
 
@@ -835,6 +842,16 @@ impl Tracker {
             ip_ids: false,
             ..self
         }
+    }
+
+    /// Whether the segments processed from now on are at a time that is not their own
+    /// (`tcpwhy_capture::Frame::ts_untrusted`: the capture's clock ran backwards, or the
+    /// record's time was out of range, and the pass gave the frame the latest trusted
+    /// time before it). Such a segment is tracked as any other, but no RTT sample starts
+    /// or ends at it (docs/tracking.md "Untrusted times").
+    #[inline(always)]
+    pub fn time_untrusted(&mut self, untrusted: bool) {
+        self.untimed = untrusted;
     }
 
     /// Connections currently tracked with their full state.
@@ -932,7 +949,14 @@ impl Tracker {
                     if !(syn_only && c.dirs[d].base_seq.is_some_and(|b| b != pkt.seq)) {
                         // The event goes straight to the caller (a copy of it here cost
                         // a 250-byte memcpy a packet); the RST's linger is queued inside.
-                        return c.segment::<O>(frame, ts, d, pkt, Some((&mut self.resets, &r.key)));
+                        return c.segment::<O>(
+                            frame,
+                            ts,
+                            d,
+                            pkt,
+                            Some((&mut self.resets, &r.key)),
+                            self.untimed,
+                        );
                     }
                 }
             }
@@ -950,7 +974,14 @@ impl Tracker {
                     dirs,
                 });
                 if !(syn_only && c.dirs[d].base_seq.is_some_and(|b| b != pkt.seq)) {
-                    return c.segment::<O>(frame, ts, d, pkt, Some((&mut self.resets, &r.key)));
+                    return c.segment::<O>(
+                        frame,
+                        ts,
+                        d,
+                        pkt,
+                        Some((&mut self.resets, &r.key)),
+                        self.untimed,
+                    );
                 }
             }
         }
@@ -991,7 +1022,7 @@ impl Tracker {
         let mut conn = self.open(frame, ts, src, dst, revive);
         conn.reused_port = reused;
         let f = usize::from(src != conn.origin);
-        let mut ev = conn.segment::<O>(frame, ts, f, pkt, None);
+        let mut ev = conn.segment::<O>(frame, ts, f, pkt, None, self.untimed);
         if reused {
             ev.reused_ports();
         }
@@ -1256,6 +1287,7 @@ impl Conn {
             tick_last: None,
             min_rtt_sample_ns: None,
             icmp_errors: None,
+            untimed: false,
         }
     }
 
@@ -1366,8 +1398,10 @@ impl Conn {
         f: usize,
         pkt: &Packet<'_>,
         resets: Option<(&mut Resets, &FlowKey)>,
+        untimed: bool,
     ) -> O {
         let f = f & 1;
+        self.untimed = untimed;
         self.last_frame = frame;
         self.end = ts;
         let flags = pkt.flags;
@@ -1575,7 +1609,7 @@ impl Conn {
                     }
                 }
                 if let Some(u) = last {
-                    if !u.retransmitted && ts >= u.ts {
+                    if !u.no_sample && !untimed && ts >= u.ts {
                         let ns = ts.elapsed_since(u.ts);
                         rev.rtt_ack.add(ns);
                         min_sample = min_sample.min(ns);
@@ -1597,18 +1631,21 @@ impl Conn {
             {
                 fwd.model.tsval_max = Some(tsval);
             }
+            // A TSval first sent at an untrusted time starts no sample.
             if fwd.last_tsval != Some(tsval) {
                 fwd.last_tsval = Some(tsval);
-                if fwd.ts_sent.len() == TS_HISTORY {
-                    fwd.ts_sent.pop_front();
+                if !untimed {
+                    if fwd.ts_sent.len() == TS_HISTORY {
+                        fwd.ts_sent.pop_front();
+                    }
+                    fwd.ts_sent.push_back((tsval, ts, frame));
                 }
-                fwd.ts_sent.push_back((tsval, ts, frame));
             }
             if flags.ack() && tsecr != 0 && fwd.last_tsecr != Some(tsecr) {
                 fwd.last_tsecr = Some(tsecr);
                 if let Some(i) = rev.ts_sent.iter().rposition(|e| e.0 == tsecr) {
                     let (_, t, fr) = rev.ts_sent[i];
-                    if ts >= t {
+                    if !untimed && ts >= t {
                         let ns = ts.elapsed_since(t);
                         rev.rtt_ts.add(ns);
                         min_sample = min_sample.min(ns);
@@ -1820,6 +1857,7 @@ impl Conn {
         pkt: &Packet<'_>,
     ) -> (SegmentKinds, Option<(u64, Timestamp)>) {
         let irtt = self.irtt_ns;
+        let untimed = self.untimed;
         let (fwd, rev) = self.pair(f);
         let flags = pkt.flags;
         let (seq, ack, seglen, window) = (pkt.seq, pkt.ack, pkt.payload_len, pkt.window);
@@ -1959,7 +1997,7 @@ impl Conn {
                 // Karn's rule: mark what it repeats so its ACK gives no RTT sample.
                 for u in fwd.unacked.iter_mut() {
                     if seq_lt(u.seq, end) && seq_gt(u.end, seq) {
-                        u.retransmitted = true;
+                        u.no_sample = true;
                         original.get_or_insert((u.frame, u.ts));
                     }
                 }
@@ -1969,7 +2007,7 @@ impl Conn {
                     end,
                     ts,
                     frame,
-                    retransmitted: false,
+                    no_sample: untimed,
                 });
             }
         }

@@ -168,6 +168,7 @@ mod tests {
         Frame {
             number: 1,
             ts: Timestamp(0),
+            ts_untrusted: false,
             link: LinkType::RawIp,
             interface: 0,
             data,
