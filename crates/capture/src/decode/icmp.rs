@@ -247,6 +247,22 @@ mod tests {
         assert_eq!(icmp_error(&frame(&icmp(3, 3, [0; 4], &udp))), None);
     }
 
+    /// Cut at every byte and with every byte flipped: never a panic, and a cut frame
+    /// never says more than the whole one.
+    #[test]
+    fn cut_and_flipped_errors_are_read_or_refused() {
+        let f = icmp(3, 4, [0, 0, 0x05, 0x78], &quoted_segment(28));
+        for n in 0..=f.len() {
+            let e = icmp_error(&frame(&f[..n]));
+            assert_eq!(e.is_some(), n >= 20 + 8 + 20 + 16, "{n}");
+        }
+        for i in 0..f.len() {
+            let mut g = f.clone();
+            g[i] ^= 0xff;
+            let _ = icmp_error(&frame(&g));
+        }
+    }
+
     #[test]
     fn icmpv6_packet_too_big() {
         let a = |n: u8| {
