@@ -830,6 +830,16 @@ fn icmp_errors_take_wiresharks_stream_numbers() {
             (Some(1), Some(13))
         );
     }
+    // The text table's footer says it once (frames 4, 5 and 10), with the path-MTU hint.
+    let out = tcpwhy(&["flows", &file]);
+    assert!(
+        text(&out.stdout).contains(
+            "note: 3 ICMP error(s) quote TCP headers, the first in frame 4; a \"fragmentation \
+             needed\" / \"packet too big\" in frame 4: check the path MTU"
+        ),
+        "{}",
+        text(&out.stdout)
+    );
     // The frames stay counted as not TCP; analyze names the same findings for A.
     let out = tcpwhy(&["flows", "--format", "json", &file]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

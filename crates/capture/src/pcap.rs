@@ -13,6 +13,13 @@ use pcap_parser::{parse_pcap_frame, parse_pcap_frame_be, parse_pcap_frame_modifi
 
 /// Size of the global header (magic, version, thiszone, sigfigs, snaplen, network).
 pub(crate) const GLOBAL_HEADER_LEN: usize = 24;
+/// Whether a record's fraction of a second, in units of `nanos_per_frac` ns, is a second
+/// or more (see `PcapParser::timestamp`).
+#[inline(always)]
+fn frac_out_of_range(frac: u32, nanos_per_frac: u64) -> bool {
+    u64::from(frac) * nanos_per_frac >= 1_000_000_000
+}
+
 /// Record header: ts_sec, ts_frac, caplen, orig_len.
 const RECORD_HEADER_LEN: usize = 16;
 /// Modified pcap adds ifindex (4), protocol (2), pkt_type (1) and padding (1).
@@ -131,7 +138,7 @@ impl PcapParser {
             record_len,
             meta: RecordMeta {
                 ts: self.timestamp(secs, frac),
-                ts_untrusted: self.out_of_range(frac),
+                ts_untrusted: frac_out_of_range(frac, self.nanos_per_frac),
                 link: self.link,
                 interface: 0,
                 orig_len,
@@ -175,7 +182,7 @@ impl PcapParser {
                 data_len: block.data.len(),
                 meta: RecordMeta {
                     ts: self.timestamp(block.ts_sec, block.ts_usec),
-                    ts_untrusted: self.out_of_range(block.ts_usec),
+                    ts_untrusted: frac_out_of_range(block.ts_usec, self.nanos_per_frac),
                     link: self.link,
                     interface: 0,
                     orig_len: block.origlen,
@@ -189,27 +196,22 @@ impl PcapParser {
     /// Seconds are unsigned (as libpcap reads them today). A fraction of a second out of
     /// range (µs ≥ 10^6, ns ≥ 10^9; Wireshark shows it as written, up to 71 minutes
     /// ahead) is dropped: the frame is at its whole second and marked
-    /// ([`Self::out_of_range`], `Frame::ts_untrusted`), never rejected.
+    /// ([`frac_out_of_range`], `Frame::ts_untrusted`), never rejected.
     #[inline]
     fn timestamp(&self, secs: u32, frac: u32) -> Timestamp {
         const NANOS_PER_SEC: i64 = 1_000_000_000;
-        let frac_nanos = if self.out_of_range(frac) {
-            0
+        let frac_nanos = u64::from(frac) * self.nanos_per_frac;
+        // Below 10^9, or dropped.
+        let frac_nanos = if frac_nanos < NANOS_PER_SEC as u64 {
+            frac_nanos as i64
         } else {
-            // Below 10^9 (checked above).
-            (u64::from(frac) * self.nanos_per_frac) as i64
+            0
         };
         Timestamp(
             i64::from(secs)
                 .saturating_mul(NANOS_PER_SEC)
                 .saturating_add(frac_nanos),
         )
-    }
-
-    /// Whether a record's fraction of a second is a second or more.
-    #[inline]
-    fn out_of_range(&self, frac: u32) -> bool {
-        u64::from(frac) * self.nanos_per_frac >= 1_000_000_000
     }
 
     /// The modified format written on a big-endian host, which pcap-parser does not read.
@@ -223,7 +225,7 @@ impl PcapParser {
             data_len: caplen as usize,
             meta: RecordMeta {
                 ts: self.timestamp(ts_sec, ts_usec),
-                ts_untrusted: self.out_of_range(ts_usec),
+                ts_untrusted: frac_out_of_range(ts_usec, self.nanos_per_frac),
                 link: self.link,
                 interface: 0,
                 orig_len,

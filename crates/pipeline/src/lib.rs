@@ -193,8 +193,9 @@ impl<S: Sink> Stage<S> {
         match &decoded {
             Ok(pkt) => {
                 t.tcp_frames += 1;
-                self.tracker.time_untrusted(frame.ts_untrusted);
-                if self.events {
+                if frame.ts_untrusted {
+                    self.untimed(frame, pkt);
+                } else if self.events {
                     self.packet(frame.number, frame.ts, pkt);
                 } else {
                     self.track(frame.number, frame.ts, pkt);
@@ -207,6 +208,20 @@ impl<S: Sink> Stage<S> {
                 }
             }
         }
+    }
+
+    /// A segment at a time that is not its own (`Frame::ts_untrusted`): tracked with no
+    /// RTT sample starting or ending at it. Out of line: rare.
+    #[cold]
+    #[inline(never)]
+    fn untimed(&mut self, frame: &Frame<'_>, pkt: &Packet<'_>) {
+        self.tracker.time_untrusted(true);
+        if self.events {
+            self.packet(frame.number, frame.ts, pkt);
+        } else {
+            self.track(frame.number, frame.ts, pkt);
+        }
+        self.tracker.time_untrusted(false);
     }
 
     /// A frame skipped as not TCP may be an ICMP error quoting a segment: the tracker

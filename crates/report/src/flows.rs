@@ -287,6 +287,23 @@ pub fn footer(f: &FileReport) -> String {
             f.stats.acked_unseen, f.stats.acked_unseen_connections
         ));
     }
+    // ICMP errors quoting TCP headers: their streams are Wireshark's, a stream of only
+    // such errors is a row without packets; a path-MTU black hole is named by frame.
+    if let Some(first) = f.stats.icmp_first_frame {
+        let too_big = match f.stats.icmp_too_big_frame {
+            Some(t) => format!(
+                "; a \"fragmentation needed\" / \"packet too big\" in frame {t}: \
+                 check the path MTU"
+            ),
+            None => String::new(),
+        };
+        s.push_str(&format!(
+            "note: {} ICMP error(s) quote TCP headers, the first in frame {first}{too_big}; \
+             they take Wireshark's stream numbers (a stream of only such errors has no \
+             packets) and are listed per connection in `flows --format json` (icmp_errors)\n",
+            f.stats.icmp_errors
+        ));
+    }
     if let Some(t) = time_line(f) {
         s.push_str(&format!("warning: {t}\n"));
     }

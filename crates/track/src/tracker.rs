@@ -515,8 +515,6 @@ struct Conn {
     min_rtt_sample_ns: Option<u64>,
     /// ICMP errors quoting its segments ([`Tracker::icmp_error`]).
     icmp_errors: Option<IcmpErrors>,
-    /// The segment being processed has no time of its own ([`Tracker::time_untrusted`]).
-    untimed: bool,
 }
 
 /// The little that is kept of a finalised connection so that later packets on its
@@ -1287,7 +1285,6 @@ impl Conn {
             tick_last: None,
             min_rtt_sample_ns: None,
             icmp_errors: None,
-            untimed: false,
         }
     }
 
@@ -1401,7 +1398,6 @@ impl Conn {
         untimed: bool,
     ) -> O {
         let f = f & 1;
-        self.untimed = untimed;
         self.last_frame = frame;
         self.end = ts;
         let flags = pkt.flags;
@@ -1497,7 +1493,7 @@ impl Conn {
             .as_mut()
             .map_or_else(IdStep::default, |ids| ids.observe(f, pkt));
 
-        let (mut kinds, original) = self.analyze::<O>(f, frame, ts, pkt);
+        let (mut kinds, original) = self.analyze::<O>(f, frame, ts, pkt, untimed);
         if synack_rebased {
             kinds.set(SegmentKinds::REUSED_PORTS);
         }
@@ -1855,9 +1851,9 @@ impl Conn {
         frame: u64,
         ts: Timestamp,
         pkt: &Packet<'_>,
+        untimed: bool,
     ) -> (SegmentKinds, Option<(u64, Timestamp)>) {
         let irtt = self.irtt_ns;
-        let untimed = self.untimed;
         let (fwd, rev) = self.pair(f);
         let flags = pkt.flags;
         let (seq, ack, seglen, window) = (pkt.seq, pkt.ack, pkt.payload_len, pkt.window);
