@@ -40,7 +40,8 @@ pub enum Command {
     /// CI job).
     Analyze(AnalyzeArgs),
     /// One row per TCP connection: endpoints, duration, packets and bytes each way, RTT,
-    /// flight, windows, handshake options, vantage point, retransmissions.
+    /// flight, windows, handshake options, vantage point, retransmissions; in JSON also the
+    /// ICMP errors quoting it (fragmentation needed / packet too big, next-hop MTU).
     Flows(FlowsArgs),
     /// One line per TCP frame with its stream and classification (retransmission,
     /// duplicate ACK, zero window …), for checking tcpwhy against Wireshark.
