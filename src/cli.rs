@@ -40,7 +40,8 @@ pub enum Command {
     /// CI job).
     Analyze(AnalyzeArgs),
     /// One row per TCP connection: endpoints, duration, packets and bytes each way, RTT,
-    /// flight, windows, handshake options, vantage point, retransmissions.
+    /// flight, windows, handshake options, vantage point, retransmissions; in JSON also the
+    /// ICMP errors quoting it (fragmentation needed / packet too big, next-hop MTU).
     Flows(FlowsArgs),
     /// One line per TCP frame with its stream and classification (retransmission,
     /// duplicate ACK, zero window …), for checking tcpwhy against Wireshark.
@@ -311,7 +312,7 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
 }
 
 /// Says on standard error, in one line, how many frames of a file were skipped and why
-/// (and in another when its time ran backwards);
+/// (and in another when frames' times ran backwards or were out of range);
 /// returns whether no frame of it could be analysed (then the line says that, and the
 /// exit status is 2: a capture of a link type tcpwhy does not read, or without TCP, must
 /// not pass as a healthy one).

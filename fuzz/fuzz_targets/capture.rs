@@ -1,10 +1,13 @@
 //! Fuzz target: arbitrary bytes as a capture file (both the in-memory path used for
-//! memory-mapped files and the streaming path used for stdin), every frame decoded; and
-//! arbitrary bytes as one frame on each link type.
+//! memory-mapped files and the streaming path used for stdin), every frame given its
+//! analysis time and decoded (an ICMP error's quoted header too); and arbitrary bytes as
+//! one frame on each link type.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tcpwhy_capture::{decode, Capture, Frame, LinkType, Timestamp};
+use tcpwhy_capture::{
+    decode, icmp_error, Capture, Frame, LinkType, SkipCounts, SkipReason, Timestamp,
+};
 
 /// Link types the decoder knows, plus one it does not. Ethernet twice: the tunnels
 /// (GRE, VXLAN, GENEVE, GTP-U, Teredo, MPLS, PPPoE) are reached through it.
@@ -17,13 +20,19 @@ fn drain(cap: Result<Capture, tcpwhy_capture::CaptureError>) -> (u64, bool) {
         return (0, true);
     };
     let mut frames = 0;
+    let mut times = SkipCounts::default();
     loop {
         match cap.next_frame() {
-            Ok(Some(frame)) => {
+            Ok(Some(mut frame)) => {
                 frames += 1;
                 assert_eq!(frame.number, frames);
-                if let Ok(p) = decode(&frame) {
-                    assert!(p.payload.len() as u64 <= u64::from(p.payload_len));
+                times.observe_time(&mut frame);
+                match decode(&frame) {
+                    Ok(p) => assert!(p.payload.len() as u64 <= u64::from(p.payload_len)),
+                    Err(SkipReason::NotTcp) => {
+                        let _ = icmp_error(&frame);
+                    }
+                    Err(_) => {}
                 }
             }
             Ok(None) => break,
@@ -56,14 +65,24 @@ fuzz_target!(|data: &[u8]| {
         let frame = Frame {
             number: 1,
             ts: Timestamp(0),
+            ts_untrusted: false,
             link,
             interface: 0,
             data: rest,
             orig_len,
         };
-        if let Ok(p) = decode(&frame) {
-            assert!(p.payload.len() as u64 <= u64::from(p.payload_len));
-            assert!(p.options.sack_blocks().len() <= tcpwhy_capture::MAX_SACK_BLOCKS);
+        match decode(&frame) {
+            Ok(p) => {
+                assert!(p.payload.len() as u64 <= u64::from(p.payload_len));
+                assert!(p.options.sack_blocks().len() <= tcpwhy_capture::MAX_SACK_BLOCKS);
+            }
+            // ICMP errors reach the quoted header's decoder.
+            Err(SkipReason::NotTcp) => {
+                if let Some(e) = icmp_error(&frame) {
+                    assert!(e.next_hop_mtu.is_none() || e.kind.too_big());
+                }
+            }
+            Err(_) => {}
         }
     }
 });

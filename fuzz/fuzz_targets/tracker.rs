@@ -1,17 +1,42 @@
 //! Fuzz target for the connection tracker: arbitrary segments between a few endpoints
-//! (see synth.rs) must never panic, and memory must stay bounded.
+//! (see synth.rs), some at untrusted times and some quoted back by ICMP errors (which may
+//! open a stream of their own, reversed), must never panic, and memory must stay bounded.
 #![no_main]
 
 mod synth;
 
 use libfuzzer_sys::fuzz_target;
+use tcpwhy_capture::{FlowAddrs, IcmpError, IcmpErrorKind};
 use tcpwhy_track::Tracker;
 
 fuzz_target!(|data: &[u8]| {
     let mut t = Tracker::new();
+    let mut errors = 0;
     synth::segments(data, |frame, ts, p| {
+        // Derived from the segment, so the fuzzer steers it with the same bytes.
+        t.time_untrusted(p.window & 1 != 0);
+        if p.urgent & 3 == 0 {
+            let mut quoted = FlowAddrs::of(p);
+            if p.urgent & 4 != 0 {
+                // The peer's direction, or a 4-tuple no segment has.
+                std::mem::swap(&mut quoted.src, &mut quoted.dst);
+                quoted.src_port = p.urgent;
+            }
+            let e = IcmpError {
+                kind: if p.urgent & 8 != 0 {
+                    IcmpErrorKind::FragmentationNeeded
+                } else {
+                    IcmpErrorKind::TimeExceeded
+                },
+                quoted,
+                quoted_seq: p.seq,
+                next_hop_mtu: Some(u32::from(p.window)),
+            };
+            t.icmp_error(frame, ts, &e);
+            errors += 1;
+        }
         let _ = t.process(frame, ts, p);
     });
     let all = t.finish();
-    assert!(all.len() <= data.len() / synth::SEGMENT_BYTES + 1);
+    assert!(all.len() <= data.len() / synth::SEGMENT_BYTES + errors + 1);
 });

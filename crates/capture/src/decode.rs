@@ -6,8 +6,11 @@
 use crate::frame::{Frame, LinkType, Timestamp};
 use std::net::IpAddr;
 
+pub use icmp::{icmp_error, IcmpError, IcmpErrorKind};
+
 mod bytes;
 mod encap;
+mod icmp;
 mod ip;
 mod link;
 mod tcp;
@@ -193,7 +196,7 @@ impl SkipReason {
 pub const MAX_NAMED_LINK_TYPES: usize = 8;
 
 /// Counts of skipped frames by reason, and by link type for unsupported link types; and
-/// one anomaly of frames that were not skipped: time running backwards.
+/// the anomalies of frames' times: running backwards, out of range.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SkipCounts {
     counts: [u64; SkipReason::ALL.len()],
@@ -201,8 +204,10 @@ pub struct SkipCounts {
     /// sorted so that merging the counts of several threads gives one order.
     link_types: [(u32, u64); MAX_NAMED_LINK_TYPES],
     link_types_len: usize,
-    /// Frames earlier than the latest frame before them, and that latest time.
+    /// Frames earlier than the latest trusted time before them, frames whose pcap
+    /// fraction of a second was out of range, and that latest trusted time.
     time_backwards: u64,
+    time_out_of_range: u64,
     latest: Option<Timestamp>,
 }
 
@@ -233,22 +238,40 @@ impl SkipCounts {
         }
     }
 
-    /// Takes in the time of the next frame of the file, in file order (the reader's
-    /// thread: the order of the file, whatever the threads). A frame earlier than one
-    /// before it is counted: a capture clock stepping back, merged files, or one record
-    /// whose out-of-range fraction of a second (a µs field ≥ 10^6, a ns field ≥ 10^9) made
-    /// it jump ahead of the frames after it.
+    /// Takes in the next frame of the file, in file order (the reader's thread: the
+    /// order of the file, whatever the threads), and gives it a time the analysis can
+    /// use. A frame earlier than the latest trusted time before it (a capture clock
+    /// stepping back, merged files) and one whose pcap fraction of a second was out of
+    /// range (a µs field ≥ 10^6, a ns field ≥ 10^9: the reader set
+    /// [`Frame::ts_untrusted`]) are counted, and analysed at that latest trusted time,
+    /// marked untrusted: no duration measured across them is negative, or longer than
+    /// the trusted times around them say (docs/tracking.md "Untrusted times"). A first
+    /// frame out of range keeps its whole second.
     #[inline]
-    pub fn observe_time(&mut self, ts: Timestamp) {
+    pub fn observe_time(&mut self, frame: &mut Frame<'_>) {
         match self.latest {
-            Some(latest) if ts < latest => self.time_backwards += 1,
-            _ => self.latest = Some(ts),
+            Some(latest) if frame.ts_untrusted || frame.ts < latest => {
+                if frame.ts_untrusted {
+                    self.time_out_of_range += 1;
+                } else {
+                    self.time_backwards += 1;
+                }
+                frame.ts = latest;
+                frame.ts_untrusted = true;
+            }
+            None if frame.ts_untrusted => self.time_out_of_range += 1,
+            _ => self.latest = Some(frame.ts),
         }
     }
 
     /// Frames whose time was earlier than a frame before them ([`Self::observe_time`]).
     pub fn time_backwards(&self) -> u64 {
         self.time_backwards
+    }
+
+    /// Frames whose pcap fraction of a second was out of range ([`Self::observe_time`]).
+    pub fn time_out_of_range(&self) -> u64 {
+        self.time_out_of_range
     }
 
     /// Frames skipped for an unsupported link type, by LINKTYPE number (ascending).
@@ -276,6 +299,7 @@ impl SkipCounts {
             self.add_link_type(n, frames);
         }
         self.time_backwards += other.time_backwards;
+        self.time_out_of_range += other.time_out_of_range;
     }
 
     /// One line saying how many frames were skipped and why, by reason and (for
@@ -426,6 +450,7 @@ mod tests {
         Frame {
             number: 1,
             ts: Timestamp(0),
+            ts_untrusted: false,
             link,
             interface: 0,
             data,

@@ -27,6 +27,8 @@ pub(crate) enum Step {
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct RecordMeta {
     pub ts: Timestamp,
+    /// See [`crate::Frame::ts_untrusted`].
+    pub ts_untrusted: bool,
     pub link: LinkType,
     pub interface: u32,
     pub orig_len: u32,

@@ -221,6 +221,11 @@ pub struct Frame<'a> {
     /// 1-based frame number, counting every record Wireshark counts as a frame.
     pub number: u64,
     pub ts: Timestamp,
+    /// `ts` is not the frame's own time: the pcap record's fraction of a second was out
+    /// of range (set by the reader, `ts` its whole second), or, set by the pass that
+    /// reads the frames in file order, the frame was earlier than one before it or out
+    /// of range, and `ts` is the latest trusted time before it (`SkipCounts::observe_time`).
+    pub ts_untrusted: bool,
     pub link: LinkType,
     /// Index of the pcapng interface (0 for pcap).
     pub interface: u32,
@@ -239,6 +244,7 @@ pub struct Frame<'a> {
 pub struct FrameAt {
     pub number: u64,
     pub ts: Timestamp,
+    pub ts_untrusted: bool,
     pub link: LinkType,
     pub interface: u32,
     pub orig_len: u32,
@@ -254,6 +260,7 @@ impl FrameAt {
         FrameAt {
             number: frame.number,
             ts: frame.ts,
+            ts_untrusted: frame.ts_untrusted,
             link: frame.link,
             interface: frame.interface,
             orig_len: frame.orig_len,
@@ -273,6 +280,7 @@ impl FrameAt {
         Frame {
             number: self.number,
             ts: self.ts,
+            ts_untrusted: self.ts_untrusted,
             link: self.link,
             interface: self.interface,
             data,
@@ -303,6 +311,7 @@ mod tests {
         let f = Frame {
             number: 12,
             ts: Timestamp(5),
+            ts_untrusted: false,
             link: LinkType::RawIp,
             interface: 3,
             data: &buffer[2..6],

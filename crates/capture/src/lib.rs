@@ -23,8 +23,8 @@ pub mod reader;
 mod source;
 
 pub use decode::{
-    decode, flow_addrs, FlowAddrs, Packet, SkipCounts, SkipReason, TcpFlags, TcpOptions,
-    MAX_SACK_BLOCKS,
+    decode, flow_addrs, icmp_error, FlowAddrs, IcmpError, IcmpErrorKind, Packet, SkipCounts,
+    SkipReason, TcpFlags, TcpOptions, MAX_SACK_BLOCKS,
 };
 pub use frame::{Frame, FrameAt, LinkType, Timestamp};
 pub use reader::{Capture, CaptureError, CaptureErrorKind, FileFormat, MapSpan, MappedBytes};

@@ -13,6 +13,13 @@ use pcap_parser::{parse_pcap_frame, parse_pcap_frame_be, parse_pcap_frame_modifi
 
 /// Size of the global header (magic, version, thiszone, sigfigs, snaplen, network).
 pub(crate) const GLOBAL_HEADER_LEN: usize = 24;
+/// Whether a record's fraction of a second, in units of `nanos_per_frac` ns, is a second
+/// or more (see `PcapParser::timestamp`).
+#[inline(always)]
+fn frac_out_of_range(frac: u32, nanos_per_frac: u64) -> bool {
+    u64::from(frac) * nanos_per_frac >= 1_000_000_000
+}
+
 /// Record header: ts_sec, ts_frac, caplen, orig_len.
 const RECORD_HEADER_LEN: usize = 16;
 /// Modified pcap adds ifindex (4), protocol (2), pkt_type (1) and padding (1).
@@ -131,6 +138,7 @@ impl PcapParser {
             record_len,
             meta: RecordMeta {
                 ts: self.timestamp(secs, frac),
+                ts_untrusted: frac_out_of_range(frac, self.nanos_per_frac),
                 link: self.link,
                 interface: 0,
                 orig_len,
@@ -174,6 +182,7 @@ impl PcapParser {
                 data_len: block.data.len(),
                 meta: RecordMeta {
                     ts: self.timestamp(block.ts_sec, block.ts_usec),
+                    ts_untrusted: frac_out_of_range(block.ts_usec, self.nanos_per_frac),
                     link: self.link,
                     interface: 0,
                     orig_len: block.origlen,
@@ -184,13 +193,20 @@ impl PcapParser {
         }
     }
 
-    /// Seconds are unsigned (as libpcap reads them today); a fraction of a second out of
-    /// range is kept as written rather than rejected, as Wireshark does.
+    /// Seconds are unsigned (as libpcap reads them today). A fraction of a second out of
+    /// range (µs ≥ 10^6, ns ≥ 10^9; Wireshark shows it as written, up to 71 minutes
+    /// ahead) is dropped: the frame is at its whole second and marked
+    /// ([`frac_out_of_range`], `Frame::ts_untrusted`), never rejected.
     #[inline]
     fn timestamp(&self, secs: u32, frac: u32) -> Timestamp {
         const NANOS_PER_SEC: i64 = 1_000_000_000;
-        // u32 seconds × 1e9 + u32 × 1000 stays far below i64::MAX.
-        let frac_nanos = i64::try_from(u64::from(frac) * self.nanos_per_frac).unwrap_or(i64::MAX);
+        let frac_nanos = u64::from(frac) * self.nanos_per_frac;
+        // Below 10^9, or dropped.
+        let frac_nanos = if frac_nanos < NANOS_PER_SEC as u64 {
+            frac_nanos as i64
+        } else {
+            0
+        };
         Timestamp(
             i64::from(secs)
                 .saturating_mul(NANOS_PER_SEC)
@@ -209,6 +225,7 @@ impl PcapParser {
             data_len: caplen as usize,
             meta: RecordMeta {
                 ts: self.timestamp(ts_sec, ts_usec),
+                ts_untrusted: frac_out_of_range(ts_usec, self.nanos_per_frac),
                 link: self.link,
                 interface: 0,
                 orig_len,
@@ -280,6 +297,41 @@ mod tests {
         }
         // Cut one byte short: the parser asks for the whole record.
         assert!(matches!(p.step(&rec[..18]), Step::NeedBytes(19)));
+    }
+
+    /// A fraction of a second out of range (2,100,000 µs; 10^9 ns) is dropped and the
+    /// frame marked; the largest in-range one is kept, unmarked.
+    #[test]
+    fn out_of_range_fraction_is_dropped_and_marked() {
+        for (nanos, frac, ts, untrusted) in [
+            (false, 2_100_000u32, 1_700_000_000_000_000_000i64, true),
+            (false, 999_999, 1_700_000_000_999_999_000, false),
+            (true, 1_000_000_000, 1_700_000_000_000_000_000, true),
+            (true, 999_999_999, 1_700_000_000_999_999_999, false),
+        ] {
+            let magic = if nanos { MAGIC_NANOS } else { MAGIC_MICROS };
+            let p = PcapParser::new(
+                sniff(magic.to_le_bytes()).unwrap(),
+                &header(magic.to_le_bytes(), false, 1),
+            );
+            let mut rec = Vec::new();
+            for v in [1_700_000_000u32, frac, 1, 1] {
+                rec.extend_from_slice(&v.to_le_bytes());
+            }
+            rec.push(0);
+            let meta = p.plain_record(&rec).unwrap().meta;
+            assert_eq!(
+                (meta.ts.nanos(), meta.ts_untrusted),
+                (ts, untrusted),
+                "{frac}"
+            );
+            match p.step(&rec) {
+                Step::Packet { meta: m, .. } => {
+                    assert_eq!((m.ts, m.ts_untrusted), (meta.ts, untrusted))
+                }
+                other => panic!("{other:?}"),
+            }
+        }
     }
 
     /// The in-place read of a classic record agrees with `step`, in either byte order,

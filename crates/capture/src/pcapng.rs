@@ -256,6 +256,7 @@ impl PcapNgParser {
             data_len: caplen as usize,
             meta: RecordMeta {
                 ts,
+                ts_untrusted: false,
                 link: iface.link,
                 interface: iface_id,
                 orig_len,
@@ -307,6 +308,7 @@ impl PcapNgParser {
             data_len: caplen,
             meta: RecordMeta {
                 ts: self.last_ts,
+                ts_untrusted: false,
                 link: iface.link,
                 interface: 0,
                 orig_len,

@@ -270,6 +270,7 @@ impl Capture {
             return Ok(Some(Frame {
                 number: self.frames,
                 ts: r.meta.ts,
+                ts_untrusted: r.meta.ts_untrusted,
                 link: r.meta.link,
                 interface: r.meta.interface,
                 data: record.get(pcap::PLAIN_HEADER_LEN..).unwrap_or(&[]),
@@ -308,6 +309,7 @@ impl Capture {
                     return Ok(Some(Frame {
                         number: self.frames,
                         ts: meta.ts,
+                        ts_untrusted: meta.ts_untrusted,
                         link: meta.link,
                         interface: meta.interface,
                         data,

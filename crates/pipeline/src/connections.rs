@@ -519,6 +519,7 @@ mod tests {
             vantage: Vantage::Client,
             reused_port: false,
             continuation: false,
+            icmp_errors: None,
         }
     }
 

@@ -38,8 +38,8 @@ use spill::{Sorted, SpillSort};
 use std::path::Path;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use tcpwhy_capture::{
-    decode, flow_addrs, Capture, FileFormat, FlowAddrs, Frame, FrameAt, MapSpan, MappedBytes,
-    Packet, SkipCounts, Timestamp,
+    decode, flow_addrs, icmp_error, Capture, FileFormat, FlowAddrs, Frame, FrameAt, MapSpan,
+    MappedBytes, Packet, SkipCounts, SkipReason, Timestamp,
 };
 use tcpwhy_detect::{Analyzer, Config, Exchange, Finding};
 use tcpwhy_track::{ConnSummary, Endpoint, SegmentEvent, Sharder, Tracker, PROVISIONAL_STREAM};
@@ -193,13 +193,45 @@ impl<S: Sink> Stage<S> {
         match &decoded {
             Ok(pkt) => {
                 t.tcp_frames += 1;
-                if self.events {
+                if frame.ts_untrusted {
+                    self.untimed(frame, pkt);
+                } else if self.events {
                     self.packet(frame.number, frame.ts, pkt);
                 } else {
                     self.track(frame.number, frame.ts, pkt);
                 }
             }
-            Err(reason) => t.skipped.add_frame(*reason, frame.link),
+            Err(reason) => {
+                t.skipped.add_frame(*reason, frame.link);
+                if *reason == SkipReason::NotTcp {
+                    self.icmp(frame);
+                }
+            }
+        }
+    }
+
+    /// A segment at a time that is not its own (`Frame::ts_untrusted`): tracked with no
+    /// RTT sample starting or ending at it. Out of line: rare.
+    #[cold]
+    #[inline(never)]
+    fn untimed(&mut self, frame: &Frame<'_>, pkt: &Packet<'_>) {
+        self.tracker.time_untrusted(true);
+        if self.events {
+            self.packet(frame.number, frame.ts, pkt);
+        } else {
+            self.track(frame.number, frame.ts, pkt);
+        }
+        self.tracker.time_untrusted(false);
+    }
+
+    /// A frame skipped as not TCP may be an ICMP error quoting a segment: the tracker
+    /// keeps it as evidence and gives it its `tcp.stream`, as Wireshark does. It stays
+    /// counted as skipped (not TCP). Out of line: TCP frames never come here.
+    #[cold]
+    #[inline(never)]
+    fn icmp(&mut self, frame: &Frame<'_>) {
+        if let Some(e) = icmp_error(frame) {
+            self.tracker.icmp_error(frame.number, frame.ts, &e);
         }
     }
 
@@ -227,9 +259,9 @@ fn run<S: Sink>(cap: &mut Capture, sink: S, progress: Option<&dyn Progress>) -> 
             }
         }
         match next_frame(cap) {
-            Ok(Some(frame)) => {
+            Ok(Some(mut frame)) => {
                 t.frames += 1;
-                t.skipped.observe_time(frame.ts);
+                t.skipped.observe_time(&mut frame);
                 stage.frame(&frame, &mut t);
             }
             Ok(None) => break None,
@@ -304,19 +336,24 @@ fn hand_out(
                 p.update(cap.bytes_read());
             }
         }
-        let frame = match next_frame(cap) {
+        let mut frame = match next_frame(cap) {
             Ok(Some(f)) => f,
             Ok(None) => break None,
             Err(e) => break Some(e),
         };
         t.frames += 1;
-        t.skipped.observe_time(frame.ts);
+        t.skipped.observe_time(&mut frame);
         // The endpoints alone, before a full decode; the decode only when they cannot be
         // found that way.
         let owner = match flow_addrs(&frame) {
             Some(a) => sharder.shard(&a),
             None => match &decode(&frame) {
                 Ok(pkt) => sharder.shard(&FlowAddrs::of(pkt)),
+                // An ICMP error goes to the owner of the connection it quotes.
+                Err(SkipReason::NotTcp) => match icmp_error(&frame) {
+                    Some(e) => sharder.shard(&e.quoted),
+                    None => (frame.number % workers.len() as u64) as usize,
+                },
                 Err(_) => (frame.number % workers.len() as u64) as usize,
             },
         };

@@ -25,6 +25,19 @@ pub struct ConnStats {
     /// ACKs for data the file does not hold (capture loss), and on how many connections.
     pub acked_unseen: u64,
     pub acked_unseen_connections: u64,
+    /// ICMP errors quoting TCP headers (`ConnSummary::icmp_errors`), the first one's
+    /// frame and the first "fragmentation needed" / "packet too big".
+    pub icmp_errors: u64,
+    pub icmp_first_frame: Option<u64>,
+    pub icmp_too_big_frame: Option<u64>,
+}
+
+/// The earlier of two frames, either possibly unknown.
+fn first(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 impl ConnStats {
@@ -39,6 +52,11 @@ impl ConnStats {
             self.acked_unseen += unseen;
             // A continuation's capture loss is its connection's: count that once at most.
             self.acked_unseen_connections += u64::from(!c.continuation);
+        }
+        if let Some(e) = &c.icmp_errors {
+            self.icmp_errors += e.count;
+            self.icmp_first_frame = first(self.icmp_first_frame, Some(e.first_frame));
+            self.icmp_too_big_frame = first(self.icmp_too_big_frame, e.too_big_frame);
         }
     }
 
@@ -67,6 +85,9 @@ impl ConnStats {
         };
         self.acked_unseen += o.acked_unseen;
         self.acked_unseen_connections += o.acked_unseen_connections;
+        self.icmp_errors += o.icmp_errors;
+        self.icmp_first_frame = first(self.icmp_first_frame, o.icmp_first_frame);
+        self.icmp_too_big_frame = first(self.icmp_too_big_frame, o.icmp_too_big_frame);
     }
 }
 

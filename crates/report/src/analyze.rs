@@ -531,6 +531,9 @@ struct JsonFileHead<'a> {
     /// Frames earlier than a frame before them; absent when none.
     #[serde(skip_serializing_if = "crate::flows::is_zero")]
     time_backwards: u64,
+    /// Frames whose pcap fraction of a second was out of range; absent when none.
+    #[serde(skip_serializing_if = "crate::flows::is_zero")]
+    time_out_of_range: u64,
 }
 
 impl<'a> JsonFileHead<'a> {
@@ -543,6 +546,7 @@ impl<'a> JsonFileHead<'a> {
             error: r.file.error.as_ref().map(|e| e.message.as_str()),
             skipped_link_types: crate::flows::json_link_types(&r.file),
             time_backwards: r.file.skipped.time_backwards(),
+            time_out_of_range: r.file.skipped.time_out_of_range(),
         }
     }
 }

@@ -240,16 +240,28 @@ pub fn nothing_analysed(f: &FileReport) -> Option<String> {
     })
 }
 
-/// One line when frames of the file are earlier than a frame before them, for standard
-/// error and the footer.
+/// One line when frames of the file have times that cannot be trusted (earlier than a
+/// frame before them, or out of range), for standard error and the footer.
 pub fn time_line(f: &FileReport) -> Option<String> {
-    let n = f.skipped.time_backwards();
-    (n > 0).then(|| {
+    let (back, out) = (f.skipped.time_backwards(), f.skipped.time_out_of_range());
+    let mut what = Vec::new();
+    if back > 0 {
+        what.push(format!(
+            "{back} frame(s) earlier than a frame before them (the capture clock ran \
+             backwards, or files were merged)"
+        ));
+    }
+    if out > 0 {
+        what.push(format!(
+            "{out} frame(s) whose fraction of a second is out of range"
+        ));
+    }
+    (!what.is_empty()).then(|| {
         format!(
-            "{}: {n} frame(s) earlier than a frame before them (the capture clock ran \
-             backwards, files were merged, or an out-of-range timestamp jumped ahead): times \
-             measured across them, RTTs and costs included, are not to be trusted",
-            f.path
+            "{}: {}: analysed at the latest trusted time before them; no RTT sample starts \
+             or ends at them",
+            f.path,
+            what.join(", ")
         )
     })
 }
@@ -273,6 +285,23 @@ pub fn footer(f: &FileReport) -> String {
              data that is not in the file (acked_unseen); those holes are capture loss, not \
              network loss or reordering\n",
             f.stats.acked_unseen, f.stats.acked_unseen_connections
+        ));
+    }
+    // ICMP errors quoting TCP headers: their streams are Wireshark's, a stream of only
+    // such errors is a row without packets; a path-MTU black hole is named by frame.
+    if let Some(first) = f.stats.icmp_first_frame {
+        let too_big = match f.stats.icmp_too_big_frame {
+            Some(t) => format!(
+                "; a \"fragmentation needed\" / \"packet too big\" in frame {t}: \
+                 check the path MTU"
+            ),
+            None => String::new(),
+        };
+        s.push_str(&format!(
+            "note: {} ICMP error(s) quote TCP headers, the first in frame {first}{too_big}; \
+             they take Wireshark's stream numbers (a stream of only such errors has no \
+             packets) and are listed per connection in `flows --format json` (icmp_errors)\n",
+            f.stats.icmp_errors
         ));
     }
     if let Some(t) = time_line(f) {
@@ -312,6 +341,9 @@ struct JsonFile<'a> {
     /// Frames earlier than a frame before them; absent when none.
     #[serde(skip_serializing_if = "is_zero")]
     time_backwards: u64,
+    /// Frames whose pcap fraction of a second was out of range; absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    time_out_of_range: u64,
     error: Option<JsonError<'a>>,
 }
 
@@ -365,8 +397,19 @@ pub(crate) struct JsonConn {
     synack_to_ack_ms: Option<f64>,
     rtt_ms: Option<JsonRtt>,
     reused_port: bool,
+    icmp_errors: Option<JsonIcmpErrors>,
     client_to_server: JsonDir,
     server_to_client: JsonDir,
+}
+
+#[cfg(test)]
+#[derive(Serialize)]
+struct JsonIcmpErrors {
+    count: u64,
+    first_frame: u64,
+    first: &'static str,
+    too_big_frame: Option<u64>,
+    next_hop_mtu: Option<u32>,
 }
 
 #[cfg(test)]
@@ -517,6 +560,13 @@ pub(crate) fn json_conn(c: &ConnSummary) -> JsonConn {
         synack_to_ack_ms: c.synack_to_ack_ns.map(ns_to_ms),
         rtt_ms: json_rtt(path_rtt(c)),
         reused_port: c.reused_port,
+        icmp_errors: c.icmp_errors.map(|e| JsonIcmpErrors {
+            count: e.count,
+            first_frame: e.first_frame,
+            first: e.first.name(),
+            too_big_frame: e.too_big_frame,
+            next_hop_mtu: e.next_hop_mtu,
+        }),
         client_to_server: json_dir(&c.dirs[0]),
         server_to_client: json_dir(&c.dirs[1]),
     }
@@ -602,6 +652,7 @@ fn json_file(f: &FileReport) -> JsonFile<'_> {
             .collect(),
         skipped_link_types: json_link_types(f),
         time_backwards: f.skipped.time_backwards(),
+        time_out_of_range: f.skipped.time_out_of_range(),
         error: f.error.as_ref().map(|e| JsonError {
             message: &e.message,
             frame: e.frame,
@@ -752,6 +803,7 @@ mod tests {
                 vantage: Vantage::Client,
                 reused_port: false,
                 continuation: false,
+                icmp_errors: None,
             };
             c.dirs[0].packets = i;
             connections.push(c);

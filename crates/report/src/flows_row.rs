@@ -261,6 +261,23 @@ pub(crate) fn write_row(buf: &mut Vec<u8>, c: &ConnSummary, first: bool) {
     o.rtt(path_rtt(c), &RTT_AT_ROW, "\n          }");
     o.raw(",\n          \"reused_port\": ");
     o.bool(c.reused_port);
+    o.raw(",\n          \"icmp_errors\": ");
+    match &c.icmp_errors {
+        None => o.raw("null"),
+        Some(e) => {
+            o.raw("{\n            \"count\": ");
+            o.u64(e.count);
+            o.raw(",\n            \"first_frame\": ");
+            o.u64(e.first_frame);
+            o.raw(",\n            \"first\": ");
+            o.str(e.first.name());
+            o.raw(",\n            \"too_big_frame\": ");
+            o.opt_u64(e.too_big_frame);
+            o.raw(",\n            \"next_hop_mtu\": ");
+            o.opt_u64(e.next_hop_mtu.map(u64::from));
+            o.raw("\n          }");
+        }
+    }
     o.raw(",\n          \"client_to_server\": ");
     dir(&mut o, &c.dirs[0]);
     o.raw(",\n          \"server_to_client\": ");
@@ -361,6 +378,7 @@ fn dir(o: &mut Out<'_>, d: &DirSummary) {
 mod tests {
     use super::*;
     use crate::flows::json_conn;
+    use tcpwhy_capture::IcmpErrorKind;
     use tcpwhy_track::{LimitTimes, SegmentCounts, SynOptions, Vantage};
 
     /// The row as serde_json writes it through the document's pretty formatter.
@@ -566,6 +584,16 @@ mod tests {
                     vantage: vantages[pick(4, 3)],
                     reused_port: k % 2 == 1,
                     continuation: false,
+                    icmp_errors: (k % 3 != 0).then_some(tcpwhy_track::IcmpErrors {
+                        count: v,
+                        first_frame: v,
+                        first: [
+                            IcmpErrorKind::FragmentationNeeded,
+                            IcmpErrorKind::TimeExceeded,
+                        ][pick(2, 0)],
+                        too_big_frame: (k % 2 == 0).then_some(v),
+                        next_hop_mtu: (k % 4 != 1).then_some(v as u32),
+                    }),
                 };
                 assert_eq!(by_hand(&c, k % 2 == 0), by_serde(&c, k % 2 == 0), "{k}");
                 n += 1;

@@ -6,7 +6,7 @@ use crate::model::ConnModel;
 use crate::rtt::RttStats;
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
-use tcpwhy_capture::Timestamp;
+use tcpwhy_capture::{IcmpError, IcmpErrorKind, Timestamp};
 
 /// One end of a connection.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -204,6 +204,64 @@ pub struct DirSummary {
     pub rst: bool,
 }
 
+/// ICMP and ICMPv6 errors that quoted a segment of a connection (`tcpwhy_capture::icmp_error`):
+/// kept as evidence, never taken as segments (no sequence, ACK, RTT or retransmission
+/// effect). A path-MTU black hole shows here as "fragmentation needed" or "packet too
+/// big" errors the sender did not act on.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IcmpErrors {
+    pub count: u64,
+    /// The first one's frame and what it said.
+    pub first_frame: u64,
+    pub first: IcmpErrorKind,
+    /// The first "fragmentation needed" or "packet too big".
+    pub too_big_frame: Option<u64>,
+    /// The smallest next-hop MTU those reported (routers older than RFC 1191 send none).
+    pub next_hop_mtu: Option<u32>,
+}
+
+impl IcmpErrors {
+    /// The first error, in frame `frame`.
+    pub fn new(frame: u64, e: &IcmpError) -> Self {
+        IcmpErrors {
+            count: 1,
+            first_frame: frame,
+            first: e.kind,
+            too_big_frame: e.kind.too_big().then_some(frame),
+            next_hop_mtu: e.next_hop_mtu,
+        }
+    }
+
+    /// Takes in the errors of another part of the connection (or one more error).
+    pub fn add(&mut self, o: &IcmpErrors) {
+        self.count = self.count.saturating_add(o.count);
+        if o.first_frame < self.first_frame {
+            self.first_frame = o.first_frame;
+            self.first = o.first;
+        }
+        self.too_big_frame = match (self.too_big_frame, o.too_big_frame) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.next_hop_mtu = match (self.next_hop_mtu, o.next_hop_mtu) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+
+    /// `errors` with one more.
+    pub fn with(errors: Option<IcmpErrors>, frame: u64, e: &IcmpError) -> IcmpErrors {
+        let one = IcmpErrors::new(frame, e);
+        match errors {
+            Some(mut x) => {
+                x.add(&one);
+                x
+            }
+            None => one,
+        }
+    }
+}
+
 /// A finished connection (or the part of one seen before it was finalised).
 ///
 /// Its serde encoding is the compact row `tcpwhy-pipeline` keeps of it (postcard, in its
@@ -235,6 +293,8 @@ pub struct ConnSummary {
     /// holds only the later part (merge with the earlier one by `stream`).
     #[serde(skip)]
     pub continuation: bool,
+    /// ICMP errors quoting its segments; a stream opened by one has no packets.
+    pub icmp_errors: Option<IcmpErrors>,
 }
 
 impl ConnSummary {
@@ -433,6 +493,13 @@ impl ConnSummary {
         self.last_frame = self.last_frame.max(later.last_frame);
         self.start = self.start.min(later.start);
         self.end = self.end.max(later.end);
+        self.icmp_errors = match (self.icmp_errors, later.icmp_errors) {
+            (Some(mut a), Some(b)) => {
+                a.add(&b);
+                Some(a)
+            }
+            (a, b) => a.or(b),
+        };
     }
 }
 

@@ -14,7 +14,7 @@ use crate::seq::{seq_gt, seq_le, seq_lt, SeqUnwrapper};
 use crate::summary::*;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
-use tcpwhy_capture::{FlowAddrs, Packet, TcpFlags, Timestamp};
+use tcpwhy_capture::{FlowAddrs, IcmpError, Packet, TcpFlags, Timestamp};
 
 /// Wireshark's TCP_MAX_UNACKED_SEGMENTS: past this many unacknowledged segments in one
 /// direction (the ACKs are not being captured) new ones are not remembered.
@@ -305,7 +305,9 @@ struct Unacked {
     end: u32,
     ts: Timestamp,
     frame: u64,
-    retransmitted: bool,
+    /// Its ACK gives no RTT sample: it was retransmitted (Karn's rule), or sent at a time
+    /// that is not its own ([`Tracker::time_untrusted`]).
+    no_sample: bool,
 }
 
 /// What identifies one packet on the wire, to recognise the capture recording it twice.
@@ -511,6 +513,8 @@ struct Conn {
     tick_last: Option<Timestamp>,
     /// The smallest RTT sample so far (`ConnModel::min_rtt_sample_ns`).
     min_rtt_sample_ns: Option<u64>,
+    /// ICMP errors quoting its segments ([`Tracker::icmp_error`]).
+    icmp_errors: Option<IcmpErrors>,
 }
 
 /// The little that is kept of a finalised connection so that later packets on its
@@ -784,6 +788,8 @@ pub struct Tracker {
     resets: Resets,
     /// Keep the senders' IP ID order ([`Tracker::without_ip_ids`]).
     ip_ids: bool,
+    /// The next segments' times are not their own ([`Tracker::time_untrusted`]).
+    untimed: bool,
 }
 
 impl Default for Tracker {
@@ -809,6 +815,7 @@ impl Tracker {
             max_live: 0,
             resets: VecDeque::new(),
             ip_ids: true,
+            untimed: false,
         }
     }
 
@@ -833,6 +840,16 @@ impl Tracker {
             ip_ids: false,
             ..self
         }
+    }
+
+    /// Whether the segments processed from now on are at a time that is not their own
+    /// (`tcpwhy_capture::Frame::ts_untrusted`: the capture's clock ran backwards, or the
+    /// record's time was out of range, and the pass gave the frame the latest trusted
+    /// time before it). Such a segment is tracked as any other, but no RTT sample starts
+    /// or ends at it (docs/tracking.md "Untrusted times").
+    #[inline(always)]
+    pub fn time_untrusted(&mut self, untrusted: bool) {
+        self.untimed = untrusted;
     }
 
     /// Connections currently tracked with their full state.
@@ -930,7 +947,14 @@ impl Tracker {
                     if !(syn_only && c.dirs[d].base_seq.is_some_and(|b| b != pkt.seq)) {
                         // The event goes straight to the caller (a copy of it here cost
                         // a 250-byte memcpy a packet); the RST's linger is queued inside.
-                        return c.segment::<O>(frame, ts, d, pkt, Some((&mut self.resets, &r.key)));
+                        return c.segment::<O>(
+                            frame,
+                            ts,
+                            d,
+                            pkt,
+                            Some((&mut self.resets, &r.key)),
+                            self.untimed,
+                        );
                     }
                 }
             }
@@ -948,7 +972,14 @@ impl Tracker {
                     dirs,
                 });
                 if !(syn_only && c.dirs[d].base_seq.is_some_and(|b| b != pkt.seq)) {
-                    return c.segment::<O>(frame, ts, d, pkt, Some((&mut self.resets, &r.key)));
+                    return c.segment::<O>(
+                        frame,
+                        ts,
+                        d,
+                        pkt,
+                        Some((&mut self.resets, &r.key)),
+                        self.untimed,
+                    );
                 }
             }
         }
@@ -986,6 +1017,27 @@ impl Tracker {
         if reused {
             self.finalise(&key);
         }
+        let mut conn = self.open(frame, ts, src, dst, revive);
+        conn.reused_port = reused;
+        let f = usize::from(src != conn.origin);
+        let mut ev = conn.segment::<O>(frame, ts, f, pkt, None, self.untimed);
+        if reused {
+            ev.reused_ports();
+        }
+        self.insert_live(key, conn);
+        ev
+    }
+
+    /// A connection opened by frame `frame`, sent by `src`: the continuation of a
+    /// finalised one (`revive`, its tombstone), or a new stream.
+    fn open(
+        &mut self,
+        frame: u64,
+        ts: Timestamp,
+        src: Endpoint,
+        dst: Endpoint,
+        revive: Option<Tombstone>,
+    ) -> Box<Conn> {
         let spare = self.spare.pop();
         let ip_ids = self.ip_ids;
         let new_conn = |stream, origin, other| match spare {
@@ -1005,7 +1057,7 @@ impl Tracker {
                 [Dir::new(), Dir::new()],
             )),
         };
-        let mut conn = match revive {
+        match revive {
             Some(t) => {
                 let mut c = new_conn(t.stream, t.origin, t.other);
                 for (d, b) in t.base_seq.iter().enumerate() {
@@ -1032,16 +1084,13 @@ impl Tracker {
                     self.next_stream
                 };
                 self.next_stream += 1;
-                let mut c = new_conn(s, src, dst);
-                c.reused_port = reused;
-                c
+                new_conn(s, src, dst)
             }
-        };
-        let f = usize::from(src != conn.origin);
-        let mut ev = conn.segment::<O>(frame, ts, f, pkt, None);
-        if reused {
-            ev.reused_ports();
         }
+    }
+
+    /// Makes `conn` the live connection of `key`.
+    fn insert_live(&mut self, key: FlowKey, conn: Box<Conn>) {
         let conn = Some(conn);
         let slot = match self.free_slots.pop() {
             Some(i) => {
@@ -1055,7 +1104,38 @@ impl Tracker {
         };
         self.live.insert(key, slot);
         self.max_live = self.max_live.max(self.live.len());
-        ev
+    }
+
+    /// An ICMP or ICMPv6 error quoting a segment, in frame `frame`: evidence on the
+    /// connection of the quoted 4-tuple (either direction; a finalised one continues, as
+    /// with a late segment), or a new stream when none is known, which later segments of
+    /// that 4-tuple join. Wireshark numbers the quoted header so (tshark 4.0,
+    /// docs/tshark-comparison.md "ICMP errors"). The quoted header is not a segment: no
+    /// sequence, ACK, window, RTT or retransmission state changes, nor the connection's
+    /// last frame and end time; it never starts a new stream on port reuse.
+    pub fn icmp_error(&mut self, frame: u64, ts: Timestamp, e: &IcmpError) {
+        let src = Endpoint {
+            addr: e.quoted.src,
+            port: e.quoted.src_port,
+        };
+        let dst = Endpoint {
+            addr: e.quoted.dst,
+            port: e.quoted.dst_port,
+        };
+        let key = FlowKey::new(&src, &dst);
+        if let Some(c) = self
+            .live
+            .get(&key)
+            .and_then(|&i| self.slots.get_mut(i))
+            .and_then(|c| c.as_mut())
+        {
+            c.icmp_errors = Some(IcmpErrors::with(c.icmp_errors, frame, e));
+            return;
+        }
+        let revive = self.done.remove(&key);
+        let mut conn = self.open(frame, ts, src, dst, revive);
+        conn.icmp_errors = Some(IcmpErrors::new(frame, e));
+        self.insert_live(key, conn);
     }
 
     /// Finalises the reset connections quiet for [`RESET_LINGER_NS`] by `now`. The test
@@ -1204,6 +1284,7 @@ impl Conn {
             tick_ns: COARSEST_TICK_NS,
             tick_last: None,
             min_rtt_sample_ns: None,
+            icmp_errors: None,
         }
     }
 
@@ -1297,6 +1378,7 @@ impl Conn {
             vantage,
             reused_port: self.reused_port,
             continuation: self.continuation,
+            icmp_errors: self.icmp_errors,
         }
     }
 
@@ -1313,6 +1395,7 @@ impl Conn {
         f: usize,
         pkt: &Packet<'_>,
         resets: Option<(&mut Resets, &FlowKey)>,
+        untimed: bool,
     ) -> O {
         let f = f & 1;
         self.last_frame = frame;
@@ -1410,7 +1493,7 @@ impl Conn {
             .as_mut()
             .map_or_else(IdStep::default, |ids| ids.observe(f, pkt));
 
-        let (mut kinds, original) = self.analyze::<O>(f, frame, ts, pkt);
+        let (mut kinds, original) = self.analyze::<O>(f, frame, ts, pkt, untimed);
         if synack_rebased {
             kinds.set(SegmentKinds::REUSED_PORTS);
         }
@@ -1522,7 +1605,7 @@ impl Conn {
                     }
                 }
                 if let Some(u) = last {
-                    if !u.retransmitted && ts >= u.ts {
+                    if !u.no_sample && !untimed && ts >= u.ts {
                         let ns = ts.elapsed_since(u.ts);
                         rev.rtt_ack.add(ns);
                         min_sample = min_sample.min(ns);
@@ -1544,18 +1627,21 @@ impl Conn {
             {
                 fwd.model.tsval_max = Some(tsval);
             }
+            // A TSval first sent at an untrusted time starts no sample.
             if fwd.last_tsval != Some(tsval) {
                 fwd.last_tsval = Some(tsval);
-                if fwd.ts_sent.len() == TS_HISTORY {
-                    fwd.ts_sent.pop_front();
+                if !untimed {
+                    if fwd.ts_sent.len() == TS_HISTORY {
+                        fwd.ts_sent.pop_front();
+                    }
+                    fwd.ts_sent.push_back((tsval, ts, frame));
                 }
-                fwd.ts_sent.push_back((tsval, ts, frame));
             }
             if flags.ack() && tsecr != 0 && fwd.last_tsecr != Some(tsecr) {
                 fwd.last_tsecr = Some(tsecr);
                 if let Some(i) = rev.ts_sent.iter().rposition(|e| e.0 == tsecr) {
                     let (_, t, fr) = rev.ts_sent[i];
-                    if ts >= t {
+                    if !untimed && ts >= t {
                         let ns = ts.elapsed_since(t);
                         rev.rtt_ts.add(ns);
                         min_sample = min_sample.min(ns);
@@ -1765,6 +1851,7 @@ impl Conn {
         frame: u64,
         ts: Timestamp,
         pkt: &Packet<'_>,
+        untimed: bool,
     ) -> (SegmentKinds, Option<(u64, Timestamp)>) {
         let irtt = self.irtt_ns;
         let (fwd, rev) = self.pair(f);
@@ -1906,7 +1993,7 @@ impl Conn {
                 // Karn's rule: mark what it repeats so its ACK gives no RTT sample.
                 for u in fwd.unacked.iter_mut() {
                     if seq_lt(u.seq, end) && seq_gt(u.end, seq) {
-                        u.retransmitted = true;
+                        u.no_sample = true;
                         original.get_or_insert((u.frame, u.ts));
                     }
                 }
@@ -1916,7 +2003,7 @@ impl Conn {
                     end,
                     ts,
                     frame,
-                    retransmitted: false,
+                    no_sample: untimed,
                 });
             }
         }

@@ -21,6 +21,10 @@ pub(crate) const PROTO_IPV6_IN_IP: u8 = 41;
 /// UDP (VXLAN, GENEVE, GTP-U, Teredo) and GRE carry tunnels too (see `encap`).
 pub(crate) const PROTO_UDP: u8 = 17;
 pub(crate) const PROTO_GRE: u8 = 47;
+/// ICMP and ICMPv6: their errors quote the header of the packet that caused them
+/// (see `icmp`).
+pub(crate) const PROTO_ICMP: u8 = 1;
+pub(crate) const PROTO_ICMPV6: u8 = 58;
 
 /// Protocols the decoder goes on with after the IP header.
 fn carries_tcp(protocol: u8) -> bool {
@@ -94,13 +98,23 @@ pub(crate) struct IpHeader {
 #[inline]
 pub(crate) fn parse(net: Network, b: &[u8], wire_len: usize) -> Result<IpHeader, SkipReason> {
     match net {
-        Network::Ipv4 => ipv4(b, wire_len),
-        Network::Ipv6 => ipv6(b, wire_len),
+        Network::Ipv4 => ipv4(b, wire_len, carries_tcp),
+        Network::Ipv6 => ipv6(b, wire_len, carries_tcp),
     }
 }
 
+/// [`parse`] for a header whose upper layer is ICMP or ICMPv6 (`NotTcp` for any other).
+pub(crate) fn parse_icmp(net: Network, b: &[u8], wire_len: usize) -> Result<IpHeader, SkipReason> {
+    let icmp = |p| p == PROTO_ICMP || p == PROTO_ICMPV6;
+    match net {
+        Network::Ipv4 => ipv4(b, wire_len, icmp),
+        Network::Ipv6 => ipv6(b, wire_len, icmp),
+    }
+}
+
+/// `accept`: the upper-layer protocols to go on with ([`carries_tcp`] for segments).
 #[inline]
-fn ipv4(b: &[u8], wire_len: usize) -> Result<IpHeader, SkipReason> {
+fn ipv4(b: &[u8], wire_len: usize, accept: impl Fn(u8) -> bool) -> Result<IpHeader, SkipReason> {
     if b.len() < IPV4_MIN_HEADER_LEN {
         return Err(SkipReason::TruncatedIpHeader);
     }
@@ -125,7 +139,7 @@ fn ipv4(b: &[u8], wire_len: usize) -> Result<IpHeader, SkipReason> {
         return Err(SkipReason::BadIpHeader);
     }
     let protocol = b[IPV4_PROTO_OFFSET];
-    if !carries_tcp(protocol) {
+    if !accept(protocol) {
         return Err(SkipReason::NotTcp);
     }
     // A first fragment (offset 0, more-fragments set) still starts with the TCP header;
@@ -190,7 +204,7 @@ pub(crate) fn flow_addrs(net: Network, b: &[u8]) -> Option<(IpAddr, IpAddr, &[u8
     }
 }
 
-fn ipv6(b: &[u8], wire_len: usize) -> Result<IpHeader, SkipReason> {
+fn ipv6(b: &[u8], wire_len: usize, accept: impl Fn(u8) -> bool) -> Result<IpHeader, SkipReason> {
     if b.len() < IPV6_HEADER_LEN {
         return Err(SkipReason::TruncatedIpHeader);
     }
@@ -212,7 +226,7 @@ fn ipv6(b: &[u8], wire_len: usize) -> Result<IpHeader, SkipReason> {
     let mut first_fragment = true;
     for _ in 0..=MAX_EXTENSION_HEADERS {
         let ext_len = match next {
-            p if carries_tcp(p) && first_fragment => {
+            p if accept(p) && first_fragment => {
                 let src: [u8; 16] =
                     array(b, IPV6_SRC_OFFSET).ok_or(SkipReason::TruncatedIpHeader)?;
                 let dst: [u8; 16] =
@@ -228,7 +242,7 @@ fn ipv6(b: &[u8], wire_len: usize) -> Result<IpHeader, SkipReason> {
                 });
             }
             // Past a non-first fragment header there is only payload.
-            p if carries_tcp(p) => return Err(fragment_reason(p)),
+            p if accept(p) => return Err(fragment_reason(p)),
             _ if !first_fragment => return Err(SkipReason::NotTcp),
             IPV6_HOP_BY_HOP | IPV6_ROUTING | IPV6_DEST_OPTS | IPV6_MOBILITY | IPV6_HIP
             | IPV6_SHIM6 => {

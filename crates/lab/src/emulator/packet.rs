@@ -51,6 +51,7 @@ impl TcpSummary {
         let frame = Frame {
             number: 0,
             ts: Timestamp::default(),
+            ts_untrusted: false,
             link: LinkType::RawIp,
             interface: 0,
             data: bytes,
