@@ -12,7 +12,7 @@ use tcpwhy_track::{SegmentEvent, SegmentKinds};
 #[derive(Parser)]
 #[command(
     name = "tcpwhy",
-    version,
+    version = env!("TCPWHY_VERSION"),
     about = "Why is this TCP traffic slow? Reads a packet capture, names the mechanism, proves it, prices it.",
     long_about = "tcpwhy reads pcap and pcapng captures (tcpdump -w, Wireshark, gzip-compressed \
 too) and explains TCP performance: `analyze` names the mechanism that cost time (slow start \
@@ -59,6 +59,9 @@ pub enum Command {
     /// or `tcpwhy analyze --host` on another machine.
     #[command(after_help = COLLECT_HELP)]
     Collect(CollectArgs),
+    /// Write the man pages and shell completions to a directory (for packaging).
+    #[command(hide = true)]
+    Assets(crate::assets::AssetsArgs),
 }
 
 const HOST_HELP: &str = "What it reads: sysctl -a (or /proc/sys/net), /proc/net/sockstat{,6}, \

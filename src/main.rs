@@ -3,6 +3,7 @@
 //! parsing, files, terminal and exit status; the work is in the library crates.
 
 mod annotate;
+mod assets;
 mod cli;
 mod filter;
 mod host;
@@ -31,5 +32,6 @@ fn run(args: cli::Cli) -> Result<ExitCode, String> {
         cli::Command::Segments(a) => cli::segments(a),
         cli::Command::Host(a) => cli::host(a),
         cli::Command::Collect(a) => cli::collect(a),
+        cli::Command::Assets(a) => assets::run(a),
     }
 }
