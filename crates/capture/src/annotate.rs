@@ -20,6 +20,7 @@
 //! where the EPB has them. A Simple Packet Block has no room for options: a comment for
 //! one is counted in [`Rewritten::comments_not_placed`] instead.
 
+use crate::bounds::MAX_BLOCK_LEN;
 use crate::format::ByteOrder;
 use crate::frame::Frame;
 use crate::reader::{Capture, CaptureError, FileFormat, Record};
@@ -64,8 +65,9 @@ pub struct Rewritten {
     pub frames_written: u64,
     /// Packet comments added.
     pub comments: u64,
-    /// Comments that could not be added: for a Simple Packet Block (no options), or a
-    /// packet block whose options are malformed (the block is copied unchanged).
+    /// Comments that could not be added: for a Simple Packet Block (no options), a
+    /// packet block whose options are malformed, or one they would make longer than
+    /// [`MAX_BLOCK_LEN`] (the block is written without them).
     pub comments_not_placed: u64,
     /// Where reading the input stopped early; the output holds every frame before it and
     /// is a complete pcapng file.
@@ -146,8 +148,11 @@ pub fn write_pcapng(
                 if pcap.is_some() {
                     let ns = u64::try_from(f.ts.nanos()).unwrap_or(0);
                     let ticks = if nanosecond { ns } else { ns / 1_000 };
-                    write_epb(out, ticks, f.data, f.orig_len, &comments)?;
-                    done.comments += n;
+                    if write_epb(out, ticks, f.data, f.orig_len, &comments)? || n == 0 {
+                        done.comments += n;
+                    } else {
+                        done.comments_not_placed += n;
+                    }
                     continue;
                 }
                 if comments.is_empty() {
@@ -170,6 +175,11 @@ pub fn write_pcapng(
                 }
             }
         }
+    }
+    if pcap.is_none() && first_section {
+        // A pcapng input whose first section header could not be read: a header of our
+        // own, so that the output is still a (frameless) pcapng file.
+        write_shb(out, section_comments)?;
     }
     Ok(done)
 }
@@ -243,19 +253,25 @@ fn options_len(options: &[(u16, &[u8])]) -> usize {
     options.iter().map(|(_, v)| option_len(v)).sum::<usize>() + option_len(&[])
 }
 
-fn block_len(body: usize) -> io::Result<u32> {
-    u32::try_from(8 + body + TRAILER_LEN)
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "pcapng block over 4 GiB"))
+/// Total length of a block with a body of `body` bytes; `None` past the largest block
+/// readers accept ([`MAX_BLOCK_LEN`], tcpwhy's own reader included).
+fn block_len(body: usize) -> Option<u32> {
+    let len = body.checked_add(8 + TRAILER_LEN)?;
+    if len > MAX_BLOCK_LEN {
+        return None;
+    }
+    u32::try_from(len).ok()
 }
 
-/// The section and interface a legacy pcap file becomes (little-endian).
-fn write_pcap_section(
-    w: &mut dyn Write,
-    comments: &[String],
-    network: u32,
-    snaplen: u32,
-    nanosecond: bool,
-) -> io::Result<()> {
+fn too_long() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        "section or interface block over the block size bound",
+    )
+}
+
+/// A section header of our own (little-endian), with `comments`.
+fn write_shb(w: &mut dyn Write, comments: &[String]) -> io::Result<()> {
     let mut out = Out {
         w,
         order: ByteOrder::Little,
@@ -266,7 +282,7 @@ fn write_pcap_section(
         .map(|c| (OPT_COMMENT, option_value(c)))
         .collect();
     options.push((OPT_SHB_USERAPPL, app.as_bytes()));
-    let len = block_len(16 + options_len(&options))?;
+    let len = block_len(16 + options_len(&options)).ok_or_else(too_long)?;
     out.u32(SHB_TYPE)?;
     out.u32(len)?;
     out.u32(BYTE_ORDER_MAGIC)?;
@@ -274,15 +290,29 @@ fn write_pcap_section(
     out.u16(0)?;
     out.w.write_all(&SECTION_LENGTH_UNKNOWN.to_le_bytes())?;
     out.options(&options)?;
-    out.u32(len)?;
+    out.u32(len)
+}
 
+/// The section and interface a legacy pcap file becomes (little-endian).
+fn write_pcap_section(
+    w: &mut dyn Write,
+    comments: &[String],
+    network: u32,
+    snaplen: u32,
+    nanosecond: bool,
+) -> io::Result<()> {
+    write_shb(w, comments)?;
+    let mut out = Out {
+        w,
+        order: ByteOrder::Little,
+    };
     let tsresol = [TSRESOL_NANOS];
     let options: Vec<(u16, &[u8])> = if nanosecond {
         vec![(OPT_IF_TSRESOL, &tsresol[..])]
     } else {
         Vec::new()
     };
-    let len = block_len(8 + options_len(&options))?;
+    let len = block_len(8 + options_len(&options)).ok_or_else(too_long)?;
     out.u32(IDB_TYPE)?;
     out.u32(len)?;
     // The link type is 16 bits in an IDB; the FCS bits above it in the pcap header have
@@ -294,14 +324,15 @@ fn write_pcap_section(
     out.u32(len)
 }
 
-/// An Enhanced Packet Block on interface 0 (little-endian).
+/// An Enhanced Packet Block on interface 0 (little-endian); without the comments (false)
+/// when they would make it longer than [`MAX_BLOCK_LEN`].
 fn write_epb(
     w: &mut dyn Write,
     ticks: u64,
     data: &[u8],
     orig_len: u32,
     comments: &[String],
-) -> io::Result<()> {
+) -> io::Result<bool> {
     let mut out = Out {
         w,
         order: ByteOrder::Little,
@@ -312,7 +343,13 @@ fn write_epb(
     } else {
         comments_len + option_len(&[])
     };
-    let len = block_len(20 + pad4(data.len()) + options)?;
+    let (len, comments) = match block_len(20 + pad4(data.len()) + options) {
+        Some(len) => (len, comments),
+        None => (
+            block_len(20 + pad4(data.len())).ok_or_else(too_long)?,
+            &[][..],
+        ),
+    };
     out.u32(EPB_TYPE)?;
     out.u32(len)?;
     out.u32(0)?;
@@ -328,12 +365,14 @@ fn write_epb(
     if !comments.is_empty() {
         out.option(OPT_ENDOFOPT, &[])?;
     }
-    out.u32(len)
+    out.u32(len)?;
+    Ok(!comments.is_empty())
 }
 
 /// Writes the block `raw` (byte order `order`) with `comments` appended to its options,
 /// which start at `options_at`, and `patch` (offset, bytes) applied to its fixed part.
-/// Returns false, writing nothing, when its options do not walk to the end of the block.
+/// Returns false, writing nothing, when its options do not walk to the end of the block
+/// or the comments would make it longer than [`MAX_BLOCK_LEN`].
 fn write_with_options(
     w: &mut dyn Write,
     order: ByteOrder,
@@ -370,7 +409,9 @@ fn write_with_options(
     } else {
         kept.len() + options_len(&added)
     };
-    let len = block_len(options_at - 8 + options)?;
+    let Some(len) = block_len(options_at - 8 + options) else {
+        return Ok(false);
+    };
     let mut out = Out { w, order };
     out.w.write_all(&fixed[..4])?;
     out.u32(len)?;
@@ -427,8 +468,11 @@ mod tests {
         (out, done)
     }
 
-    /// Every frame of `bytes` as the reader sees it, with its raw record.
-    fn frames(bytes: Vec<u8>) -> Vec<(u64, i64, Vec<u8>, u32, u32)> {
+    /// A frame's number, time, captured bytes, original length and link type.
+    type Seen = (u64, i64, Vec<u8>, u32, u32);
+
+    /// Every frame of `bytes` as the reader sees it.
+    fn frames(bytes: Vec<u8>) -> Vec<Seen> {
         let mut cap = Capture::from_bytes(bytes).unwrap();
         let mut v = Vec::new();
         while let Some(f) = cap.next_frame().unwrap() {
@@ -499,8 +543,88 @@ mod tests {
         v
     }
 
+    /// Every frame the reader gets from `bytes` before the end or an error, and whether
+    /// it stopped at an error.
+    fn readable(bytes: Vec<u8>) -> (Vec<Seen>, bool) {
+        let Ok(mut cap) = Capture::from_bytes(bytes) else {
+            return (Vec::new(), true);
+        };
+        let mut v = Vec::new();
+        loop {
+            match cap.next_frame() {
+                Ok(Some(f)) => v.push((
+                    f.number,
+                    f.ts.nanos(),
+                    f.data.to_vec(),
+                    f.orig_len,
+                    f.link.number(),
+                )),
+                Ok(None) => return (v, false),
+                Err(_) => return (v, true),
+            }
+        }
+    }
+
+    /// Damaged inputs (bytes changed, files cut) of both formats: the output is a whole
+    /// pcapng file that reads back without error, with exactly the frames the reader got
+    /// from the input before the damage. The same property as the fuzz targets', on a
+    /// fixed sequence of damages so that it runs with the tests.
     #[test]
-    fn big_endian_pcapng_keeps_blocks_and_old_comments() {
+    fn damaged_inputs_give_whole_files_with_the_frames_before_the_damage() {
+        let pcap = le_pcap(
+            true,
+            64,
+            &[
+                (10, 1, &[0x45; 20], 60),
+                (11, 2, &[0x45; 7], 7),
+                (12, 3, &[0x45; 33], 33),
+            ],
+        );
+        let bases = [pcap, big_endian_sample().0];
+        // xorshift64: a fixed, spread-out sequence of positions and values.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut rewritten = 0;
+        for base in &bases {
+            for _ in 0..20_000 {
+                let mut b = base.clone();
+                for _ in 0..1 + next() % 3 {
+                    let at = (next() % b.len() as u64) as usize;
+                    b[at] = next() as u8;
+                }
+                if next() % 4 == 0 {
+                    b.truncate((next() % b.len() as u64) as usize);
+                }
+                let Ok(mut cap) = Capture::from_bytes(b.clone()) else {
+                    continue;
+                };
+                let mut out = Vec::new();
+                let comment = &mut |f: &Frame<'_>, c: &mut Vec<String>| {
+                    if f.number % 2 == 1 {
+                        c.push(format!("tcpwhy test: frame {}", f.number));
+                    }
+                    true
+                };
+                write_pcapng(&mut cap, &mut out, &["verdict".into()], comment).unwrap();
+                let (want, _) = readable(b);
+                let (got, damaged) = readable(out);
+                assert!(!damaged);
+                assert_eq!(got, want);
+                rewritten += 1;
+            }
+        }
+        // Most damages leave a readable start: the property was checked, not skipped.
+        assert!(rewritten > 30_000, "{rewritten}");
+    }
+
+    /// A big-endian section: SHB, an IDB with if_tsresol 9, an EPB with an old comment,
+    /// a custom block, an EPB without options; and those blocks' bytes.
+    fn big_endian_sample() -> (Vec<u8>, [Vec<u8>; 3]) {
         let mut shb = BYTE_ORDER_MAGIC.to_be_bytes().to_vec();
         shb.extend_from_slice(&[0, 1, 0, 0]);
         shb.extend_from_slice(&1234i64.to_be_bytes());
@@ -526,6 +650,12 @@ mod tests {
         input.extend(epb(7, Some(b"old")));
         input.extend(custom.clone());
         input.extend(epb(8, None));
+        (input, [be_block(IDB_TYPE, &idb), custom, epb(8, None)])
+    }
+
+    #[test]
+    fn big_endian_pcapng_keeps_blocks_and_old_comments() {
+        let (input, [idb_block, custom, last_epb]) = big_endian_sample();
         let (out, done) = rewrite(input.clone(), &["verdict".into()], 1);
         assert_eq!((done.comments, done.comments_not_placed), (1, 0));
         assert_eq!(frames(out.clone()), frames(input.clone()));
@@ -534,10 +664,9 @@ mod tests {
         assert_eq!(&out[16..24], &[0xff; 8]);
         assert_eq!(&out[24..28], &[0, 1, 0, 7]);
         // The IDB, the custom block and the uncommented EPB are the input's bytes.
-        let idb_block = be_block(IDB_TYPE, &idb);
         assert!(out.windows(idb_block.len()).any(|w| w == idb_block));
         assert!(out.windows(custom.len()).any(|w| w == custom));
-        assert!(out.ends_with(&epb(8, None)));
+        assert!(out.ends_with(&last_epb));
         // Frame 1 keeps its old comment and gets the new one after it.
         let old = be_option(OPT_COMMENT, b"old");
         let new = be_option(OPT_COMMENT, b"tcpwhy test: frame 1");
