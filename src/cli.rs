@@ -12,7 +12,7 @@ use tcpwhy_track::{SegmentEvent, SegmentKinds};
 #[derive(Parser)]
 #[command(
     name = "tcpwhy",
-    version,
+    version = env!("TCPWHY_VERSION"),
     about = "Why is this TCP traffic slow? Reads a packet capture, names the mechanism, proves it, prices it.",
     long_about = "tcpwhy reads pcap and pcapng captures (tcpdump -w, Wireshark, gzip-compressed \
 too) and explains TCP performance: `analyze` names the mechanism that cost time (slow start \
@@ -39,6 +39,11 @@ pub enum Command {
     /// --min-cost, 1 = findings, 2 = error or no frame readable as TCP (so it can gate a
     /// CI job).
     Analyze(AnalyzeArgs),
+    /// The capture again as pcapng, every frame unchanged and numbered as before, each
+    /// evidence frame carrying its finding as a packet comment (Wireshark: frame.comment);
+    /// prints the same report and exits with the same status as `analyze`.
+    #[command(after_help = crate::annotate::HELP)]
+    Annotate(crate::annotate::AnnotateArgs),
     /// One row per TCP connection: endpoints, duration, packets and bytes each way, RTT,
     /// flight, windows, handshake options, vantage point, retransmissions; in JSON also the
     /// ICMP errors quoting it (fragmentation needed / packet too big, next-hop MTU).
@@ -55,6 +60,9 @@ pub enum Command {
     /// or `tcpwhy analyze --host` on another machine.
     #[command(after_help = COLLECT_HELP)]
     Collect(CollectArgs),
+    /// Write the man pages and shell completions to a directory (for packaging).
+    #[command(hide = true)]
+    Assets(crate::assets::AssetsArgs),
 }
 
 const HOST_HELP: &str = "What it reads: sysctl -a (or /proc/sys/net), /proc/net/sockstat{,6}, \
@@ -218,6 +226,16 @@ pub struct SegmentsArgs {
 }
 
 pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
+    analyze_each(a, None)
+}
+
+/// What `annotate` does with each file's report after its pass, before any is printed.
+pub type EachReport<'h> =
+    &'h mut dyn FnMut(&mut tcpwhy_report::analyze::AnalyzeReport<'_>) -> Result<(), String>;
+
+/// `analyze`, with `each` called on every file's report (its findings whole, never
+/// rendered during the pass, so that `each` can read them).
+pub fn analyze_each(a: AnalyzeArgs, mut each: Option<EachReport<'_>>) -> Result<ExitCode, String> {
     use tcpwhy_detect::Config;
     use tcpwhy_report::analyze::{write_json, write_text, AnalyzeReport, JsonRender};
     check_stdin_once(&a.files)?;
@@ -258,7 +276,7 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
         };
         // JSON without host bundles is rendered during the pass, on its threads (a
         // finding joined with a bundle changes as it is written).
-        let pass = if matches!(a.format, Format::Json) && views.is_empty() {
+        let pass = if matches!(a.format, Format::Json) && views.is_empty() && each.is_none() {
             tcpwhy_pipeline::analyze_rendered(f, &opts, &config, &JsonRender)
         } else {
             tcpwhy_pipeline::analyze(f, &opts, &config)
@@ -279,14 +297,18 @@ pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
                 .map(|(s, _, x)| (s, x))
                 .collect()
         });
-        reports.push(AnalyzeReport {
+        let mut report = AnalyzeReport {
             file,
             findings,
             keep: &keep,
             min_cost_ns: a.min_cost,
             exchanges,
             hosts: &views,
-        });
+        };
+        if let Some(each) = each.as_mut() {
+            each(&mut report)?;
+        }
+        reports.push(report);
     }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let written = match a.format {

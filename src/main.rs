@@ -2,6 +2,8 @@
 //! numbers, says what it cost and how to fix it. This binary is the CLI: argument
 //! parsing, files, terminal and exit status; the work is in the library crates.
 
+mod annotate;
+mod assets;
 mod cli;
 mod filter;
 mod host;
@@ -25,9 +27,11 @@ fn main() -> ExitCode {
 fn run(args: cli::Cli) -> Result<ExitCode, String> {
     match args.command {
         cli::Command::Analyze(a) => cli::analyze(a),
+        cli::Command::Annotate(a) => annotate::run(a),
         cli::Command::Flows(a) => cli::flows(a),
         cli::Command::Segments(a) => cli::segments(a),
         cli::Command::Host(a) => cli::host(a),
         cli::Command::Collect(a) => cli::collect(a),
+        cli::Command::Assets(a) => assets::run(a),
     }
 }

@@ -1,6 +1,6 @@
 //! Capture files to frames, and frames to decoded TCP segments.
 //!
-//! Two layers, both free of I/O policy above them:
+//! Two layers, both free of I/O policy above them, and a writer:
 //! - [`reader`]: pcap (µs/ns, both byte orders, Kuznetzov's modified format), pcapng
 //!   (several sections and interfaces, per-interface link type and timestamp resolution),
 //!   optionally gzip-compressed; from a memory-mapped file or any `Read` (stdin). Yields
@@ -9,10 +9,12 @@
 //!   valid.
 //! - [`decode`]: link layer → IP → TCP header and options, as an allocation-free
 //!   [`Packet`]; anything else is a [`SkipReason`], counted in [`SkipCounts`].
+//! - [`annotate`]: the same records written back as pcapng with packet comments added.
 //!
 //! Third-party parsers (pcap-parser) stay behind these types; the decoder is hand-written
 //! (crates/capture/PERF.md says why).
 
+pub mod annotate;
 pub mod bounds;
 pub mod decode;
 mod format;

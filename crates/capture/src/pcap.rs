@@ -73,11 +73,15 @@ pub(crate) struct PcapParser {
     /// Nanoseconds per unit of the record's fraction field: 1000 (µs) or 1 (ns).
     nanos_per_frac: u64,
     link: LinkType,
+    /// The header's snaplen and network fields as written, for a writer that describes
+    /// the same interface in pcapng (`crate::annotate`).
+    pub(crate) snaplen: u32,
+    pub(crate) network: u32,
 }
 
 impl PcapParser {
     /// Parses the global header (`header` holds at least [`GLOBAL_HEADER_LEN`] bytes and
-    /// starts with a magic [`sniff`] accepted). The snaplen field is ignored: only each
+    /// starts with a magic [`sniff`] accepted). Reading ignores the snaplen field: only each
     /// record's caplen matters, and writers put 0 or nonsense there.
     pub(crate) fn new(format: FileFormat, header: &[u8]) -> PcapParser {
         let (nanosecond, big_endian, modified) = match format {
@@ -95,13 +99,16 @@ impl PcapParser {
         };
         // pcap-parser reads the header too, but not the big-endian modified magic; the
         // only field we need is the link type, at a fixed place.
+        const SNAPLEN_OFFSET: usize = 16;
         const NETWORK_OFFSET: usize = 20;
-        let network = order.u32_at(header, NETWORK_OFFSET) & LINKTYPE_MASK;
+        let network = order.u32_at(header, NETWORK_OFFSET);
         PcapParser {
             order,
             modified,
             nanos_per_frac: if nanosecond { 1 } else { 1_000 },
-            link: LinkType::from_linktype(network),
+            link: LinkType::from_linktype(network & LINKTYPE_MASK),
+            snaplen: order.u32_at(header, SNAPLEN_OFFSET),
+            network,
         }
     }
 

@@ -10,6 +10,9 @@ use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
+mod records;
+pub(crate) use records::Record;
+
 /// Container format of the capture.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum FileFormat {

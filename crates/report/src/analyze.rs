@@ -37,7 +37,7 @@ pub struct AnalyzeReport<'a> {
 
 /// One reading of a report's findings, in order: those shown, each judged by the host
 /// bundles, while those below the cost threshold are counted.
-struct Walk<'r> {
+pub(crate) struct Walk<'r> {
     report: &'r AnalyzeReport<'r>,
     findings: Box<dyn Iterator<Item = io::Result<Finding>> + 'r>,
     /// Whether findings are judged by the host bundles on this reading.
@@ -49,7 +49,7 @@ struct Walk<'r> {
 }
 
 impl<'r> Walk<'r> {
-    fn new(report: &'r AnalyzeReport<'r>, join: bool) -> Self {
+    pub(crate) fn new(report: &'r AnalyzeReport<'r>, join: bool) -> Self {
         Walk {
             report,
             findings: Box::new(report.findings.iter()),
@@ -107,7 +107,7 @@ fn pct(share: Option<f64>) -> String {
 
 /// The verdict: the costliest mechanisms summed over connections, `(id, cost, count)`,
 /// costliest first (ties in the order first reported).
-fn verdict(r: &AnalyzeReport<'_>) -> io::Result<Vec<(FindingId, u64, usize)>> {
+pub(crate) fn verdict(r: &AnalyzeReport<'_>) -> io::Result<Vec<(FindingId, u64, usize)>> {
     let mut by_id: Vec<(FindingId, u64, usize)> = Vec::new();
     for f in Walk::new(r, false) {
         let f = f?;

@@ -4,6 +4,7 @@
 //! whenever a field changes meaning or disappears (adding a field does not change it).
 
 pub mod analyze;
+pub mod annotate;
 mod finding_json;
 pub mod flows;
 mod flows_row;

@@ -1,0 +1,98 @@
+//! The reader's records as they are in the file: each frame with the bytes of the record
+//! or block that held it, and every pcapng block that is not a packet. For a writer that
+//! copies a capture through (`crate::annotate`); the analysis reads [`Capture::next_frame`].
+
+use super::{Capture, CaptureErrorKind, Parser, MAX_WINDOW};
+use crate::format::Step;
+use crate::frame::Frame;
+
+/// One record of the input, borrowed until the next call.
+pub(crate) enum Record<'a> {
+    /// A frame (numbered as [`Capture::next_frame`] numbers it) and its whole record:
+    /// a pcap record header and data, or a pcapng packet block with its options.
+    Packet { frame: Frame<'a>, raw: &'a [u8] },
+    /// A pcapng block that holds no packet (section header, interface description,
+    /// statistics, name resolution, secrets, custom, unknown), whole.
+    Block(&'a [u8]),
+}
+
+/// What a legacy pcap file's header says of its one interface.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct PcapInterface {
+    /// The network field: link type in the low 16 bits, FCS information above.
+    pub network: u32,
+    pub snaplen: u32,
+}
+
+impl Capture {
+    /// The header's interface of a legacy pcap file; `None` for pcapng.
+    pub(crate) fn pcap_interface(&self) -> Option<PcapInterface> {
+        match &self.parser {
+            Parser::Pcap(p) => Some(PcapInterface {
+                network: p.network,
+                snaplen: p.snaplen,
+            }),
+            Parser::PcapNg(_) => None,
+        }
+    }
+
+    /// The next record, `Ok(None)` at the end; frames are numbered and errors reported
+    /// exactly as by [`Capture::next_frame`] (the same steps of the same parsers), so the
+    /// two walks agree on every frame number.
+    pub(crate) fn next_record(&mut self) -> Result<Option<Record<'_>>, super::CaptureError> {
+        if self.done {
+            return Ok(None);
+        }
+        loop {
+            let step = match &mut self.parser {
+                Parser::Pcap(p) => p.step(self.source.window()),
+                Parser::PcapNg(p) => p.step(self.source.window()),
+            };
+            match step {
+                Step::Packet {
+                    record_len,
+                    data_start,
+                    data_len,
+                    meta,
+                } => {
+                    self.frames += 1;
+                    let number = self.frames;
+                    let raw = self.source.take(record_len);
+                    let data = raw
+                        .get(data_start..data_start.saturating_add(data_len))
+                        .unwrap_or(&[]);
+                    return Ok(Some(Record::Packet {
+                        frame: Frame {
+                            number,
+                            ts: meta.ts,
+                            link: meta.link,
+                            interface: meta.interface,
+                            data,
+                            orig_len: meta.orig_len,
+                        },
+                        raw,
+                    }));
+                }
+                Step::Skip(n) => return Ok(Some(Record::Block(self.source.take(n)))),
+                Step::NeedBytes(n) => {
+                    let have = self.source.window().len();
+                    if n <= have || n > MAX_WINDOW {
+                        return self.fail(CaptureErrorKind::Damaged(format!(
+                            "record of {n} bytes cannot be read"
+                        )));
+                    }
+                    match self.source.fill(n) {
+                        Ok(true) => {}
+                        Ok(false) if self.source.window().is_empty() => {
+                            self.done = true;
+                            return Ok(None);
+                        }
+                        Ok(false) => return self.fail(CaptureErrorKind::Truncated),
+                        Err(e) => return self.fail(CaptureErrorKind::Io(e)),
+                    }
+                }
+                Step::Damaged(why) => return self.fail(CaptureErrorKind::Damaged(why)),
+            }
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! `tcpwhy annotate`: the pass of `analyze` (same options, same report on standard
+//! output, same exit status), then a second pass over each input that writes it back as
+//! pcapng with a packet comment on every evidence frame (`tcpwhy_capture::annotate`) and
+//! the verdict in the section header. The second pass streams: memory holds the
+//! comments (a few per finding shown), not the frames.
+//!
+//! Standard input cannot be read twice, so `-` is first copied to a temporary file
+//! (removed at exit), which takes as much disk space as the capture.
+
+use crate::cli::AnalyzeArgs;
+use clap::Args;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use tcpwhy_report::analyze::AnalyzeReport;
+
+pub const HELP: &str = "Wireshark shows the comments under Expert Information (Comments) and \
+in the packet details; the display filter frame.comment contains \"tcpwhy \" selects the \
+evidence frames. Frame numbers, times, interfaces and tcp.stream numbers are those of the \
+input, so the frame numbers analyze prints point at the same packets in the output (not so \
+with --evidence-only: there each frame's first comment names its original number).\n\n\
+Examples:\n  tcpwhy annotate capture.pcap -o capture-annotated.pcapng\n  \
+tcpwhy annotate --stream 3 --evidence-only --context 5 capture.pcap.gz -o ticket.pcapng\n  \
+tcpwhy annotate a.pcap b.pcapng -o annotated/   (several inputs: a directory)\n  \
+tcpdump -i eth0 -w - -c 100000 port 443 | tcpwhy annotate - -o out.pcapng";
+
+#[derive(Args)]
+pub struct AnnotateArgs {
+    #[command(flatten)]
+    pub analyze: AnalyzeArgs,
+    /// The pcapng file to write (replaced if it exists); with several inputs, a directory
+    /// (created if missing) that receives NAME.pcapng for each input NAME.pcap[.gz].
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: PathBuf,
+    /// Write only the evidence frames (and --context frames around each): the excerpt
+    /// to attach to a ticket. Each frame's first comment names its number in the input.
+    #[arg(long)]
+    pub evidence_only: bool,
+    /// With --evidence-only: also this many frames before and after each evidence frame.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        requires = "evidence_only"
+    )]
+    pub context: u64,
+}
+
+pub fn run(mut a: AnnotateArgs) -> Result<ExitCode, String> {
+    if a.output.as_os_str() == "-" {
+        return Err("annotate writes a file (-o FILE): standard output carries the report".into());
+    }
+    // Standard input is spooled so that it can be read twice.
+    let mut spool = None;
+    for f in &mut a.analyze.files {
+        if f == "-" {
+            let tmp = spool_stdin()?;
+            *f = tmp.path().display().to_string();
+            spool = Some(tmp);
+        }
+    }
+    let spooled = spool.as_ref().map(|t| t.path().display().to_string());
+    let outputs = outputs(&a.analyze.files, &a.output, spooled.as_deref())?;
+    let mode = Mode {
+        evidence_only: a.evidence_only,
+        context: a.context,
+    };
+    let mut each = |r: &mut AnalyzeReport<'_>| {
+        let input = r.file.path.clone();
+        let Some((_, out)) = outputs.iter().find(|(i, _)| *i == input) else {
+            return Err(format!("{input}: no output path chosen for it"));
+        };
+        if spooled.as_deref() == Some(input.as_str()) {
+            r.file.path = "-".into();
+        }
+        let written = write_one(r, &input, out, mode)?;
+        eprintln!("tcpwhy: wrote {}: {written}", out.display());
+        Ok(())
+    };
+    crate::cli::analyze_each(a.analyze, Some(&mut each))
+}
+
+#[derive(Copy, Clone)]
+struct Mode {
+    evidence_only: bool,
+    context: u64,
+}
+
+/// Copies standard input to a temporary file.
+fn spool_stdin() -> Result<tempfile::NamedTempFile, String> {
+    let mut tmp = tempfile::Builder::new()
+        .prefix("tcpwhy-stdin-")
+        .tempfile()
+        .map_err(|e| format!("creating a temporary file for standard input: {e}"))?;
+    std::io::copy(&mut std::io::stdin().lock(), tmp.as_file_mut())
+        .map_err(|e| format!("copying standard input to {}: {e}", tmp.path().display()))?;
+    Ok(tmp)
+}
+
+/// `(input, output)` for each input: `out` itself for one input (or `out/NAME.pcapng`
+/// when it is a directory), `out/NAME.pcapng` for several. Refuses to overwrite an
+/// input or to write two inputs to one file.
+fn outputs(
+    files: &[String],
+    out: &Path,
+    spooled: Option<&str>,
+) -> Result<Vec<(String, PathBuf)>, String> {
+    let into_dir = files.len() > 1 || out.is_dir();
+    if files.len() > 1 {
+        std::fs::create_dir_all(out)
+            .map_err(|e| format!("{}: creating the output directory: {e}", out.display()))?;
+    }
+    let mut v: Vec<(String, PathBuf)> = Vec::new();
+    for f in files {
+        let path = if into_dir {
+            let name = if spooled == Some(f.as_str()) {
+                "stdin".to_string()
+            } else {
+                stem(f)
+            };
+            out.join(format!("{name}.pcapng"))
+        } else {
+            out.to_path_buf()
+        };
+        if let Some((other, _)) = v.iter().find(|(_, p)| *p == path) {
+            return Err(format!(
+                "{other} and {f} would both be written to {}: annotate them one at a time",
+                path.display()
+            ));
+        }
+        let same = |a: &Path, b: &Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y);
+        if same(Path::new(f), &path) {
+            return Err(format!(
+                "{}: is an input; write the annotated capture elsewhere",
+                path.display()
+            ));
+        }
+        v.push((f.clone(), path));
+    }
+    Ok(v)
+}
+
+/// `dir/name.pcap.gz` → `name`.
+fn stem(f: &str) -> String {
+    let name = Path::new(f)
+        .file_name()
+        .map_or_else(|| f.to_string(), |n| n.to_string_lossy().into_owned());
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    [".pcapng", ".pcap", ".cap"]
+        .iter()
+        .find_map(|x| name.strip_suffix(x))
+        .unwrap_or(name)
+        .to_string()
+}
+
+/// Writes the annotated copy of `input` (whose analysis is `r`) to `out`, through a
+/// temporary file beside it so that a failed run leaves no half-written capture.
+fn write_one(r: &AnalyzeReport<'_>, input: &str, out: &Path, mode: Mode) -> Result<String, String> {
+    use tcpwhy_report::annotate::{evidence_comments, verdict_comment};
+    let shown = &r.file.path;
+    let reading = |e: std::io::Error| format!("{shown}: reading the findings back: {e}");
+    let comments = evidence_comments(r).map_err(reading)?;
+    let mut section = vec![verdict_comment(r).map_err(reading)?];
+    // Evidence frames, sorted and unique, for --evidence-only.
+    let mut evidence: Vec<u64> = comments.iter().map(|(f, _)| *f).collect();
+    evidence.dedup();
+    if mode.evidence_only {
+        section.push(format!(
+            "Only the evidence frames of {shown} (and {} frame(s) before and after each): \
+             frame numbers differ from the original capture's; each frame's first comment \
+             names its original number.",
+            mode.context
+        ));
+    }
+
+    let dir = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".tcpwhy-annotate-");
+    // A capture as any program writes one (0666 less the umask), not tempfile's 0600.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let tmp = builder
+        .tempfile_in(dir)
+        .map_err(|e| format!("{}: creating a temporary file: {e}", dir.display()))?;
+    let mut cap = tcpwhy_pipeline::open(input)?;
+    let mut w = std::io::BufWriter::new(tmp.as_file());
+    let mut next_comment = 0;
+    let mut next_evidence = 0;
+    let mut frame = |f: &tcpwhy_capture::Frame<'_>, add: &mut Vec<String>| {
+        let n = f.number;
+        if mode.evidence_only {
+            while evidence
+                .get(next_evidence)
+                .is_some_and(|&e| e.saturating_add(mode.context) < n)
+            {
+                next_evidence += 1;
+            }
+            let near = evidence
+                .get(next_evidence)
+                .is_some_and(|&e| e <= n.saturating_add(mode.context));
+            if !near {
+                return false;
+            }
+            add.push(format!("original frame {n} of {shown}"));
+        }
+        while comments.get(next_comment).is_some_and(|(e, _)| *e < n) {
+            next_comment += 1;
+        }
+        while let Some((_, c)) = comments.get(next_comment).filter(|(e, _)| *e == n) {
+            add.push(c.clone());
+            next_comment += 1;
+        }
+        true
+    };
+    let writing = |e: std::io::Error| format!("{}: writing: {e}", out.display());
+    let done = tcpwhy_capture::annotate::write_pcapng(&mut cap, &mut w, &section, &mut frame)
+        .map_err(writing)?;
+    w.flush().map_err(writing)?;
+    drop(w);
+    tmp.persist(out)
+        .map_err(|e| format!("{}: {}", out.display(), e.error))?;
+    if let Some(e) = &done.error {
+        eprintln!(
+            "tcpwhy: warning: {shown}: {e}; {} holds the {} frames before it",
+            out.display(),
+            done.frames_read
+        );
+    }
+    let mut summary = format!(
+        "{} of {} frames, {} comment(s) on {} evidence frame(s)",
+        done.frames_written,
+        done.frames_read,
+        done.comments,
+        evidence.len()
+    );
+    if done.comments_not_placed > 0 {
+        summary += &format!(
+            " ({} comment(s) not placed: Simple Packet Blocks have no room for them)",
+            done.comments_not_placed
+        );
+    }
+    Ok(summary)
+}
