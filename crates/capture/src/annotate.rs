@@ -145,9 +145,15 @@ pub fn write_pcapng(
                 }
                 done.frames_written += 1;
                 let n = comments.len() as u64;
-                if pcap.is_some() {
-                    let ns = u64::try_from(f.ts.nanos()).unwrap_or(0);
-                    let ticks = if nanosecond { ns } else { ns / 1_000 };
+                if let Some(iface) = &pcap {
+                    // The record header's own seconds and fraction, not the reader's
+                    // time: a fraction out of range (which the reader drops, see
+                    // `Frame::ts_untrusted`) is copied as written, so tshark reads the
+                    // same time from the output as from the input.
+                    let unit: u64 = if nanosecond { 1_000_000_000 } else { 1_000_000 };
+                    let secs = u64::from(iface.order.u32_at(raw, 0));
+                    let frac = u64::from(iface.order.u32_at(raw, 4));
+                    let ticks = secs.saturating_mul(unit).saturating_add(frac);
                     if write_epb(out, ticks, f.data, f.orig_len, &comments)? || n == 0 {
                         done.comments += n;
                     } else {

@@ -68,7 +68,7 @@ pub(crate) const PLAIN_HEADER_LEN: usize = RECORD_HEADER_LEN;
 /// State for reading records after the global header.
 #[derive(Debug)]
 pub(crate) struct PcapParser {
-    order: ByteOrder,
+    pub(crate) order: ByteOrder,
     modified: bool,
     /// Nanoseconds per unit of the record's fraction field: 1000 (µs) or 1 (ns).
     nanos_per_frac: u64,

@@ -22,6 +22,8 @@ pub(crate) struct PcapInterface {
     /// The network field: link type in the low 16 bits, FCS information above.
     pub network: u32,
     pub snaplen: u32,
+    /// The file's byte order, for reading a record header's time as written.
+    pub order: crate::format::ByteOrder,
 }
 
 impl Capture {
@@ -31,6 +33,7 @@ impl Capture {
             Parser::Pcap(p) => Some(PcapInterface {
                 network: p.network,
                 snaplen: p.snaplen,
+                order: p.order,
             }),
             Parser::PcapNg(_) => None,
         }
@@ -65,6 +68,7 @@ impl Capture {
                         frame: Frame {
                             number,
                             ts: meta.ts,
+                            ts_untrusted: meta.ts_untrusted,
                             link: meta.link,
                             interface: meta.interface,
                             data,
