@@ -397,3 +397,29 @@ fn a_single_idle_close_paid_by_the_next_request_is_named() {
         ic.explanation
     );
 }
+
+/// Issue 12, sweep s4-081 at the client (tests/data/sweep/README.md): the keep-alive race.
+/// A server that closes after 463 ms idle, requests 835 ms apart, 263 ms RTT, snaplen 64.
+/// In tshark: the second response ends at frame 34 (1.420872 s); the client's third
+/// request leaves at frame 36 (1.670039 s) and crosses the server's FIN (frame 37,
+/// 1.868991 s, 448.1 ms after frame 34), whose ACK field (801) stops short of that
+/// request (bytes 801–1200): the server closed without having received it, and answered
+/// it with a RST (frames 40, 41). The client retries on stream 1 (SYN frame 39, handshake
+/// 263 ms). Before, the unanswered request made the close look like a request timeout,
+/// and the request's own departure 199 ms before the FIN was taken for the idle start.
+#[test]
+fn a_request_that_crossed_the_idle_close_is_the_keep_alive_race() {
+    let path = root().join("tests/data/sweep/s4-081-http-client.pcap");
+    let f = analyze(&path.to_string_lossy());
+    let ic = of(&f, "connection.idle_close");
+    assert_eq!(ic.len(), 1, "{f:?}");
+    let ic = ic[0];
+    assert_eq!(ic.stream, 0);
+    assert_eq!(common::analyze::frames(ic), [34, 37, 39]);
+    assert!((ic.cost_ms - 263.497).abs() < 0.01, "{}", ic.cost_ms);
+    assert!(
+        ic.explanation.contains("The server") && ic.explanation.contains("after 448 ms"),
+        "{}",
+        ic.explanation
+    );
+}
