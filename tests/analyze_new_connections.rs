@@ -423,3 +423,33 @@ fn a_request_that_crossed_the_idle_close_is_the_keep_alive_race() {
         ic.explanation
     );
 }
+
+/// Issue 12, sweep s6-041 at the client, its first connection (tests/data/sweep/README.md):
+/// 940,786 B on a new connection, 1.23 ms handshake RTT, Reno, TSO at the server, GRO at
+/// the client, snaplen 64. In tshark the response arrives in rounds of 10, 20, 40, 80,
+/// 160 and 320 segments (frames 6, 24, 59, 128, 285, 514) and a last 20 (frame 1027),
+/// 1.28, 1.52, 1.92, 3.31, 3.50 and 5.34 ms apart: doubling, each gap within twice the
+/// one before as the lab's emulator queued the growing flight, though 3.31 ms is 2.7
+/// handshake RTTs. The SYNs' window scales are cut, so the client's window field (757–983)
+/// is no byte count; the 463,360 B round it held at once is the warm window's lower
+/// bound: 3 rounds instead of 7, 4 × 1.23 ms. Before, the gap bound (2 handshake RTTs)
+/// and the raw window field each ruled it out.
+#[test]
+fn slow_start_through_a_queue_with_the_window_scale_cut_is_named() {
+    let path = root().join("tests/data/sweep/s6-041-http-client.pcap");
+    let f = analyze(&path.to_string_lossy());
+    let nc = of(&f, "slow_start.new_connection");
+    assert_eq!(nc.len(), 1, "{f:?}");
+    let nc = nc[0];
+    assert_eq!(
+        common::analyze::frames(nc),
+        [1, 4, 6, 24, 59, 128, 285, 514, 1027]
+    );
+    assert!((nc.cost_ms - 4.90).abs() < 0.01, "{}", nc.cost_ms);
+    assert!(
+        nc.explanation
+            .contains("A warm window of 463360 B — the largest round"),
+        "{}",
+        nc.explanation
+    );
+}
