@@ -326,6 +326,21 @@ fn other_lab_scenarios_have_no_delayed_ack_finding() {
 ///   name. From the receiver the sender's limit (window or send buffer) cannot be seen;
 ///   the finding says so, and full-sized segments resumed, so it is not Nagle.
 ///
+/// - wireshark-sample-ipp-window-full.pcap, streams 1 and 2 (capture at the IPP client,
+///   within 0.8 ms of both hosts): CUPS writes its reply in two pieces. Stream 1: the
+///   144 B HTTP head (frame 247, 1.173622 s), the client's pure ACK 39.4 ms later (frame
+///   248), the 201 B IPP response 0.74 ms after it (frame 249); stream 2: "100 Continue"
+///   (frame 272, 25 B), the ACK 39.7 ms later (273), the 267 B response 0.64 ms after it
+///   (274). Once per connection, each a Linux client's 40 ms timer holding a Nagle
+///   segment; named since one such stall is enough (before, two per connection were
+///   required).
+///
+/// - zeek-tcp-ssh-dups.pcap, stream 0 (every packet captured four times; within 0.2 ms
+///   of both hosts): during the key exchange, before OpenSSH turns TCP_NODELAY on for an
+///   interactive session, the client sends NEWKEYS (frame 48, 16 B, 0.056651 s), the
+///   Linux server ACKs it 42.5 ms later (frame 52, pure ACK), and the client's next
+///   message (frame 56, 44 B) leaves 0.14 ms after that ACK: once, 42.6 ms.
+///
 /// Looked at and rightly not reported: wireshark-sample-tcp-ethereal-file1.pcap (an
 /// 8 KB-per-write upload whose last small segment's ACK comes 19 ms after the previous
 /// ACK because of a queue: the handshake RTT is 115 ms, the RTT by then 355 ms, so the
@@ -333,7 +348,7 @@ fn other_lab_scenarios_have_no_delayed_ack_finding() {
 /// clock tick, and those ACKs covered two full segments).
 #[test]
 fn public_captures_only_where_tshark_shows_the_stall() {
-    let expected: [(&str, &str, u64, &[u64]); 4] = [
+    let expected: [(&str, &str, u64, &[u64]); 7] = [
         (
             "arkime-wireshark-retrans.pcap",
             NAGLE,
@@ -355,6 +370,18 @@ fn public_captures_only_where_tshark_shows_the_stall() {
             &[22, 23, 24, 27, 28, 29, 117, 118, 119],
         ),
         (
+            "wireshark-sample-ipp-window-full.pcap",
+            NAGLE,
+            1,
+            &[247, 248, 249],
+        ),
+        (
+            "wireshark-sample-ipp-window-full.pcap",
+            NAGLE,
+            2,
+            &[272, 273, 274],
+        ),
+        (
             "wireshark-sample-nfs-bad-stalls.pcap",
             CWND,
             2,
@@ -362,6 +389,7 @@ fn public_captures_only_where_tshark_shows_the_stall() {
                 496, 497, 498, 1159, 1160, 1161, 1838, 1839, 1840, 4940, 4941, 4942,
             ],
         ),
+        ("zeek-tcp-ssh-dups.pcap", NAGLE, 0, &[48, 52, 56]),
     ];
     let mut names: Vec<String> = std::fs::read_dir(public_dir())
         .unwrap()
@@ -372,17 +400,16 @@ fn public_captures_only_where_tshark_shows_the_stall() {
     assert!(names.len() >= 50, "{names:?}");
     for name in &names {
         let f = common::analyze::findings(public_dir().join(name));
-        let got = mine(&f);
-        match expected.iter().find(|e| e.0 == name) {
-            None => assert!(got.is_empty(), "{name}: {got:?}"),
-            Some((_, id, stream, fr)) => {
-                assert_eq!(got.len(), 1, "{name}: {got:?}");
-                assert_eq!(
-                    (got[0].id.as_str(), got[0].stream, frames(got[0]).as_slice()),
-                    (*id, *stream, *fr),
-                    "{name}"
-                );
-            }
+        let mut got = mine(&f);
+        got.sort_by_key(|g| g.stream);
+        let want: Vec<_> = expected.iter().filter(|e| e.0 == name).collect();
+        assert_eq!(got.len(), want.len(), "{name}: {got:?}");
+        for (g, (_, id, stream, fr)) in got.iter().zip(want) {
+            assert_eq!(
+                (g.id.as_str(), g.stream, frames(g).as_slice()),
+                (*id, *stream, *fr),
+                "{name}"
+            );
         }
     }
     // The costs read off tshark: 4 × ≈ 70 ms of held bodies; 53 × ≈ 96 ms of held prompts.
@@ -436,4 +463,36 @@ fn nagle_is_found_when_the_snaplen_cut_the_window_scale() {
     let n = one(&f, NAGLE);
     assert_eq!(&frames(n)[..3], [16, 17, 18]);
     assert!((n.cost_ms - 405.57).abs() < 0.01, "{}", n.cost_ms);
+}
+
+/// Issue 12, sweep s4-068 at the server (tests/data/sweep/README.md): echo at 74 ms RTT,
+/// 3 rounds of 3 × 191 B, the server without TCP_NODELAY. Only round 2 met a delayed ACK
+/// (the client ACKed rounds 1 and 3 promptly: DelayedACKs 2, one of them the server's own
+/// ACK of the client's data). In tshark: frame 18, the server's 191 B echo (0.240069 s);
+/// frame 19, the client's pure ACK of it (0.361653 s, 121.58 ms later: the 74.53 ms
+/// handshake leg to the client + 47.06 ms); frame 20, the held 382 B leave 0.029 ms after
+/// it. Before, two such stalls were required and one timer that hit once was not named.
+#[test]
+fn one_delayed_ack_that_held_a_nagle_segment_is_named() {
+    let f = common::analyze::findings(sweep_capture("s4-068-echo-server.pcap"));
+    let n = one(&f, NAGLE);
+    assert_eq!(frames(n), [18, 19, 20]);
+    assert!((n.cost_ms - 121.613).abs() < 0.01, "{}", n.cost_ms);
+}
+
+/// Issue 12, sweep s4-060 at the server: echo at 231.7 ms RTT, 3 rounds of 2 × 226 B,
+/// the server without TCP_NODELAY. In tshark: frame 14, 226 B (0.695274 s); frame 15, the
+/// client's pure ACK 275.67 ms later (43.98 ms beyond the 231.69 ms handshake leg);
+/// frame 16, the held 226 B 0.030 ms after it; likewise frames 20/21/22 (272.12 ms, a
+/// 40.43 ms delay). A 44 ms delay is under a quarter of the 232 ms round trip, and the
+/// client's only data-carrying ACKs acknowledged nothing new, so nothing showed that the
+/// round trip was steady; the client's earlier pure ACKs (frames 9 and 11, 231.51 and
+/// 231.60 ms after their data) did, being sooner after the handshake's round trip than
+/// any delayed-ACK timer waits.
+#[test]
+fn pure_acks_sooner_than_any_timer_show_a_steady_round_trip() {
+    let f = common::analyze::findings(sweep_capture("s4-060-echo-server.pcap"));
+    let n = one(&f, NAGLE);
+    assert_eq!(frames(n), [14, 15, 16, 20, 21, 22]);
+    assert!((n.cost_ms - 547.848).abs() < 0.01, "{}", n.cost_ms);
 }

@@ -397,3 +397,59 @@ fn a_single_idle_close_paid_by_the_next_request_is_named() {
         ic.explanation
     );
 }
+
+/// Issue 12, sweep s4-081 at the client (tests/data/sweep/README.md): the keep-alive race.
+/// A server that closes after 463 ms idle, requests 835 ms apart, 263 ms RTT, snaplen 64.
+/// In tshark: the second response ends at frame 34 (1.420872 s); the client's third
+/// request leaves at frame 36 (1.670039 s) and crosses the server's FIN (frame 37,
+/// 1.868991 s, 448.1 ms after frame 34), whose ACK field (801) stops short of that
+/// request (bytes 801–1200): the server closed without having received it, and answered
+/// it with a RST (frames 40, 41). The client retries on stream 1 (SYN frame 39, handshake
+/// 263 ms). Before, the unanswered request made the close look like a request timeout,
+/// and the request's own departure 199 ms before the FIN was taken for the idle start.
+#[test]
+fn a_request_that_crossed_the_idle_close_is_the_keep_alive_race() {
+    let path = root().join("tests/data/sweep/s4-081-http-client.pcap");
+    let f = analyze(&path.to_string_lossy());
+    let ic = of(&f, "connection.idle_close");
+    assert_eq!(ic.len(), 1, "{f:?}");
+    let ic = ic[0];
+    assert_eq!(ic.stream, 0);
+    assert_eq!(common::analyze::frames(ic), [34, 37, 39]);
+    assert!((ic.cost_ms - 263.497).abs() < 0.01, "{}", ic.cost_ms);
+    assert!(
+        ic.explanation.contains("The server") && ic.explanation.contains("after 448 ms"),
+        "{}",
+        ic.explanation
+    );
+}
+
+/// Issue 12, sweep s6-041 at the client, its first connection (tests/data/sweep/README.md):
+/// 940,786 B on a new connection, 1.23 ms handshake RTT, Reno, TSO at the server, GRO at
+/// the client, snaplen 64. In tshark the response arrives in rounds of 10, 20, 40, 80,
+/// 160 and 320 segments (frames 6, 24, 59, 128, 285, 514) and a last 20 (frame 1027),
+/// 1.28, 1.52, 1.92, 3.31, 3.50 and 5.34 ms apart: doubling, each gap within twice the
+/// one before as the lab's emulator queued the growing flight, though 3.31 ms is 2.7
+/// handshake RTTs. The SYNs' window scales are cut, so the client's window field (757–983)
+/// is no byte count; the 463,360 B round it held at once is the warm window's lower
+/// bound: 3 rounds instead of 7, 4 × 1.23 ms. Before, the gap bound (2 handshake RTTs)
+/// and the raw window field each ruled it out.
+#[test]
+fn slow_start_through_a_queue_with_the_window_scale_cut_is_named() {
+    let path = root().join("tests/data/sweep/s6-041-http-client.pcap");
+    let f = analyze(&path.to_string_lossy());
+    let nc = of(&f, "slow_start.new_connection");
+    assert_eq!(nc.len(), 1, "{f:?}");
+    let nc = nc[0];
+    assert_eq!(
+        common::analyze::frames(nc),
+        [1, 4, 6, 24, 59, 128, 285, 514, 1027]
+    );
+    assert!((nc.cost_ms - 4.90).abs() < 0.01, "{}", nc.cost_ms);
+    assert!(
+        nc.explanation
+            .contains("A warm window of 463360 B — the largest round"),
+        "{}",
+        nc.explanation
+    );
+}

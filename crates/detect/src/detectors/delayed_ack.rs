@@ -28,7 +28,11 @@
 //! `MIN_ACK_DELAY_NS` (and `MIN_DELAY_TICKS` ticks of the capture's clock, at most
 //! `MAX_ACK_DELAY_NS`, at least a quarter of the round trip so that RTT variation is not
 //! taken for a timer), and S sends new data as soon as that ACK reaches it: that ACK
-//! released data that was ready. The round trips from the capture point to each host come
+//! released data that was ready. One such stall is a finding: the ACK waited at least the
+//! shortest a delayed-ACK timer waits and the data left the moment it came, which is what
+//! `tcp_nagle_check` (Nagle) or `tcp_cwnd_test` (the window) makes of a late ACK; a count
+//! of repetitions would only miss a timer that hit once (echo rounds whose receiver was
+//! still in quick-ACK mode for the others: sweep s4-068). The round trips from the capture point to each host come
 //! from the handshake (SYN → SYN/ACK is the round trip to the server, SYN/ACK → ACK the
 //! one to the client; without a handshake, the path RTT on the far side of the assumed
 //! vantage); the one to R is raised to the latest data → ACK time measured during the
@@ -72,8 +76,7 @@
 //! writes with TCP_NODELAY looks like Nagle (one small segment in flight, a small one
 //! released); a stack with classic (non-Minshall) Nagle holding a small segment behind a
 //! full one is reported as cwnd. A periodic sender whose period happens to equal ACK
-//! delay + round trip would match; `MIN_STALLS` repetitions are required, which lowers
-//! the odds but does not rule it out. Receiver-side GRO merging segments can make a
+//! delay + round trip, to within `RELEASE_NS` at the sender, would match. Receiver-side GRO merging segments can make a
 //! flight look full-sized. Away from the sender, what held the data for the window case
 //! cannot be seen: a send buffer or an application waiting for the ACK to free space
 //! (wireshark-sample-nfs-bad-stalls.pcap, an NFS server seen from its client) looks the
@@ -111,10 +114,14 @@ pub const CWND: Entry = Entry {
     judge: None,
 };
 
-/// An ACK later than the round trip by less than this is not a delayed-ACK timer: below
-/// every stack's default (Linux 40 ms minimum, Windows 200 ms) and above scheduling and
-/// RTT noise.
-pub const MIN_ACK_DELAY_NS: u64 = 10_000_000;
+/// The shortest wait of a delayed-ACK timer: Linux's `TCP_DELACK_MIN` (HZ/25, 40 ms)
+/// less one jiffy at the coarsest HZ (100: 10 ms). `tcp_send_delayed_ack` arms the timer
+/// at `jiffies + ato` with `ato` never below `TCP_ATO_MIN` (= `TCP_DELACK_MIN`;
+/// `tcp_event_data_recv` only moves it between that and the RTO), and the jiffy it is
+/// armed in may be nearly over, so the ACK leaves at least 30 ms (HZ 100), 36 ms (HZ 250)
+/// or 39 ms (HZ 1000) after the data. Other stacks wait longer (BSD 100 ms, Windows 200
+/// ms). An ACK later than the round trip by less was not held by a timer.
+pub const MIN_ACK_DELAY_NS: u64 = 30_000_000;
 /// RFC 1122 §4.2.3.2: the delay must be less than 0.5 s. Longer waits are something else
 /// (loss, a stalled receiver).
 pub const MAX_ACK_DELAY_NS: u64 = 500_000_000;
@@ -134,8 +141,9 @@ pub const MAX_ACKED_FULL_SEGMENTS: u64 = 2;
 pub const MIN_DELAY_TICKS: u64 = 4;
 /// A flight of more segments is not a tiny window (seed 05: 3 small segments).
 pub const MAX_FLIGHT_SEGMENTS: usize = 8;
-/// The mechanism repeats (mechanisms.md "repeats"); one stall alone may be coincidence.
-pub const MIN_STALLS: usize = 2;
+/// A spread of round-trip times needs two samples (RFC 6298's RTTVAR starts from the
+/// second).
+pub const MIN_RTT_SAMPLES: u32 = 2;
 /// RFC 9293 §3.7.1: the MSS assumed without the option. Without a handshake a segment
 /// counts as full only when larger than this and the largest seen.
 const DEFAULT_MSS: u64 = 536;
@@ -210,8 +218,8 @@ struct Dir {
     /// Since the sender's last new data: ACKs of new data, and the latest data → ACK time.
     silence_acks: u32,
     silence_rtt: Option<u64>,
-    /// Data → ACK times of ACKs that carried the receiver's data (sent at once, no
-    /// delayed-ACK timer behind them): smallest, largest, count.
+    /// Data → ACK times of prompt ACKs (carrying the receiver's data, or pure and too
+    /// soon after the round trip for a delayed-ACK timer): smallest, largest, count.
     prompt_rtt: Option<(u64, u64, u32)>,
     /// A late ACK waiting to see what the sender does next.
     waiting: Option<Stall>,
@@ -303,7 +311,24 @@ impl Detector for DelayedAck {
                     && !flags.rst()
                     && ev.kinds.0 & not_pure == 0;
                 let covers = d.highest.is_some_and(|h| ack >= h);
-                if let (Some((_, ns)), true) = (ev.ack_rtt, ev.payload_len > 0) {
+                // A prompt ACK's data → ACK time is a round-trip sample: one carrying the
+                // receiver's data (nothing held it), or a pure one that came back sooner
+                // after the handshake's round trip to the receiver than any delayed-ACK
+                // timer waits (`MIN_ACK_DELAY_NS`), so no timer held it either (sweep s4-060
+                // at the server: echo at 231.7 ms, pure ACKs 231.5 and 231.6 ms after the
+                // data, then two 41–45 ms timers; its only data-carrying ACKs acknowledged
+                // nothing new). A pure ACK sampled on a path whose delay grew only widens
+                // the spread, which makes the rule stricter, not looser.
+                let leg = match me {
+                    Side::Client => ev.conn.synack_to_ack_ns,
+                    Side::Server => ev.conn.syn_to_synack_ns,
+                };
+                let prompt = ev.payload_len > 0
+                    || leg.is_some_and(|l| {
+                        ev.ack_rtt
+                            .is_some_and(|(_, ns)| ns < l.saturating_add(MIN_ACK_DELAY_NS))
+                    });
+                if let (Some((_, ns)), true) = (ev.ack_rtt, prompt) {
                     let (lo, hi, n) = d.prompt_rtt.unwrap_or((ns, ns, 0));
                     d.prompt_rtt = Some((lo.min(ns), hi.max(ns), n.saturating_add(1)));
                 }
@@ -402,7 +427,7 @@ impl Detector for DelayedAck {
                 }
             }
             for (kind, stalls) in kept.iter_mut().enumerate() {
-                if stalls.len() >= MIN_STALLS {
+                if !stalls.is_empty() {
                     let kind = if kind == 0 { Kind::Nagle } else { Kind::Cwnd };
                     out.push(report(conn, s, kind, stalls, to_sender, to_receiver));
                 }
@@ -492,7 +517,7 @@ fn judge(st: &Stall, to_sender: u64, to_receiver: u64, tick_ns: u64) -> Option<J
     // RTT variation: a quarter of the round trip unless the connection measured its own.
     // RFC 6298 takes a sample beyond SRTT + 4·RTTVAR for no RTT at all (the RTO); a delay
     // above 4 × the spread of the receiver's prompt ACKs' data → ACK times (at least
-    // `MIN_STALLS` of them) is likewise no RTT variation, however long the path (sweep
+    // `MIN_RTT_SAMPLES` of them) is likewise no RTT variation, however long the path (sweep
     // s1-028 at the server: 256 ms RTT, prompt ACKs within 0.3 ms, a 40.6 ms timer).
     // The handshake's leg counts as one prompt sample: the ACK of a SYN/ACK is never
     // delayed (RFC 9293 §3.5).
@@ -506,7 +531,7 @@ fn judge(st: &Stall, to_sender: u64, to_receiver: u64, tick_ns: u64) -> Option<J
         } else {
             (lo, hi, n)
         };
-        n as usize >= MIN_STALLS && (hi - lo).saturating_mul(RTT_VAR_FACTOR) <= delay
+        n >= MIN_RTT_SAMPLES && (hi - lo).saturating_mul(RTT_VAR_FACTOR) <= delay
     });
     let late = delay >= MIN_ACK_DELAY_NS.max(MIN_DELAY_TICKS.saturating_mul(tick_ns))
         && delay <= MAX_ACK_DELAY_NS
@@ -910,6 +935,29 @@ mod tests {
         let j = judge(&st, 0, 900_000, 1_000).unwrap();
         assert_eq!(j.kind, Kind::Cwnd);
         assert_eq!(j.cost_ns, 36_887_000);
+    }
+
+    /// No delayed-ACK timer fires sooner than `TCP_DELACK_MIN` less one jiffy (30 ms at HZ
+    /// 100): an ACK 25 ms beyond the round trip that released a held segment at once was
+    /// late for another reason (a loaded receiver, a path whose delay grew), and 31 ms is
+    /// a timer at HZ 100.
+    #[test]
+    fn a_delay_shorter_than_any_delayed_ack_timer_is_no_stall() {
+        assert!(judge(
+            &stall(&[132], 0, 26_000, (26_010, 132)),
+            0,
+            1_000_000,
+            1_000
+        )
+        .is_none());
+        let j = judge(
+            &stall(&[132], 0, 32_000, (32_010, 132)),
+            0,
+            1_000_000,
+            1_000,
+        )
+        .unwrap();
+        assert_eq!((j.kind, j.delay_ns), (Kind::Nagle, 31_000_000));
     }
 
     /// Data that leaves 5 ms after the ACK at the writer was not released by it: think

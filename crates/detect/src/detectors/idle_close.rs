@@ -10,8 +10,9 @@
 //! handshake and slow start.
 //!
 //! Signature: on a connection whose last request was answered (wireshark-sample-win-scale-
-//! examples: a server that closes 13 s after an unanswered 6-byte message is not one), a
-//! FIN after an idle time that a close on completion cannot take; the idle time before
+//! examples: a server that closes 13 s after an unanswered 6-byte message is not one) or
+//! whose last request crossed the FIN (the FIN's ACK field does not cover it: the closer
+//! never received it, the keep-alive race), a FIN after an idle time that a close on completion cannot take; the idle time before
 //! the FIN is nearly the same on every such connection between the same client host and
 //! server endpoint (the timer: the signal is the repetition, not the length, as idle
 //! timeouts run from 100 ms in proxies and load balancers to minutes); then a new
@@ -89,9 +90,14 @@ pub const MAX_TRACKED: usize = 1 << 20;
 
 #[derive(Default)]
 struct Live {
-    last_data: Option<(u64, Timestamp)>,
+    /// Each side's last data segment (`[client, server]`): (frame, time, end).
+    last_data: [Option<(u64, Timestamp, u64)>; 2],
     /// The first FIN: (frame, time, from_client), and the last data before it.
     fin: Option<(u64, Timestamp, bool, (u64, Timestamp))>,
+    /// The first FIN's ACK field: the peer's bytes the closer had received when it closed.
+    fin_ack: Option<u64>,
+    /// End of the highest data each side sent (`[client, server]`, relative), FIN or not.
+    data_end: [u64; 2],
 }
 
 #[derive(Clone, Copy)]
@@ -144,15 +150,37 @@ impl Detector for IdleClose {
             return;
         }
         let live = self.live.get_or_default(seg);
+        let side = usize::from(!ev.from_client);
+        let end = ev.rel_seq.saturating_add(u64::from(ev.payload_len));
+        if ev.payload_len > 0 {
+            live.data_end[side] = live.data_end[side].max(end);
+        }
         if live.fin.is_some() {
             return;
         }
         if ev.payload_len > 0 {
-            live.last_data = Some((seg.frame, seg.ts));
+            live.last_data[side] = Some((seg.frame, seg.ts, end));
         }
         if seg.pkt.flags.fin() {
-            if let Some((data_frame, data_ts)) = live.last_data {
+            let fin_ack = seg.pkt.flags.ack().then_some(ev.rel_ack).flatten();
+            // The closer's last activity: its own last data, or the peer's if the closer
+            // had received it (the FIN's ACK field covers it). Peer data the FIN does not
+            // acknowledge crossed it on the way and was never seen by the closer's timer
+            // (sweep s4-081 at the client: its request left 199 ms before the server's
+            // FIN arrived, 448 ms after the server's last data).
+            let [mine, peer] = if ev.from_client {
+                live.last_data
+            } else {
+                [live.last_data[1], live.last_data[0]]
+            };
+            let peer = peer.filter(|p| fin_ack.is_none_or(|a| p.2 <= a));
+            let last = match (mine, peer) {
+                (Some(m), Some(p)) => Some(if p.1 > m.1 { p } else { m }),
+                (m, p) => m.or(p),
+            };
+            if let Some((data_frame, data_ts, _)) = last {
                 live.fin = Some((seg.frame, seg.ts, ev.from_client, (data_frame, data_ts)));
+                live.fin_ack = fin_ack;
             }
         }
     }
@@ -178,10 +206,25 @@ impl Detector for IdleClose {
             });
         }
         // Idle between requests: its last request was answered (a FIN while a request
-        // waits is a request timeout or an abort, not a keep-alive timeout).
-        let between_requests = last.response.is_some();
-        if let (Some((fin_frame, fin_ts, by_client, last_data)), true) =
-            (live.fin, between_requests)
+        // waits is a request timeout or an abort, not a keep-alive timeout), or the
+        // closer had not received it when it closed: the FIN's ACK field (RFC 9293
+        // §3.10.7.4: every segment acknowledges what arrived in order) stops short of the
+        // peer's data, which crossed the FIN on the way (the keep-alive race: sweep
+        // s4-081, the server's FIN after 448 ms idle acknowledged byte 800, the client's
+        // next request was bytes 801–1200 and met a RST, and the client retried on a new
+        // connection). The last request is then the last one answered.
+        let crossed = live
+            .fin
+            .zip(live.fin_ack)
+            .is_some_and(|((_, _, by_client, _), ack)| live.data_end[usize::from(by_client)] > ack);
+        let answered = conn.exchanges.iter().rev().find(|x| x.response.is_some());
+        let last_request = match (last.response.is_some(), crossed, answered) {
+            (true, _, _) => Some(last),
+            (false, true, Some(x)) => Some(x),
+            _ => None,
+        };
+        if let (Some((fin_frame, fin_ts, by_client, last_data)), Some(last)) =
+            (live.fin, last_request)
         {
             let idle_ns = fin_ts.elapsed_since(last_data.1);
             let completion = conn

@@ -10,7 +10,8 @@
 //!
 //! Signature: the first request/response exchange of a connection whose handshake was
 //! captured; the response split into rounds (see [`crate::exchange`]) whose sizes grow
-//! ×1.3–×3 per round and which start about one RTT apart, the first one holding at least
+//! ×1.3–×3 per round and which start about one RTT apart (the handshake's, or the
+//! previous round's when a queue lengthened it), the first one holding at least
 //! two full segments (less was the application's write, not the window).
 //! - At the sender (server-side capture): each round leaves when the ACKs of the previous
 //!   one return; bursts are back to back, rounds one RTT apart.
@@ -32,7 +33,8 @@
 //!    autotuning (Linux `tcp_rcv_space_adjust`) keeps growing it during this very
 //!    transfer, to about twice what a connection warmed by one such response offers at the
 //!    start of the next (lab keepalive-warm: 691,200 B at the second response, 2.1 MB at
-//!    the end).
+//!    the end). With the window scale unknown (the SYNs' options cut by the snaplen), the
+//!    largest round instead: the window held it at once, so it is a lower bound.
 //!
 //! The explanation says which one was used. The handshake RTT of the new connection is
 //! `connection.short_lived`'s (or `connection.idle_close`'s) cost, not counted here.
@@ -79,7 +81,8 @@ pub const MIN_GROWTH: f64 = 1.3;
 /// Largest growth between consecutive rounds: ×2, plus the tail of one round slipping
 /// into the next at the capture point.
 pub const MAX_GROWTH: f64 = 3.0;
-/// Rounds must start between these multiples of the RTT apart: slow-start rounds are
+/// Rounds must start between these multiples of the RTT apart (the handshake's, or the
+/// previous round's spacing when longer, `looks_like_slow_start`): slow-start rounds are
 /// paced by the ACK clock, one RTT each; longer gaps are the application's or loss.
 pub const MIN_ROUND_SPACING_RTT: f64 = 0.5;
 pub const MAX_ROUND_SPACING_RTT: f64 = 2.0;
@@ -114,8 +117,11 @@ struct Candidate {
     mss: u64,
     mss_note: MssNote,
     exchange: Exchange,
-    /// The receiver's advertised window in its ACK of the round before the last.
+    /// The receiver's advertised window in its ACK of the round before the last; with
+    /// the window scale unknown, the largest round instead (a lower bound of it).
     rwnd_at_last_round: Option<u64>,
+    /// The SYNs' options were cut or not captured: the window scale is unknown.
+    scale_unknown: bool,
     later_exchanges: usize,
     active_ns: u64,
 }
@@ -232,8 +238,22 @@ fn looks_like_slow_start(x: &Exchange, rtt_ns: u64, mss: u64) -> bool {
         if g > MAX_GROWTH || (!last && g < MIN_GROWTH) {
             return false;
         }
-        let spacing = r[i].start.elapsed_since(r[i - 1].start) as f64 / rtt_ns as f64;
-        if !(MIN_ROUND_SPACING_RTT..=MAX_ROUND_SPACING_RTT).contains(&spacing) {
+        // One round trip apart, the handshake's or, once a bottleneck queues the growing
+        // flight, the previous round's: the queue a round meets is the excess of its
+        // flight over the path's (Little's law at the drain rate), and slow start at most
+        // doubles the flight per round (`tcp_slow_start`), so a round trip at most
+        // doubles too; an application's pause is bounded by neither (sweep s6-041, 1.1
+        // ms handshake RTT, TSO: rounds of 10, 20, 40, 80, 160 segments 1.36, 1.47, 1.62,
+        // 3.03 ms apart as the lab's emulator queued them).
+        let gap = r[i].start.elapsed_since(r[i - 1].start);
+        let round_trip = if i >= 2 {
+            rtt_ns.max(r[i - 1].start.elapsed_since(r[i - 2].start))
+        } else {
+            rtt_ns
+        };
+        let low = gap as f64 / rtt_ns as f64;
+        let high = gap as f64 / round_trip as f64;
+        if low < MIN_ROUND_SPACING_RTT || high > MAX_ROUND_SPACING_RTT {
             return false;
         }
     }
@@ -321,12 +341,23 @@ impl Detector for NewConnection {
         }
         // The ACK covering every round but the last releases the last round.
         let before_last: u64 = x.rounds[..x.rounds.len() - 1].iter().map(|r| r.bytes).sum();
-        let rwnd_at_last_round = live.server_first_seq.and_then(|first| {
-            live.windows
-                .iter()
-                .find(|(ack, _)| *ack >= first + before_last)
-                .map(|w| w.1)
-        });
+        // With the window scale unknown (the snaplen cut the SYNs' options: issue 12
+        // class 8) the window field is no byte count. The receiver's window was then at
+        // least the largest round: a slow-start round leaves before any of it is ACKed,
+        // and the sender never exceeds the receiver's window (RFC 9293 §3.8.6), so a warm
+        // window of that size is a lower bound, which can only lower the extra rounds
+        // (sweep s6-041 at snaplen 64: raw fields of 757-983 against 940,786 B).
+        let scale_unknown = s.dirs.iter().any(|d| d.syn_whole().is_none());
+        let rwnd_at_last_round = if scale_unknown {
+            x.rounds.iter().map(|r| r.bytes).max()
+        } else {
+            live.server_first_seq.and_then(|first| {
+                live.windows
+                    .iter()
+                    .find(|(ack, _)| *ack >= first + before_last)
+                    .map(|w| w.1)
+            })
+        };
         let mut finding = conn.finding(FindingId::SlowStartNewConnection);
         finding.cite(
             s.first_frame,
@@ -346,6 +377,7 @@ impl Detector for NewConnection {
             mss_note,
             exchange: x.clone(),
             rwnd_at_last_round,
+            scale_unknown,
             later_exchanges: conn.exchanges.len() - 1,
             active_ns: conn.active_ns(),
         };
@@ -395,6 +427,13 @@ fn judge(c: Candidate, warm: Option<Warm>) -> Option<Finding> {
                 w.frame
             )
             .into(),
+        ),
+        _ if c.scale_unknown => (
+            c.rwnd_at_last_round?,
+            "the largest round, which the client's receive window held at once (its scale \
+             is unknown: the SYNs' options were not captured whole; no warm connection \
+             between these hosts in this capture)"
+                .into(),
         ),
         _ => (
             c.rwnd_at_last_round?,
@@ -523,4 +562,43 @@ fn judge(c: Candidate, warm: Option<Warm>) -> Option<Finding> {
         Confidence::Medium
     };
     Some(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tcpwhy_capture::Timestamp;
+
+    /// Rounds of `(segments, start in µs)` of 1448 B segments.
+    fn exchange(rounds: &[(u64, i64)]) -> Exchange {
+        let span = |(n, us): (u64, i64)| Span {
+            first_frame: 1,
+            last_frame: 1,
+            start: Timestamp::from_nanos(us * 1_000),
+            end: Timestamp::from_nanos(us * 1_000),
+            bytes: n * 1448,
+            segments: n as u32,
+        };
+        let rounds: Vec<Span> = rounds.iter().copied().map(span).collect();
+        Exchange {
+            index: 0,
+            request: span((1, 0)),
+            response: rounds.first().copied(),
+            rounds,
+            idle_before_ns: None,
+        }
+    }
+
+    /// Sweep s6-041 at the server (1.13 ms handshake RTT, TSO, snaplen 64): rounds of 10,
+    /// 20, 40, 80 and 160 segments starting 1.36, 1.47, 1.62 and 3.03 ms apart, the last
+    /// 2.7 handshake RTTs after the one before as the emulator queued the growing flight,
+    /// but within twice the previous round's 1.62 ms. A pause twice as long as the round
+    /// before it is no round trip.
+    #[test]
+    fn rounds_one_queued_round_trip_apart_are_slow_start() {
+        let rounds = [(10, 0), (20, 1_358), (40, 2_832), (80, 4_451), (160, 7_484)];
+        assert!(looks_like_slow_start(&exchange(&rounds), 1_130_000, 1448));
+        let paused = [(10, 0), (20, 1_358), (40, 2_832), (80, 4_451), (160, 7_800)];
+        assert!(!looks_like_slow_start(&exchange(&paused), 1_130_000, 1448));
+    }
 }
