@@ -531,6 +531,20 @@ mod tests {
         assert_eq!(frames(out), frames(input));
     }
 
+    /// A fraction out of range is copied as written: tshark reads it literally, in the
+    /// input and in the copy alike, so frame.time_epoch stays the same. The reader drops
+    /// it from the input (`Frame::ts_untrusted`); the copy's EPB holds it in ticks.
+    #[test]
+    fn an_out_of_range_fraction_is_copied_as_written() {
+        for (nanosecond, frac, unit) in [(true, 1_250_000_000, 1), (false, 1_500_000, 1_000)] {
+            let input = le_pcap(nanosecond, 0, &[(10, frac, &[0x45; 3], 3)]);
+            let (out, _) = rewrite(input.clone(), &[], 0);
+            assert_eq!(frames(input)[0].1, 10_000_000_000);
+            let literal = 10_000_000_000 + i64::from(frac) * unit;
+            assert_eq!(frames(out)[0].1, literal);
+        }
+    }
+
     /// A big-endian pcapng block: type, length, body, length.
     fn be_block(block_type: u32, body: &[u8]) -> Vec<u8> {
         let len = (12 + body.len()) as u32;
@@ -551,6 +565,9 @@ mod tests {
 
     /// Every frame the reader gets from `bytes` before the end or an error, and whether
     /// it stopped at an error.
+    /// Every frame the reader gets before an error, and whether there was one. A frame
+    /// whose pcap time fraction is out of range has the time `i64::MIN`: the reader drops
+    /// such a fraction (`Frame::ts_untrusted`) and the writer copies it as written.
     fn readable(bytes: Vec<u8>) -> (Vec<Seen>, bool) {
         let Ok(mut cap) = Capture::from_bytes(bytes) else {
             return (Vec::new(), true);
@@ -560,7 +577,11 @@ mod tests {
             match cap.next_frame() {
                 Ok(Some(f)) => v.push((
                     f.number,
-                    f.ts.nanos(),
+                    if f.ts_untrusted {
+                        i64::MIN
+                    } else {
+                        f.ts.nanos()
+                    },
                     f.data.to_vec(),
                     f.orig_len,
                     f.link.number(),
@@ -618,8 +639,13 @@ mod tests {
                 };
                 write_pcapng(&mut cap, &mut out, &["verdict".into()], comment).unwrap();
                 let (want, _) = readable(b);
-                let (got, damaged) = readable(out);
+                let (mut got, damaged) = readable(out);
                 assert!(!damaged);
+                for (g, w) in got.iter_mut().zip(&want) {
+                    if w.1 == i64::MIN {
+                        g.1 = i64::MIN;
+                    }
+                }
                 assert_eq!(got, want);
                 rewritten += 1;
             }
