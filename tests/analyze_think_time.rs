@@ -120,3 +120,26 @@ fn acks_from_nearer_than_the_server_are_not_the_round_trip() {
         .collect();
     assert_eq!(frames, [1284, 1286, 1916, 1918]);
 }
+
+/// Sweep s9-081 (session-7 seed 9), client capture, frames 1–30
+/// (tests/data/sweep/README.md): RTT 72 ms, TSO at the server, GRO at the client; the
+/// server answered in 1.0 ms (its capture: request in at 36.975734, ACK out 36.975747,
+/// response out 36.976712). Checked in tshark on the prefix: request 1 ends in frame 4
+/// (0.072576 s); the server's pure ACK of it, frame 5 (0.145384 s, TSval 810861044,
+/// `ack_rtt` 72.81 ms); the first response byte, frame 6 (0.150631 s, TSval 810861045):
+/// 78.06 ms after the request, 5.25 ms after the ACK though the server's clock moved one
+/// tick (1 ms) between them. The path delayed the response's way back by 4.25 ms more
+/// than the ACK's; before, the 5.25 ms beyond the ACK's sample were named thinking.
+#[test]
+fn a_longer_way_back_of_the_response_is_not_thinking() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/sweep/s9-081-http-client.pcap");
+    let f = common::analyze::findings_json(path, &["--min-cost", "0"]);
+    assert!(!ids(&f).contains(&THINK), "{:?}", ids(&f));
+    // The capture is read: the handshake's round trip is still priced.
+    assert!(
+        ids(&f).contains(&"slow_start.new_connection"),
+        "{:?}",
+        ids(&f)
+    );
+}

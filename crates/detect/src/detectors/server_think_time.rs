@@ -25,6 +25,19 @@
 //! 02; `suricata-verify-mime-stream-depth.pcap`: ACKs after 0.13 ms on a 111 ms path,
 //! responses 102 ms after the requests), and the handshake's RTT is kept.
 //!
+//! The server's clock: a sample measures the way back of the server packet that closed
+//! it, not the response's. When both carry a TSval (the server's clock at departure, RFC
+//! 7323 §3; `tcp_options_write()` in net/ipv4/tcp_output.c), the time between them here
+//! minus the time between them on that clock is how much longer the response's way back
+//! took, and it is subtracted too (sweep s9-081: the server ACKed the request at TSval
+//! 044 and sent its response at 045, 1 ms later, while the response reached the client
+//! 5.25 ms after the ACK — a delay in the path, which the request's ACK sample did not
+//! hold, was named 5.25 ms of thinking). The clock's tick is the server's TSval rate
+//! over the connection, and one tick of the growth is left out (whole ticks are 1 tick
+//! uncertain). The way *to* the server is not measured so: a request delayed more than
+//! the sample's packets still reads as thinking (sweep s7-081, 5 ms); nor is anything
+//! when the snaplen cut the timestamps option (s9-051, snaplen 64).
+//!
 //! Not the server's: a gap whose first response segment was not the response's first
 //! transmission. When that segment shows the server's earlier transmissions lost before
 //! the capture point (its IPv4 ID skipped numbers while the server's IDs count its
@@ -85,6 +98,8 @@ struct Sample {
     ns: u64,
     /// Server data echoing a client's pure ACK (else the server's pure ACK).
     data: bool,
+    /// Its TSval: the server's clock when it left (module doc, "server's clock").
+    tsval: Option<u32>,
 }
 
 /// The first server data after client data: where a response starts.
@@ -99,6 +114,9 @@ struct Turn {
     lost: Option<Lost>,
     /// The first RTT sample after it (within its response, normally).
     after: Option<Sample>,
+    /// Its first segment's time here and TSval.
+    ts: Timestamp,
+    tsval: Option<u32>,
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -122,6 +140,10 @@ struct Conn {
     /// The TSval of the client's latest data: the server's data echoing it waited for the
     /// server, and is no RTT sample.
     client_data_tsval: Option<u32>,
+    /// The server's first and latest packets with a TSval (time here, TSval): the
+    /// server's clock rate.
+    clock_first: Option<(Timestamp, u32)>,
+    clock_last: Option<(Timestamp, u32)>,
 }
 
 impl Reusable for Conn {
@@ -168,11 +190,17 @@ impl Detector for ServerThinkTime {
             }
             return;
         }
+        let tsval = seg.pkt.options.timestamps.map(|t| t.0);
+        if let Some(v) = tsval {
+            c.clock_first.get_or_insert((seg.ts, v));
+            c.clock_last = Some((seg.ts, v));
+        }
         let sample = |ns, data| Sample {
             frame: seg.frame,
             ts: seg.ts,
             ns,
             data,
+            tsval,
         };
         if ev.payload_len == 0 && !seg.pkt.flags.syn() {
             if let Some((_, ns)) = ev.ack_rtt.or(ev.ts_rtt) {
@@ -202,6 +230,8 @@ impl Detector for ServerThinkTime {
                         sample: c.latest,
                         lost,
                         after: None,
+                        ts: seg.ts,
+                        tsval,
                     });
                 }
                 c.awaiting = false;
@@ -224,6 +254,7 @@ impl Detector for ServerThinkTime {
             Vantage::Client | Vantage::Unknown => conn.rtt_ns.unwrap_or(0),
             Vantage::Middle => conn.summary.syn_to_synack_ns.or(conn.rtt_ns).unwrap_or(0),
         };
+        let tick = server_tick_ns(st);
         let mut f = conn.finding(FindingId::AppServerThinkTime);
         let mut n = 0u32;
         let mut max = 0u64;
@@ -263,8 +294,8 @@ impl Detector for ServerThinkTime {
                 });
                 continue;
             }
-            let (rtt, kind, source) = if conn.vantage == Vantage::Server {
-                (0, None, String::new())
+            let (rtt, kind, source, used) = if conn.vantage == Vantage::Server {
+                (0, None, String::new(), None)
             } else {
                 // A sample far shorter than the handshake's is not used: see the module doc.
                 let near = fallback / NEARER_THAN_SERVER;
@@ -281,11 +312,13 @@ impl Detector for ServerThinkTime {
                         s.ns,
                         Some(0),
                         format!("the request's ACK (frame {}) measured", s.frame),
+                        Some(s),
                     ),
                     (_, Some(s)) => (
                         s.ns,
                         Some(3),
                         format!("frame {} of its response measured", s.frame),
+                        Some(s),
                     ),
                     (Some(s), None) => (
                         s.ns,
@@ -295,6 +328,7 @@ impl Detector for ServerThinkTime {
                             if s.data { "data" } else { "ACK" },
                             s.frame
                         ),
+                        Some(s),
                     ),
                     (None, None) => {
                         let what = if conn.vantage == Vantage::Middle {
@@ -302,10 +336,30 @@ impl Detector for ServerThinkTime {
                         } else {
                             "the handshake measured"
                         };
-                        (fallback, (fallback > 0).then_some(2), what.to_string())
+                        (
+                            fallback,
+                            (fallback > 0).then_some(2),
+                            what.to_string(),
+                            None,
+                        )
                     }
                 }
             };
+            // The response's way back, longer than the sample's (the server's clock).
+            let grown = match (used, turn, tick) {
+                (Some(s), Some(t), Some(tick)) => way_back_growth(s, t, tick),
+                _ => 0,
+            };
+            let source = if grown > 0 {
+                format!(
+                    "{source}, and the {} its way back took longer than that sample's \
+                     (the server's TCP timestamps)",
+                    ms(grown)
+                )
+            } else {
+                source
+            };
+            let rtt = rtt.saturating_add(grown);
             let think = gap.saturating_sub(rtt);
             if think < MIN_THINK_NS {
                 continue;
@@ -393,4 +447,42 @@ impl Detector for ServerThinkTime {
 
     /// Nothing is kept across connections: each one's state is dropped in `on_connection`.
     fn absorb(&mut self, _other: Self) {}
+}
+
+/// Nanoseconds per tick of the server's TSval clock: its rate between its first and
+/// latest TSvals seen here (RFC 7323 §5.4 leaves the rate to the sender, 1 ms to 1 s;
+/// Linux: 1 ms since 4.13, `TCP_TS_HZ`, jiffies before, 1 µs with `tcp_usec_ts`). None
+/// without two ticks apart.
+fn server_tick_ns(c: &Conn) -> Option<u64> {
+    let ((t0, v0), (t1, v1)) = (c.clock_first?, c.clock_last?);
+    let ticks = i64::from(v1.wrapping_sub(v0) as i32);
+    let ns = t1.since(t0);
+    if ticks < 2 || ns <= 0 {
+        return None;
+    }
+    Some((ns / ticks).max(1) as u64)
+}
+
+/// How much longer the response's first segment took from the server to here than the
+/// server packet that closed the RTT sample `s`: the time between them here minus the
+/// time between them on the server's clock (their TSvals, RFC 7323 §3: the sender's
+/// clock when the segment was sent; Linux writes `tcp_skb_timestamp_ts()` of the skb's
+/// departure time in `tcp_options_write()`, net/ipv4/tcp_output.c). 0 when it was not
+/// longer or a TSval is missing. TSvals count whole ticks: `k` ticks apart are between
+/// `k - 1` and `k + 1` ticks of time, so one tick is left out of the growth.
+fn way_back_growth(s: Sample, t: Turn, tick: u64) -> u64 {
+    let (Some(a), Some(b)) = (s.tsval, t.tsval) else {
+        return 0;
+    };
+    let ticks = i64::from(b.wrapping_sub(a) as i32);
+    let here = t.ts.since(s.ts);
+    let clock = ticks
+        .saturating_add(1)
+        .saturating_mul(tick.min(i64::MAX as u64) as i64);
+    let growth = here.saturating_sub(clock);
+    if growth > 0 {
+        growth as u64
+    } else {
+        0
+    }
 }
