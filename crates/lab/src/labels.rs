@@ -384,6 +384,32 @@ fn app_had_more(r: &Records, s: &SsSocket) -> bool {
     total.is_some_and(|b| handed < b)
 }
 
+/// Whether the sending application wrote data after this sample: an http response
+/// started later (the server's `response_started_ns`), or for a one-transfer workload
+/// fewer bytes handed over than it wrote in all (as [`app_had_more`]). Unknown → false.
+fn sent_later(r: &Records, s: &SsSocket) -> bool {
+    if r.kind() != "http" {
+        return app_had_more(r, s);
+    }
+    let timings = match r.sender() {
+        Side::Server => &r.server,
+        Side::Client => &r.client,
+    };
+    let epoch = timings["epoch_ns"].as_f64().unwrap_or(0.0);
+    let t = s.unix_s * 1e9 - epoch;
+    timings["connections"]
+        .as_array()
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c["peer"].as_str() == Some(s.peer.as_str()))
+        })
+        .and_then(|c| c["requests"].as_array())
+        .is_some_and(|reqs| {
+            reqs.iter()
+                .any(|q| q["response_started_ns"].as_f64().is_some_and(|a| a > t))
+        })
+}
+
 fn ns_ms(v: &Value) -> Option<f64> {
     v.as_u64().map(|n| n as f64 / 1e6)
 }
@@ -875,17 +901,26 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
     // nothing retransmitted in between (a loss would lower it too).
     let mut restart = false;
     let mut idle_gap = false;
+    // A gap > RTO still open at the last sample, with no closed socket after it: the
+    // sampler stopped before the sender sent again (sweep s8-041-http, 2 requests 2.1 s
+    // apart: the last sample is 2,072 ms into the gap, the second response, started back
+    // at cwnd 10 from 21, is in the capture only), so whether cwnd restarted is unseen.
+    let mut gap_unseen = false;
     for c in conns {
         let mut max_before = 0.0f64;
         let mut retr = 0.0f64;
         let mut last_snd_gap = false;
+        let mut closed = false;
+        let mut last = None;
         for s in &c.samples {
             // A socket past its FIN (FIN-WAIT-2 after the server's idle close) is still
             // listed, without tcp_info: no cwnd of 0 and no "sending again" (sweep s4-041,
             // server tcp_slow_start_after_idle=0, labelled a restart on every connection).
             let Some(cw) = s.num("cwnd") else {
+                closed = true;
                 continue;
             };
+            last = Some(s);
             let rto = s.num("rto").unwrap_or(200.0);
             let r2 = s.num("bytes_retrans").unwrap_or(0.0);
             if s.num("lastsnd").unwrap_or(0.0) > rto {
@@ -901,12 +936,13 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
             retr = r2;
             max_before = max_before.max(cw);
         }
+        gap_unseen |= last_snd_gap && !closed && last.is_some_and(|s| sent_later(r, s));
     }
     o.yes_no(
         "slow_start.restart_after_idle",
         restart,
-        !idle_gap,
-        format!("cwnd fell after an idle gap > RTO without retransmission: {restart}; idle gap > RTO seen: {idle_gap}"),
+        !idle_gap && !gap_unseen,
+        format!("cwnd fell after an idle gap > RTO without retransmission: {restart}; idle gap > RTO seen: {idle_gap}; samples end in a gap: {gap_unseen}"),
     );
 }
 
@@ -1364,6 +1400,33 @@ mod tests {
         r.ss_server = v;
         let l = label(&r, "slow_start.restart_after_idle");
         assert_eq!(l.want, Want::Must, "{}", l.why);
+    }
+
+    /// s8-041-http: two responses 2.1 s apart; the server's last sample is 2,072 ms into
+    /// the idle gap (RTO 204 ms) and the second response, sent after it, was never
+    /// sampled: unseen, not "must not" (the old label called the capture's restart from
+    /// cwnd 21 to 10 false). With no response after the last sample it stays "must not".
+    #[test]
+    fn restart_label_unseen_when_the_samples_end_in_a_gap_before_more_data() {
+        let s = |t: f64, lastsnd: &str| {
+            sample(
+                t,
+                "ESTAB",
+                &[("cwnd", "21"), ("rto", "204"), ("lastsnd", lastsnd)],
+            )
+        };
+        let timings = |second: f64| {
+            json!({ "epoch_ns": 0, "connections": [ { "peer": "10.81.1.2:40000", "requests": [
+                { "response_started_ns": 1.0e9 }, { "response_started_ns": second }
+            ] } ] })
+        };
+        let mut r = records("http", timings(3.09e9));
+        r.ss_server = vec![s(1.02, "20"), s(1.5, "500"), s(3.07, "2072")];
+        let l = label(&r, "slow_start.restart_after_idle");
+        assert_eq!(l.want, Want::Unknown, "{}", l.why);
+        r.server = timings(1.01e9);
+        let l = label(&r, "slow_start.restart_after_idle");
+        assert_eq!(l.want, Want::MustNot, "{}", l.why);
     }
 
     /// app.limited from tcp_info's busy chrono, not its `app_limited` flag. A paced writer

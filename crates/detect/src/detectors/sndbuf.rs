@@ -113,6 +113,12 @@ struct Dir {
     max_window: u64,
     /// The receiver echoed ECN congestion (ECE): cwnd may have been cut without a loss.
     ecn_echo: bool,
+    /// The last new data segment ended short of a full segment (a write's end on the
+    /// wire), and no data from the peer has come since.
+    pending_short: bool,
+    /// Short segments followed by more of this sender's data with no request between:
+    /// writes whose end the kernel sent with nothing behind it ([`write_boundaries`]).
+    mid_short: u32,
 }
 
 impl Dir {
@@ -176,6 +182,11 @@ impl Detector for SndbufLimited {
             c.rtt_ns = ev.conn.handshake_rtt_ns().filter(|&r| r > 0);
         }
         let (me, peer) = (ev.sender(), ev.receiver());
+        if ev.payload_len > 0 {
+            // A request (or any data) from this sender: the other direction's short
+            // segment ended a response, not a write in the middle of one.
+            c.dirs[peer].pending_short = false;
+        }
         if flags.ack() && flags.0 & TcpFlags::RST == 0 {
             let d = &mut c.dirs[peer];
             if d.first_data.is_some() {
@@ -193,6 +204,14 @@ impl Detector for SndbufLimited {
         d.first_data.get_or_insert((seg.frame, seg.ts));
         d.last_data = Some((seg.frame, seg.ts));
         let len = u64::from(ev.payload_len);
+        if std::mem::take(&mut d.pending_short) {
+            d.mid_short = d.mid_short.saturating_add(1);
+        }
+        let smss = tcpwhy_track::effective_mss(
+            ev.conn.dirs[me].syn.options(),
+            ev.conn.dirs[peer].syn.options(),
+        );
+        d.pending_short = smss.is_some_and(|m| ev.payload_len % m != 0);
         // RTT-long intervals on a fixed grid from the first data: any RTT-long interval of
         // an ACK-clocked flow holds one window.
         match d.bucket {
@@ -294,6 +313,27 @@ fn held_run(rounds: &[Span], segment: u64) -> Option<Run> {
     Some(run)
 }
 
+/// Whether the application's writes, not the send buffer, reached the wire: `mid_short`
+/// segments shorter than the sender's full segment (nor a multiple of it, for TSO/GRO
+/// aggregates) were followed by more of its data with no request from the peer between,
+/// in more than half of the plateau's `rounds` RTTs.
+///
+/// Linux's `tcp_sendmsg_locked` checks for buffer space only when it starts a new skb
+/// (`new_segment:` → `sk_stream_memory_free`, else `wait_for_space`), after the previous
+/// one was filled to `size_goal` (a multiple of the MSS): a writer held by its send buffer
+/// puts full segments on the wire, and only the end of its data is short. The send-buffer
+/// chrono (`tcp_cwnd_validate` → `TCP_CHRONO_SNDBUF_LIMITED`) likewise runs only while the
+/// writer waits on `SOCK_NOSPACE` with more to write. A short segment in the middle of a
+/// response is a write's end sent with nothing queued behind it: the write queue ran dry
+/// and the sender waited for its application. When that happens in more than half the
+/// plateau's RTTs, the buffer cannot have held the flight for the share [`MIN_SHARE`]
+/// asks (s8-072-bulk: 23 writes of 7,168 B every 71 ms at a 136 ms RTT, each ending in a
+/// 1,376 B segment; a flight of two writes that looked like a 14 KB cap, with
+/// `sndbuf_limited` 0 and cwnd growing from 10 to 22 above it).
+fn write_boundaries(mid_short: u32, rounds: u32) -> bool {
+    u64::from(mid_short).saturating_mul(2) > u64::from(rounds)
+}
+
 /// p95 over min of RTT samples, when there are enough.
 fn rtt_growth(r: Option<RttStats>) -> Option<f64> {
     let best = r?;
@@ -343,6 +383,9 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
             .max_by_key(|r| r.len())?;
         held_run(rounds.get(..rounds.len().checked_sub(1)?)?, segment)?
     };
+    if write_boundaries(d.mid_short, run.rounds) {
+        return None;
+    }
     let per_rtt = run.bytes / u64::from(run.rounds.max(1));
     if per_rtt < MIN_PLATEAU_SEGMENTS.saturating_mul(segment) {
         return None;
@@ -508,6 +551,16 @@ mod tests {
     fn a_doubling_flight_is_not_held() {
         let segs = [10, 20, 40, 80, 10, 20, 40, 80, 160, 320, 640, 1280];
         assert!(held_run(&rounds(&segs), 1448).is_none());
+    }
+
+    /// s8-072-bulk: 11 write ends in the middle of an 11-RTT plateau: the writes ran dry
+    /// each RTT; a few (a buffer-held writer's last, or one per other RTT) do not count.
+    #[test]
+    fn write_ends_in_most_rounds_are_the_application() {
+        assert!(write_boundaries(11, 11));
+        assert!(write_boundaries(5, 8));
+        assert!(!write_boundaries(4, 8));
+        assert!(!write_boundaries(0, 11));
     }
 
     /// Falls within one ACK's release (4 segments) are the grid's noise.
