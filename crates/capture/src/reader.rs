@@ -287,6 +287,17 @@ impl Capture {
     /// a pcap record that is cut short or damaged.
     #[inline(never)]
     fn next_frame_stepped(&mut self) -> Result<Option<Frame<'_>>, CaptureError> {
+        // Without blocks every record is a packet.
+        Ok(match self.next_stepped(false)? {
+            Some(Record::Packet { frame, .. }) => Some(frame),
+            Some(Record::Block(_)) | None => None,
+        })
+    }
+
+    /// The next record through the format parser's [`Step`]s, the one walk behind both
+    /// [`Self::next_frame`] and [`Self::next_record`] (so they agree on every frame
+    /// number and error). Non-packet blocks are returned when `blocks`, else skipped.
+    fn next_stepped(&mut self, blocks: bool) -> Result<Option<Record<'_>>, CaptureError> {
         if self.done {
             return Ok(None);
         }
@@ -303,13 +314,13 @@ impl Capture {
                     meta,
                 } => {
                     self.frames += 1;
-                    let record = self.source.take(record_len);
+                    let raw = self.source.take(record_len);
                     // The parsers put the data inside the record; `get` keeps that a
                     // checked fact rather than a panic if one of them were wrong.
-                    let data = record
+                    let data = raw
                         .get(data_start..data_start.saturating_add(data_len))
                         .unwrap_or(&[]);
-                    return Ok(Some(Frame {
+                    let frame = Frame {
                         number: self.frames,
                         ts: meta.ts,
                         ts_untrusted: meta.ts_untrusted,
@@ -317,8 +328,10 @@ impl Capture {
                         interface: meta.interface,
                         data,
                         orig_len: meta.orig_len,
-                    }));
+                    };
+                    return Ok(Some(Record::Packet { frame, raw }));
                 }
+                Step::Skip(n) if blocks => return Ok(Some(Record::Block(self.source.take(n)))),
                 Step::Skip(n) => {
                     self.source.take(n);
                 }

@@ -2,8 +2,7 @@
 //! or block that held it, and every pcapng block that is not a packet. For a writer that
 //! copies a capture through (`crate::annotate`); the analysis reads [`Capture::next_frame`].
 
-use super::{Capture, CaptureErrorKind, Parser, MAX_WINDOW};
-use crate::format::Step;
+use super::{Capture, Parser};
 use crate::frame::Frame;
 
 /// One record of the input, borrowed until the next call.
@@ -40,63 +39,8 @@ impl Capture {
     }
 
     /// The next record, `Ok(None)` at the end; frames are numbered and errors reported
-    /// exactly as by [`Capture::next_frame`] (the same steps of the same parsers), so the
-    /// two walks agree on every frame number.
+    /// exactly as by [`Capture::next_frame`], whose walk this is.
     pub(crate) fn next_record(&mut self) -> Result<Option<Record<'_>>, super::CaptureError> {
-        if self.done {
-            return Ok(None);
-        }
-        loop {
-            let step = match &mut self.parser {
-                Parser::Pcap(p) => p.step(self.source.window()),
-                Parser::PcapNg(p) => p.step(self.source.window()),
-            };
-            match step {
-                Step::Packet {
-                    record_len,
-                    data_start,
-                    data_len,
-                    meta,
-                } => {
-                    self.frames += 1;
-                    let number = self.frames;
-                    let raw = self.source.take(record_len);
-                    let data = raw
-                        .get(data_start..data_start.saturating_add(data_len))
-                        .unwrap_or(&[]);
-                    return Ok(Some(Record::Packet {
-                        frame: Frame {
-                            number,
-                            ts: meta.ts,
-                            ts_untrusted: meta.ts_untrusted,
-                            link: meta.link,
-                            interface: meta.interface,
-                            data,
-                            orig_len: meta.orig_len,
-                        },
-                        raw,
-                    }));
-                }
-                Step::Skip(n) => return Ok(Some(Record::Block(self.source.take(n)))),
-                Step::NeedBytes(n) => {
-                    let have = self.source.window().len();
-                    if n <= have || n > MAX_WINDOW {
-                        return self.fail(CaptureErrorKind::Damaged(format!(
-                            "record of {n} bytes cannot be read"
-                        )));
-                    }
-                    match self.source.fill(n) {
-                        Ok(true) => {}
-                        Ok(false) if self.source.window().is_empty() => {
-                            self.done = true;
-                            return Ok(None);
-                        }
-                        Ok(false) => return self.fail(CaptureErrorKind::Truncated),
-                        Err(e) => return self.fail(CaptureErrorKind::Io(e)),
-                    }
-                }
-                Step::Damaged(why) => return self.fail(CaptureErrorKind::Damaged(why)),
-            }
-        }
+        self.next_stepped(true)
     }
 }
