@@ -911,31 +911,7 @@ impl Dir {
             return;
         };
         let p = self.pending.swap_remove(i);
-        self.record_late(Late {
-            opened_frame: p.hole_frame,
-            opened_ts: p.hole_ts,
-            frame: p.closed_frame,
-            ts: p.closed_ts,
-            seq: p.seq,
-            degree_bytes: p.degree_bytes,
-            late_ns: sp.ts.elapsed_since(p.hole_ts),
-            proof: None,
-        });
-        push_bounded(
-            &mut self.triggered,
-            Triggered {
-                frame: p.frame,
-                ts: p.ts,
-                seq: p.seq,
-                cause_frame: p.hole_frame,
-                cause_ts: p.hole_ts,
-                dsack: Some((sp.frame, sp.ts)),
-                dsack_cut: true,
-                by_timing: false,
-                confirmed: true,
-            },
-            MAX_TRIGGERED,
-        );
+        self.confirm_by_dsack(p, sp.frame, sp.ts, true);
         self.cut_dsacks = self.cut_dsacks.saturating_add(1);
     }
 
@@ -955,37 +931,42 @@ impl Dir {
         }
         if let Some(i) = self.pending.iter().position(|p| hit(p.frame, p.seq)) {
             let p = self.pending.swap_remove(i);
-            // The D-SACK left the receiver when the late original arrived there; the
-            // hole showed when the first segment above it did: both seen here after the
-            // same return path, so their difference is how late the original was (not
-            // the time the retransmission took to fill the hole).
-            let late_ns = ts.elapsed_since(p.hole_ts);
-            self.record_late(Late {
-                opened_frame: p.hole_frame,
-                opened_ts: p.hole_ts,
-                frame: p.closed_frame,
-                ts: p.closed_ts,
-                seq: p.seq,
-                degree_bytes: p.degree_bytes,
-                late_ns,
-                proof: None,
-            });
-            push_bounded(
-                &mut self.triggered,
-                Triggered {
-                    frame: p.frame,
-                    ts: p.ts,
-                    seq: p.seq,
-                    cause_frame: p.hole_frame,
-                    cause_ts: p.hole_ts,
-                    dsack: Some((frame, ts)),
-                    dsack_cut: false,
-                    by_timing: false,
-                    confirmed: true,
-                },
-                MAX_TRIGGERED,
-            );
+            self.confirm_by_dsack(p, frame, ts, false);
         }
+    }
+
+    /// A pending retransmission that a D-SACK at `frame` (`cut`: one the snaplen cut,
+    /// read from the options' length) showed unneeded: its original was late. The
+    /// D-SACK left the receiver when the late original arrived there; the hole showed
+    /// when the first segment above it did: both seen here after the same return path,
+    /// so their difference is how late the original was (not the time the
+    /// retransmission took to fill the hole).
+    fn confirm_by_dsack(&mut self, p: Pending, frame: u64, ts: Timestamp, cut: bool) {
+        self.record_late(Late {
+            opened_frame: p.hole_frame,
+            opened_ts: p.hole_ts,
+            frame: p.closed_frame,
+            ts: p.closed_ts,
+            seq: p.seq,
+            degree_bytes: p.degree_bytes,
+            late_ns: ts.elapsed_since(p.hole_ts),
+            proof: None,
+        });
+        push_bounded(
+            &mut self.triggered,
+            Triggered {
+                frame: p.frame,
+                ts: p.ts,
+                seq: p.seq,
+                cause_frame: p.hole_frame,
+                cause_ts: p.hole_ts,
+                dsack: Some((frame, ts)),
+                dsack_cut: cut,
+                by_timing: false,
+                confirmed: true,
+            },
+            MAX_TRIGGERED,
+        );
     }
 }
 
