@@ -297,6 +297,10 @@ impl Capture {
     /// The next record through the format parser's [`Step`]s, the one walk behind both
     /// [`Self::next_frame`] and [`Self::next_record`] (so they agree on every frame
     /// number and error). Non-packet blocks are returned when `blocks`, else skipped.
+    /// Inlined into each caller so that `blocks` is a constant there: not inlined,
+    /// returning the record through the enum cost 2 % of flows' instructions from
+    /// standard input (callgrind, 1 M packets).
+    #[inline(always)]
     fn next_stepped(&mut self, blocks: bool) -> Result<Option<Record<'_>>, CaptureError> {
         if self.done {
             return Ok(None);
