@@ -51,16 +51,9 @@ pub fn run(mut a: AnnotateArgs) -> Result<ExitCode, String> {
         return Err("annotate writes a file (-o FILE): standard output carries the report".into());
     }
     // Standard input is spooled so that it can be read twice.
-    let mut spool = None;
-    for f in &mut a.analyze.files {
-        if f == "-" {
-            let tmp = spool_stdin()?;
-            *f = tmp.path().display().to_string();
-            spool = Some(tmp);
-        }
-    }
-    let spooled = spool.as_ref().map(|t| t.path().display().to_string());
-    let outputs = outputs(&a.analyze.files, &a.output, spooled.as_deref())?;
+    let (_spool, spooled) = crate::outputs::spool_files(&mut a.analyze.files)?;
+    let outputs =
+        crate::outputs::outputs(&a.analyze.files, &a.output, spooled.as_deref(), "pcapng")?;
     let mode = Mode {
         evidence_only: a.evidence_only,
         context: a.context,
@@ -86,73 +79,6 @@ struct Mode {
     context: u64,
 }
 
-/// Copies standard input to a temporary file.
-fn spool_stdin() -> Result<tempfile::NamedTempFile, String> {
-    let mut tmp = tempfile::Builder::new()
-        .prefix("tcpwhy-stdin-")
-        .tempfile()
-        .map_err(|e| format!("creating a temporary file for standard input: {e}"))?;
-    std::io::copy(&mut std::io::stdin().lock(), tmp.as_file_mut())
-        .map_err(|e| format!("copying standard input to {}: {e}", tmp.path().display()))?;
-    Ok(tmp)
-}
-
-/// `(input, output)` for each input: `out` itself for one input (or `out/NAME.pcapng`
-/// when it is a directory), `out/NAME.pcapng` for several. Refuses to overwrite an
-/// input or to write two inputs to one file.
-fn outputs(
-    files: &[String],
-    out: &Path,
-    spooled: Option<&str>,
-) -> Result<Vec<(String, PathBuf)>, String> {
-    let into_dir = files.len() > 1 || out.is_dir();
-    if files.len() > 1 {
-        std::fs::create_dir_all(out)
-            .map_err(|e| format!("{}: creating the output directory: {e}", out.display()))?;
-    }
-    let mut v: Vec<(String, PathBuf)> = Vec::new();
-    for f in files {
-        let path = if into_dir {
-            let name = if spooled == Some(f.as_str()) {
-                "stdin".to_string()
-            } else {
-                stem(f)
-            };
-            out.join(format!("{name}.pcapng"))
-        } else {
-            out.to_path_buf()
-        };
-        if let Some((other, _)) = v.iter().find(|(_, p)| *p == path) {
-            return Err(format!(
-                "{other} and {f} would both be written to {}: annotate them one at a time",
-                path.display()
-            ));
-        }
-        let same = |a: &Path, b: &Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y);
-        if same(Path::new(f), &path) {
-            return Err(format!(
-                "{}: is an input; write the annotated capture elsewhere",
-                path.display()
-            ));
-        }
-        v.push((f.clone(), path));
-    }
-    Ok(v)
-}
-
-/// `dir/name.pcap.gz` → `name`.
-fn stem(f: &str) -> String {
-    let name = Path::new(f)
-        .file_name()
-        .map_or_else(|| f.to_string(), |n| n.to_string_lossy().into_owned());
-    let name = name.strip_suffix(".gz").unwrap_or(&name);
-    [".pcapng", ".pcap", ".cap"]
-        .iter()
-        .find_map(|x| name.strip_suffix(x))
-        .unwrap_or(name)
-        .to_string()
-}
-
 /// Writes the annotated copy of `input` (whose analysis is `r`) to `out`, through a
 /// temporary file beside it so that a failed run leaves no half-written capture.
 fn write_one(r: &AnalyzeReport<'_>, input: &str, out: &Path, mode: Mode) -> Result<String, String> {
@@ -173,18 +99,7 @@ fn write_one(r: &AnalyzeReport<'_>, input: &str, out: &Path, mode: Mode) -> Resu
         ));
     }
 
-    let dir = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".tcpwhy-annotate-");
-    // A capture as any program writes one (0666 less the umask), not tempfile's 0600.
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let tmp = builder
-        .tempfile_in(dir)
-        .map_err(|e| format!("{}: creating a temporary file: {e}", dir.display()))?;
+    let tmp = crate::outputs::temp_beside(out, ".tcpwhy-annotate-")?;
     let mut cap = tcpwhy_pipeline::open(input)?;
     let mut w = std::io::BufWriter::new(tmp.as_file());
     let mut next_comment = 0;

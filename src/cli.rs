@@ -46,6 +46,12 @@ pub enum Command {
     /// prints the same report and exits with the same status as `analyze`.
     #[command(after_help = crate::annotate::HELP)]
     Annotate(crate::annotate::AnnotateArgs),
+    /// One self-contained HTML page per capture: the verdict, a time-sequence plot of each
+    /// finding's connection with its evidence frames marked (zoom, pan, hover for frame
+    /// numbers), RTT, flight and throughput per connection, and the connections table;
+    /// prints the same report and exits with the same status as `analyze`.
+    #[command(after_help = crate::report::HELP)]
+    Report(crate::report::ReportArgs),
     /// One row per TCP connection: endpoints, duration, packets and bytes each way, RTT,
     /// flight, windows, handshake options, vantage point, retransmissions; in JSON also the
     /// ICMP errors quoting it (fragmentation needed / packet too big, next-hop MTU).

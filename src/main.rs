@@ -7,6 +7,8 @@ mod assets;
 mod cli;
 mod filter;
 mod host;
+mod outputs;
+mod report;
 mod scan;
 
 use clap::Parser;
@@ -28,6 +30,7 @@ fn run(args: cli::Cli) -> Result<ExitCode, String> {
     match args.command {
         cli::Command::Analyze(a) => cli::analyze(a),
         cli::Command::Annotate(a) => annotate::run(a),
+        cli::Command::Report(a) => report::run(a),
         cli::Command::Flows(a) => cli::flows(a),
         cli::Command::Segments(a) => cli::segments(a),
         cli::Command::Host(a) => cli::host(a),

@@ -64,7 +64,7 @@ impl<'r> Walk<'r> {
     }
 
     /// `(id, count)` of the findings below the threshold, in id order.
-    fn below(&self) -> Vec<(FindingId, usize)> {
+    pub(crate) fn below(&self) -> Vec<(FindingId, usize)> {
         self.below.iter().map(|(&id, &n)| (id, n)).collect()
     }
 }
@@ -127,7 +127,10 @@ pub(crate) fn verdict(r: &AnalyzeReport<'_>) -> io::Result<Vec<(FindingId, u64, 
 /// whose every finding is on a stream that also has a finding of the parent: their
 /// time is the parent's, not in addition. Keeps the streams of these ids' findings
 /// only (8 bytes each), for the one reading this takes.
-fn within_parent(r: &AnalyzeReport<'_>, children: &[FindingId]) -> io::Result<Vec<FindingId>> {
+pub(crate) fn within_parent(
+    r: &AnalyzeReport<'_>,
+    children: &[FindingId],
+) -> io::Result<Vec<FindingId>> {
     if children.is_empty() {
         return Ok(Vec::new());
     }

@@ -9,6 +9,7 @@ mod finding_json;
 pub mod flows;
 mod flows_row;
 pub mod host;
+pub mod html;
 mod json;
 pub mod table;
 pub mod units;
