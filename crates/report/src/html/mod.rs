@@ -16,7 +16,7 @@ use crate::analyze::{json_finding, verdict, within_parent, write_text, AnalyzeRe
 use plots::{merge_windows, PlotPass, Wanted};
 use serde_json::{json, Map, Value};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::io::Write;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_detect::{Finding, FindingId};
@@ -33,6 +33,9 @@ pub const DETAIL_BUDGET: usize = 100_000;
 /// The text report is embedded up to this size (a capture with 100,000 findings has a
 /// text report of tens of MB; the page then says where to get it whole).
 pub const TEXT_CAP: usize = 1 << 20;
+/// Connections without a finding that get a plot too (the longest), within
+/// `--max-plots`: a page of a healthy capture still shows its traffic.
+const EXTRA_PLOTS: usize = 5;
 /// The default of `--max-plots`.
 pub const DEFAULT_MAX_PLOTS: usize = 50;
 /// A finding's plot window is its evidence's time span widened by a quarter of it on
@@ -87,27 +90,17 @@ pub fn write_page(
     }
     let below = walk.below();
 
-    // Which findings get a plot, and the windows of each connection.
+    // Which findings get a plot, and the time windows of each plotted connection.
     let plotted: Vec<usize> = (0..findings.len().min(o.max_plots)).collect();
     let mut wanted: Vec<Wanted> = Vec::new();
+    let mut index: HashMap<u64, usize> = HashMap::new();
     for &i in &plotted {
         let f = &findings[i];
-        let w = match wanted.iter_mut().find(|w| w.stream == f.stream) {
-            Some(w) => w,
-            None => {
-                wanted.push(Wanted {
-                    stream: f.stream,
-                    client: f.endpoints[0].to_string(),
-                    server: f.endpoints[1].to_string(),
-                    first: Timestamp::default(),
-                    last: Timestamp::default(),
-                    windows: Vec::new(),
-                    evidence: Vec::new(),
-                    quota: 0,
-                });
-                wanted.last_mut().expect("just pushed")
-            }
-        };
+        let k = *index.entry(f.stream).or_insert_with(|| {
+            wanted.push(Wanted::new(f.stream, &f.endpoints));
+            wanted.len() - 1
+        });
+        let w = &mut wanted[k];
         w.evidence.extend(f.evidence.iter().map(|e| e.frame));
         if let (Some(a), Some(b)) = (
             f.evidence.iter().map(|e| e.ts).min(),
@@ -120,10 +113,10 @@ pub fn write_page(
             ));
         }
     }
-    let quota = DETAIL_BUDGET / wanted.len().max(1);
 
-    // The connections table (every connection `keep` selects), and each plotted
-    // connection's lifetime.
+    // The connections table (every connection `keep` selects), each plotted
+    // connection's lifetime, and the longest connections without a finding (plotted
+    // too, so that a healthy capture still shows its traffic).
     let opts = tcpwhy_pipeline::Options {
         threads: o.threads,
         ..Default::default()
@@ -132,30 +125,44 @@ pub fn write_page(
     let conns = |e: std::io::Error| format!("{shown}: reading the connections back: {e}");
     let mut rows = TopRows::default();
     let mut rows_total = 0u64;
+    let extra_max = EXTRA_PLOTS.min(o.max_plots.saturating_sub(wanted.len()));
+    let mut extra: Vec<(u64, Wanted)> = Vec::new();
     for c in flows.connections.iter() {
         let c = c.map_err(conns)?;
         if !(r.keep)(c.stream, &c.endpoints) {
             continue;
         }
         rows_total += 1;
-        if let Some(w) = wanted.iter_mut().find(|w| w.stream == c.stream) {
+        let w = match index.get(&c.stream) {
+            Some(&k) => Some(&mut wanted[k]),
+            None if !finding_streams.contains(&c.stream) => longest(&mut extra, extra_max, &c),
+            None => None,
+        };
+        if let Some(w) = w {
             w.first = c.start;
             w.last = c.end;
-            w.quota = quota;
-            w.windows = if c.packets() as usize <= quota {
-                // Small enough to keep whole.
-                vec![(c.start, c.end)]
-            } else {
-                merge_windows(std::mem::take(&mut w.windows))
-                    .into_iter()
-                    .map(|(a, b)| (a.max(c.start), b.min(c.end)))
-                    .filter(|(a, b)| a <= b)
-                    .collect()
-            };
+            w.packets = c.packets();
         }
         rows.offer(finding_streams.contains(&c.stream), &c);
     }
     let rows = rows.sorted();
+    extra.sort_by_key(|(d, w)| (Reverse(*d), w.stream));
+    wanted.extend(extra.into_iter().map(|(_, w)| w));
+    // The detail budget, shared equally; a connection within its share is kept whole.
+    let quota = DETAIL_BUDGET / wanted.len().max(1);
+    for w in &mut wanted {
+        w.quota = quota;
+        w.windows = if w.packets as usize <= quota {
+            vec![(w.first, w.last)]
+        } else {
+            let (first, last) = (w.first, w.last);
+            merge_windows(std::mem::take(&mut w.windows))
+                .into_iter()
+                .map(|(a, b)| (a.max(first), b.min(last)))
+                .filter(|(a, b)| a <= b)
+                .collect()
+        };
+    }
 
     // The series of the plotted connections.
     let zero = first_frame_time(input)?.unwrap_or_default();
@@ -218,6 +225,25 @@ pub fn write_page(
         rows,
         rows_total,
     })
+}
+
+/// Keeps `c` among the `max` longest connections in `extra` if it is one of them
+/// (dropping the shortest), and returns its entry.
+fn longest<'e>(
+    extra: &'e mut Vec<(u64, Wanted)>,
+    max: usize,
+    c: &tcpwhy_track::ConnSummary,
+) -> Option<&'e mut Wanted> {
+    let d = c.duration_ns();
+    if extra.len() >= max {
+        let (i, (least, _)) = extra.iter().enumerate().min_by_key(|(_, (d, _))| *d)?;
+        if *least >= d {
+            return None;
+        }
+        extra.swap_remove(i);
+    }
+    extra.push((d, Wanted::new(c.stream, &c.endpoints)));
+    extra.last_mut().map(|(_, w)| w)
 }
 
 /// The rows of the connections table: the [`ROWS_CAP`] first by (has a finding,

@@ -29,6 +29,25 @@ pub struct Wanted {
     pub evidence: Vec<u64>,
     /// Packets kept one by one at most (evidence frames beyond it are still kept).
     pub quota: usize,
+    /// The connection's packets (both directions).
+    pub packets: u64,
+}
+
+impl Wanted {
+    /// A connection to plot, its lifetime and windows still to be filled in.
+    pub fn new(stream: u64, ends: &[tcpwhy_track::Endpoint; 2]) -> Self {
+        Wanted {
+            stream,
+            client: ends[0].to_string(),
+            server: ends[1].to_string(),
+            first: Timestamp::default(),
+            last: Timestamp::default(),
+            windows: Vec::new(),
+            evidence: Vec::new(),
+            quota: 0,
+            packets: 0,
+        }
+    }
 }
 
 /// Sorts and merges overlapping windows.
@@ -534,5 +553,137 @@ impl DirSeries {
             throughput,
             limit,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lab's clean bulk transfer seen at the server (5,246 frames, one connection).
+    fn capture() -> String {
+        format!(
+            "{}/../../examples/lab/clean-bulk/server.pcap",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    }
+
+    /// Each TCP frame's `(frame, time, from the client, carries data/SYN/FIN/RST)`.
+    fn frames() -> Vec<(u64, Timestamp, bool, bool)> {
+        let mut v = Vec::new();
+        tcpwhy_pipeline::segments(&capture(), |f, ts, p, ev| {
+            let carries = ev.payload_len > 0 || p.flags.syn() || p.flags.fin() || p.flags.rst();
+            v.push((f, ts, ev.from_client, carries));
+        })
+        .unwrap();
+        v
+    }
+
+    fn plot(want: Wanted) -> serde_json::Value {
+        let mut pass = PlotPass::new(vec![want]);
+        tcpwhy_pipeline::segments(&capture(), |f, ts, p, ev| pass.segment(f, ts, p, ev)).unwrap();
+        let zero = frames()[0].1;
+        serde_json::to_value(pass.finish(zero).remove(0)).unwrap()
+    }
+
+    fn want(fr: &[(u64, Timestamp, bool, bool)]) -> Wanted {
+        let ends = [
+            tcpwhy_track::Endpoint {
+                addr: [10, 0, 0, 1].into(),
+                port: 1,
+            },
+            tcpwhy_track::Endpoint {
+                addr: [10, 0, 0, 2].into(),
+                port: 2,
+            },
+        ];
+        let mut w = Wanted::new(0, &ends);
+        w.first = fr[0].1;
+        w.last = fr[fr.len() - 1].1;
+        w
+    }
+
+    #[test]
+    fn outside_the_windows_every_packet_is_in_a_summary_column_and_evidence_is_kept() {
+        let fr = frames();
+        assert!(fr.len() > 5000, "{} frames", fr.len());
+        let time = |n: u64| fr.iter().find(|x| x.0 == n).unwrap().1;
+        // A late data segment of the server, far outside the window: an evidence frame.
+        let late = fr.iter().rev().find(|x| !x.2 && x.3).unwrap().0;
+        let mut w = want(&fr);
+        w.windows = vec![(time(100), time(200))];
+        w.evidence = vec![150, late];
+        w.quota = 30;
+        let p = plot(w);
+        assert_eq!(p["truncated"], true);
+        for (name, from_client) in [("client_to_server", true), ("server_to_client", false)] {
+            let d = &p[name];
+            let sent = fr.iter().filter(|x| x.2 == from_client && x.3).count() as u64;
+            let detail = d["segments"]["frame"].as_array().unwrap().len() as u64;
+            let summarised: u64 = d["summary"]["packets"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| n.as_u64().unwrap())
+                .sum();
+            // Every segment of the side is drawn: one by one or in a column.
+            assert_eq!(detail + summarised, sent, "{name}");
+            // Columns are at most COLUMNS, in time order.
+            let t0 = d["summary"]["t0"].as_array().unwrap();
+            assert!(t0.len() <= COLUMNS);
+            assert!(t0.windows(2).all(|w| w[0].as_f64() <= w[1].as_f64()));
+        }
+        let seg = &p["server_to_client"]["segments"];
+        let kept: Vec<u64> = seg["frame"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_u64().unwrap())
+            .collect();
+        assert!(kept.contains(&late), "the evidence frame {late} is kept");
+        // Inside the window only frames 100–200, and the quota bounds them.
+        assert!(kept.iter().all(|&f| (100..=200).contains(&f) || f == late));
+        let acks = p["server_to_client"]["acks"]["frame"]
+            .as_array()
+            .unwrap()
+            .len();
+        assert!(kept.len() + acks <= 30 + 2, "{} + {acks}", kept.len());
+    }
+
+    #[test]
+    fn a_connection_within_its_quota_is_kept_whole_in_time_order() {
+        let fr = frames();
+        let mut w = want(&fr);
+        w.windows = vec![(w.first, w.last)];
+        w.quota = usize::MAX;
+        let p = plot(w);
+        assert_eq!(p["truncated"], false);
+        let d = &p["server_to_client"];
+        let sent = fr.iter().filter(|x| !x.2 && x.3).count();
+        assert_eq!(d["segments"]["frame"].as_array().unwrap().len(), sent);
+        assert_eq!(d["summary"]["packets"], serde_json::json!([]));
+        // uPlot needs every series' x in ascending order.
+        for series in ["segments", "acks", "rtt", "in_flight", "throughput"] {
+            let t = d[series]["t"].as_array().unwrap();
+            assert!(!t.is_empty(), "{series}");
+            assert!(
+                t.windows(2).all(|w| w[0].as_f64() <= w[1].as_f64()),
+                "{series}"
+            );
+        }
+    }
+
+    #[test]
+    fn overlapping_windows_merge() {
+        let t = Timestamp::from_nanos;
+        assert_eq!(
+            merge_windows(vec![
+                (t(5), t(9)),
+                (t(1), t(3)),
+                (t(2), t(6)),
+                (t(20), t(30))
+            ]),
+            vec![(t(1), t(9)), (t(20), t(30))]
+        );
     }
 }
