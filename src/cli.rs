@@ -19,15 +19,16 @@ too) and explains TCP performance: `analyze` names the mechanism that cost time 
 on new or idle connections, Nagle and delayed ACKs, receive windows and send buffers, losses, \
 spurious retransmissions, reordering, queues), proves it with frame numbers, prices it in \
 milliseconds and gives the fix; `flows` shows each connection's statistics and what limited it; \
-`annotate` writes the capture again with each finding as packet comments on its evidence \
-frames, for Wireshark (`frame.comment contains \"tcpwhy\"`).\n\n\
+`report` writes one HTML page with the time-sequence plot of every finding, its evidence \
+frames marked; `annotate` writes the capture again with each finding as packet comments on \
+its evidence frames, for Wireshark (`frame.comment contains \"tcpwhy\"`).\n\n\
 Stream numbers are Wireshark's tcp.stream indexes and frame numbers are Wireshark's, \
 so anything tcpwhy reports can be checked with `tcp.stream eq N` in Wireshark.\n\n\
 `tcpwhy host` audits a machine's TCP settings, socket memory, counters and live sockets; \
 `tcpwhy collect` saves them to a directory, and `tcpwhy analyze --host DIR` checks a \
 capture's findings against the host they name.",
-    after_help = "Examples:\n  tcpwhy analyze capture.pcap\n  tcpwhy analyze --host server-bundle/ capture.pcap\n  tcpwhy flows capture.pcap\n  tcpwhy annotate capture.pcap -o annotated.pcapng\n  sudo tcpwhy host --interval 10s\n  tcpdump -i eth0 -w - port 443 | tcpwhy flows -\n  tcpwhy flows --format json capture.pcapng | jq '.files[0].connections[0]'\n\nExit status: 0 success, 2 error (unreadable file, not a capture, no frame of a file \
-readable as TCP); analyze, annotate and host: 1 when they found something."
+    after_help = "Examples:\n  tcpwhy analyze capture.pcap\n  tcpwhy analyze --host server-bundle/ capture.pcap\n  tcpwhy flows capture.pcap\n  tcpwhy report capture.pcap -o report.html\n  tcpwhy annotate capture.pcap -o annotated.pcapng\n  sudo tcpwhy host --interval 10s\n  tcpdump -i eth0 -w - port 443 | tcpwhy flows -\n  tcpwhy flows --format json capture.pcapng | jq '.files[0].connections[0]'\n\nExit status: 0 success, 2 error (unreadable file, not a capture, no frame of a file \
+readable as TCP); analyze, report, annotate and host: 1 when they found something."
 )]
 pub struct Cli {
     #[command(subcommand)]

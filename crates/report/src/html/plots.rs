@@ -501,7 +501,10 @@ impl DirSeries {
             }
             if i < used {
                 throughput.t.push(s(col_start(i)) + width_s / 2.0);
-                throughput.bytes_per_s.push(c.new_bytes as f64 / width_s);
+                // Whole bytes per second: the fractions only made the page longer.
+                throughput
+                    .bytes_per_s
+                    .push((c.new_bytes as f64 / width_s).round());
             }
             // Spans of what limited the data, column by column.
             let what = c.limit.and_then(limit_name);
