@@ -46,31 +46,18 @@ pub struct AnnotateArgs {
     pub context: u64,
 }
 
-pub fn run(mut a: AnnotateArgs) -> Result<ExitCode, String> {
-    if a.output.as_os_str() == "-" {
-        return Err("annotate writes a file (-o FILE): standard output carries the report".into());
-    }
-    // Standard input is spooled so that it can be read twice.
-    let (_spool, spooled) = crate::outputs::spool_files(&mut a.analyze.files)?;
-    let outputs =
-        crate::outputs::outputs(&a.analyze.files, &a.output, spooled.as_deref(), "pcapng")?;
+pub fn run(a: AnnotateArgs) -> Result<ExitCode, String> {
     let mode = Mode {
         evidence_only: a.evidence_only,
         context: a.context,
     };
-    let mut each = |r: &mut AnalyzeReport<'_>| {
-        let input = r.file.path.clone();
-        let Some((_, out)) = outputs.iter().find(|(i, _)| *i == input) else {
-            return Err(format!("{input}: no output path chosen for it"));
-        };
-        if spooled.as_deref() == Some(input.as_str()) {
-            r.file.path = "-".into();
-        }
-        let written = write_one(r, &input, out, mode)?;
-        eprintln!("tcpwhy: wrote {}: {written}", out.display());
-        Ok(())
-    };
-    crate::cli::analyze_each(a.analyze, Some(&mut each))
+    crate::outputs::analyze_then_write(
+        a.analyze,
+        &a.output,
+        "annotate",
+        "pcapng",
+        |r, input, out| write_one(r, input, out, mode),
+    )
 }
 
 #[derive(Copy, Clone)]

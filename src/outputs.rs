@@ -1,11 +1,49 @@
 //! Where the commands that write a file per input (`annotate`, `report`) put it, and
 //! standard input made readable twice (their second pass reads the capture again).
 
+use crate::cli::AnalyzeArgs;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use tcpwhy_report::analyze::AnalyzeReport;
+
+/// `analyze` with `a`'s options (the same report on standard output, the same exit
+/// status), then, for each input, `write(report, input, path)`, which writes the
+/// input's file at `path` and returns what to say of it (`tcpwhy: wrote PATH: …` on
+/// standard error). `command` names the command in errors; `ext` is the output files'
+/// extension when they go into a directory. Standard input is spooled to a temporary
+/// file first (the writers read the capture again) and shown as `-`.
+pub fn analyze_then_write(
+    mut a: AnalyzeArgs,
+    out: &Path,
+    command: &str,
+    ext: &str,
+    mut write: impl FnMut(&AnalyzeReport<'_>, &str, &Path) -> Result<String, String>,
+) -> Result<ExitCode, String> {
+    if out.as_os_str() == "-" {
+        return Err(format!(
+            "{command} writes a file (-o FILE): standard output carries the report"
+        ));
+    }
+    let (_spool, spooled) = spool_files(&mut a.files)?;
+    let outputs = outputs(&a.files, out, spooled.as_deref(), ext)?;
+    let mut each = |r: &mut AnalyzeReport<'_>| {
+        let input = r.file.path.clone();
+        let Some((_, out)) = outputs.iter().find(|(i, _)| *i == input) else {
+            return Err(format!("{input}: no output path chosen for it"));
+        };
+        if spooled.as_deref() == Some(input.as_str()) {
+            r.file.path = "-".into();
+        }
+        let said = write(r, &input, out)?;
+        eprintln!("tcpwhy: wrote {}: {said}", out.display());
+        Ok(())
+    };
+    crate::cli::analyze_each(a, Some(&mut each))
+}
 
 /// Copies standard input to a temporary file (removed when dropped), which takes as
 /// much disk space as the capture.
-pub fn spool_stdin() -> Result<tempfile::NamedTempFile, String> {
+fn spool_stdin() -> Result<tempfile::NamedTempFile, String> {
     let mut tmp = tempfile::Builder::new()
         .prefix("tcpwhy-stdin-")
         .tempfile()
@@ -17,7 +55,7 @@ pub fn spool_stdin() -> Result<tempfile::NamedTempFile, String> {
 
 /// Replaces `-` among `files` with a spooled copy of standard input; returns the copy
 /// (kept alive as long as the files are read) and its path.
-pub fn spool_files(
+fn spool_files(
     files: &mut [String],
 ) -> Result<(Option<tempfile::NamedTempFile>, Option<String>), String> {
     let mut spool = None;
@@ -35,7 +73,7 @@ pub fn spool_files(
 /// `(input, output)` for each input: `out` itself for one input (or `out/NAME.EXT`
 /// when it is a directory), `out/NAME.EXT` for several (the directory is created).
 /// Refuses to overwrite an input or to write two inputs to one file.
-pub fn outputs(
+fn outputs(
     files: &[String],
     out: &Path,
     spooled: Option<&str>,

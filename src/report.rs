@@ -8,7 +8,7 @@
 use crate::cli::AnalyzeArgs;
 use clap::Args;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tcpwhy_report::analyze::AnalyzeReport;
 use tcpwhy_report::html::{self, PageOptions};
@@ -40,52 +40,43 @@ pub struct ReportArgs {
     pub max_plots: usize,
 }
 
-pub fn run(mut a: ReportArgs) -> Result<ExitCode, String> {
-    if a.output.as_os_str() == "-" {
-        return Err(
-            "report writes a file (-o FILE): standard output carries the text report".into(),
-        );
-    }
-    let (_spool, spooled) = crate::outputs::spool_files(&mut a.analyze.files)?;
-    let outputs = crate::outputs::outputs(&a.analyze.files, &a.output, spooled.as_deref(), "html")?;
+pub fn run(a: ReportArgs) -> Result<ExitCode, String> {
     let opts = PageOptions {
         max_plots: a.max_plots,
         generator: format!("tcpwhy {}", env!("TCPWHY_VERSION")),
         threads: a.analyze.threads.map_or(0, usize::from),
     };
-    let mut each = |r: &mut AnalyzeReport<'_>| {
-        let input = r.file.path.clone();
-        let Some((_, out)) = outputs.iter().find(|(i, _)| *i == input) else {
-            return Err(format!("{input}: no output path chosen for it"));
-        };
-        if spooled.as_deref() == Some(input.as_str()) {
-            r.file.path = "-".into();
-        }
-        let tmp = crate::outputs::temp_beside(out, ".tcpwhy-report-")?;
-        let writing = |e: std::io::Error| format!("{}: writing: {e}", out.display());
-        let mut w = std::io::BufWriter::new(tmp.as_file());
-        let done = html::write_page(r, &input, &opts, &mut w)?;
-        w.flush().map_err(writing)?;
-        drop(w);
-        tmp.persist(out)
-            .map_err(|e| format!("{}: {}", out.display(), e.error))?;
-        let mut line = format!(
-            "tcpwhy: wrote {}: {} finding(s)",
-            out.display(),
-            done.findings
-        );
-        if done.findings_total > done.findings {
-            line += &format!(" of {}", done.findings_total);
-        }
-        line += &format!(
-            ", {} with a plot, {} of {} connection(s) in the table, {} kB",
-            done.plots,
-            done.rows,
-            done.rows_total,
-            done.bytes.div_ceil(1000)
-        );
-        eprintln!("{line}");
-        Ok(())
-    };
-    crate::cli::analyze_each(a.analyze, Some(&mut each))
+    crate::outputs::analyze_then_write(a.analyze, &a.output, "report", "html", |r, input, out| {
+        write_one(r, input, out, &opts)
+    })
+}
+
+/// Writes the page of `input` (whose analysis is `r`) to `out`, through a temporary file
+/// beside it so that a failed run leaves no half-written page; says what it holds.
+fn write_one(
+    r: &AnalyzeReport<'_>,
+    input: &str,
+    out: &Path,
+    opts: &PageOptions,
+) -> Result<String, String> {
+    let tmp = crate::outputs::temp_beside(out, ".tcpwhy-report-")?;
+    let writing = |e: std::io::Error| format!("{}: writing: {e}", out.display());
+    let mut w = std::io::BufWriter::new(tmp.as_file());
+    let done = html::write_page(r, input, opts, &mut w)?;
+    w.flush().map_err(writing)?;
+    drop(w);
+    tmp.persist(out)
+        .map_err(|e| format!("{}: {}", out.display(), e.error))?;
+    let mut said = format!("{} finding(s)", done.findings);
+    if done.findings_total > done.findings {
+        said += &format!(" of {}", done.findings_total);
+    }
+    said += &format!(
+        ", {} with a plot, {} of {} connection(s) in the table, {} kB",
+        done.plots,
+        done.rows,
+        done.rows_total,
+        done.bytes.div_ceil(1000)
+    );
+    Ok(said)
 }

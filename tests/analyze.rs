@@ -1,9 +1,12 @@
 //! `tcpwhy analyze` on lab captures, from both vantage points, against the kernel's and
 //! the applications' own record in each example's manifest and truth files.
 
+mod common;
+
+use common::tcpwhy;
+
 use serde::Deserialize;
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
 fn lab(scenario: &str, side: &str) -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -11,13 +14,6 @@ fn lab(scenario: &str, side: &str) -> String {
         .join(scenario)
         .join(format!("{side}.pcap"));
     p.to_string_lossy().into_owned()
-}
-
-fn tcpwhy(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
-        .args(args)
-        .output()
-        .expect("run tcpwhy")
 }
 
 #[derive(Deserialize)]

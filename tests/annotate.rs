@@ -12,24 +12,16 @@
 
 mod common;
 
+use common::tcpwhy;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use tcpwhy_capture::Capture;
 
-fn tcpwhy(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
-        .args(args)
-        .output()
-        .expect("run tcpwhy")
-}
-
 /// A scratch directory for one test, emptied first.
 fn scratch(name: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("annotate-{name}"));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch(&format!("annotate-{name}"))
 }
 
 /// `tcpwhy annotate EXTRA INPUT -o OUT`; the exit status is analyze's (1: findings).

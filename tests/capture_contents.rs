@@ -4,16 +4,13 @@
 //! frames and frames per stream, see [`assert_streams_equal_tshark`]), and captures of
 //! which no frame can be analysed, which must never pass as healthy ones.
 
+mod common;
+
+use common::tcpwhy;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn tcpwhy(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
-        .args(args)
-        .output()
-        .expect("run tcpwhy")
-}
+use std::process::Command;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

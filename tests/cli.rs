@@ -1,6 +1,10 @@
 //! The tcpwhy binary as a user meets it: exit status, error messages, stdin, and the
 //! JSON contract (docs/json.md) read back with types of its own.
 
+mod common;
+
+use common::tcpwhy;
+
 use serde::Deserialize;
 use std::io::Write;
 use std::path::PathBuf;
@@ -16,13 +20,6 @@ fn public(name: &str) -> String {
         .join(name)
         .to_string_lossy()
         .into_owned()
-}
-
-fn tcpwhy(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
-        .args(args)
-        .output()
-        .expect("run tcpwhy")
 }
 
 /// `tcpwhy ARGS -` with the file at `path` on standard input (read as a stream, never

@@ -3,15 +3,12 @@
 //! every visible subcommand and complete as a shell would. `.ci/run` builds, installs
 //! and checks the Debian package itself.
 
+mod common;
+
+use common::tcpwhy;
+
 use std::path::PathBuf;
 use std::process::Command;
-
-fn tcpwhy(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
-        .args(args)
-        .output()
-        .expect("run tcpwhy")
-}
 
 #[test]
 fn version_names_the_commit_it_was_built_from() {
@@ -49,12 +46,15 @@ fn assets_are_a_man_page_per_subcommand_and_three_completions() {
             "tcpwhy-collect.1",
             "tcpwhy-flows.1",
             "tcpwhy-host.1",
+            "tcpwhy-report.1",
             "tcpwhy-segments.1",
             "tcpwhy.1"
         ]
     );
     let man = std::fs::read_to_string(dir.join("man/tcpwhy-annotate.1")).unwrap();
     assert!(man.contains("evidence\\-only"), "{man}");
+    let man = std::fs::read_to_string(dir.join("man/tcpwhy-report.1")).unwrap();
+    assert!(man.contains("max\\-plots"), "{man}");
     for f in ["tcpwhy.bash", "_tcpwhy", "tcpwhy.fish"] {
         let text = std::fs::read_to_string(dir.join("completions").join(f)).unwrap();
         assert!(text.contains("annotate") && !text.contains("assets"), "{f}");

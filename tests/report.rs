@@ -16,23 +16,15 @@
 
 mod common;
 
+use common::tcpwhy;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-fn tcpwhy(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
-        .args(args)
-        .output()
-        .expect("run tcpwhy")
-}
-
 /// A scratch directory for one test, emptied first.
 fn scratch(name: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("report-{name}"));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch(&format!("report-{name}"))
 }
 
 fn lab(scenario: &str, side: &str) -> PathBuf {

@@ -1,7 +1,27 @@
 //! What the integration tests share: reading a capture into connection summaries.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 use tcpwhy_track::{ConnSummary, SegmentCounts};
+
+/// `tcpwhy ARGS`, run to the end, its output kept.
+#[allow(dead_code)] // not every test file uses it
+pub fn tcpwhy(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
+        .args(args)
+        .output()
+        .expect("run tcpwhy")
+}
+
+/// A scratch directory `NAME` for one test, under cargo's temporary directory for
+/// integration tests, emptied first.
+#[allow(dead_code)] // not every test file uses it
+pub fn scratch(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
 
 /// Every connection of the capture at `path`, sorted by stream (`tcpwhy flows`' pass).
 #[allow(dead_code)] // not every test file uses it
