@@ -1111,15 +1111,38 @@
     return items.length ? h("ul", { class: "fix" }, items) : h("p", null, notKnown());
   }
 
+  // The verdict: one line per mechanism (the `verdict` entries: title, cost over all
+  // connections, and whether that time is part of another's), then the costliest findings
+  // with their fix and the host it goes to.
+  const VERDICT_ROWS = 20;
   function verdict(data, findings) {
     const file = obj(data.file);
     const below = Object.entries(obj(file.below_min_cost)).filter(([, n]) => isNum(n) && n > 0);
-    const rows = findings.map((f, i) =>
+    const mechs = arr(data.verdict).map(obj);
+    const titles = new Map(mechs.map((v) => [v.id, text(v.title)]));
+    const lines = mechs.map((v) =>
+      h(
+        "li",
+        null,
+        h("span", { class: "vcost" }, fmtMs(v.cost_ms)),
+        h(
+          "div",
+          null,
+          h("strong", null, text(v.title) || text(v.id) || NOT_KNOWN),
+          " ",
+          h("code", { class: "fid" }, text(v.id) || NOT_KNOWN),
+          isNum(v.connections) ? ` on ${fmtInt(v.connections)} connection${v.connections === 1 ? "" : "s"}` : "",
+          v.part_of ? h("span", { class: "sub" }, ` · part of ${text(v.part_of)}'s time, not in addition`) : null,
+          h("div", { class: "sub" }, text(v.meaning) || "", v.fix_goes_to ? ` · fix goes to ${text(v.fix_goes_to)}` : "")
+        )
+      )
+    );
+    const rows = findings.slice(0, VERDICT_ROWS).map((f, i) =>
       h(
         "tr",
         null,
         h("td", { class: "num" }, h("a", { href: `#finding-${i}` }, String(i + 1))),
-        h("td", null, h("a", { href: `#finding-${i}`, class: "fid" }, text(f.id) || NOT_KNOWN)),
+        h("td", null, h("a", { href: `#finding-${i}`, class: "fid" }, text(f.id) || NOT_KNOWN), titles.get(f.id) ? h("div", { class: "sub" }, titles.get(f.id)) : null),
         h("td", { class: "num cost" }, fmtMs(f.cost_ms), f.share != null ? h("div", { class: "sub" }, `${fmtPct(f.share)} of its connection`) : null),
         h(
           "td",
@@ -1136,30 +1159,52 @@
         )
       )
     );
+    const total = isNum(data.findings_total) ? data.findings_total : findings.length;
+    const notes = [];
+    if (findings.length > VERDICT_ROWS) notes.push(`The ${VERDICT_ROWS} costliest of ${fmtInt(findings.length)} findings; all are listed under Findings.`);
+    if (total > findings.length) notes.push(`This page lists the ${fmtInt(findings.length)} costliest of ${fmtInt(total)} findings (tcpwhy analyze lists them all).`);
     return h(
       "section",
       { class: "verdict", id: "verdict" },
       h("h2", null, "Verdict"),
+      lines.length ? h("ul", { class: "vlist" }, lines) : null,
       findings.length
         ? h(
             "table",
             { class: "vtable" },
-            h("thead", null, h("tr", null, h("th", null, "#"), h("th", null, "mechanism"), h("th", { class: "num" }, "cost"), h("th", null, "where"), h("th", null, "fix"))),
+            h("thead", null, h("tr", null, h("th", { class: "num" }, "#"), h("th", null, "finding"), h("th", { class: "num" }, "cost"), h("th", null, "where"), h("th", null, "fix"))),
             h("tbody", null, rows)
           )
         : h("p", { class: "none" }, "No finding at or above --min-cost: nothing in this capture cost measurable time."),
+      notes.map((n) => h("p", { class: "note" }, n)),
       h(
         "p",
         { class: "below" },
-        "Below --min-cost: ",
-        below.length ? below.map(([id, n]) => `${id} × ${n}`).join(", ") : "none"
+        "Below --min-cost (named, not listed): ",
+        below.length ? below.map(([id, n]) => `${id} × ${fmtInt(n)}`).join(", ") : "none"
       ),
       h("details", { class: "textreport" }, h("summary", null, "Text report (tcpwhy analyze)"), h("pre", null, text(data.text) || NOT_KNOWN))
     );
   }
 
-  function evidenceFilter(stream, frame) {
-    return `tcp.stream eq ${stream} && frame.number == ${frame}`;
+  // Wireshark filters for evidence frames. A finding about a pattern across connections
+  // (connection.idle_close, connection.short_lived) cites frames of other streams, for
+  // which `tcp.stream eq N` of the finding's stream would select nothing: the stream is
+  // named only where the frame is known to be in it (in its plot data, or, without plot
+  // data, inside the stream's frame range from the flows table); a frame number alone
+  // selects the same packet anyway.
+  function frameInStream(frame, conn, row) {
+    if (!isNum(frame)) return false;
+    if (conn) return DIRS.some((k) => modelFor(conn, k).frameRow.has(frame));
+    const r = obj(row);
+    return isNum(r.first_frame) && isNum(r.last_frame) && frame >= r.first_frame && frame <= r.last_frame;
+  }
+  function evidenceFilter(stream, frame, inStream) {
+    return inStream && stream != null ? `tcp.stream eq ${stream} && frame.number == ${frame}` : `frame.number == ${frame}`;
+  }
+  function evidenceFilterAll(stream, frames, inStream) {
+    const set = `frame.number in {${frames.join(", ")}}`;
+    return inStream && stream != null ? `tcp.stream eq ${stream} && ${set}` : set;
   }
 
   function findingCard(data, f, i, plotted, connByStream) {
@@ -1183,11 +1228,14 @@
       state.initial = initialRange(m, f, list, start);
     }
 
+    const flowRow = arr(obj(data.flows).connections).find((r) => obj(r).stream === stream);
+    const inStream = (frame) => frameInStream(frame, conn, flowRow);
     const evRows = arr(f.evidence).map((e) => {
       const ev = obj(e);
       const inPlot = state && state.m.frameRow.has(ev.frame);
       const t = inPlot ? state.m.x[state.m.frameRow.get(ev.frame)] : sinceStart(ev.time, start);
-      const filt = isNum(ev.frame) && stream != null ? evidenceFilter(stream, ev.frame) : null;
+      const filt = isNum(ev.frame) ? evidenceFilter(stream, ev.frame, inStream(ev.frame)) : null;
+      const why = !state || inPlot ? null : inStream(ev.frame) ? " (the other direction: not in this plot)" : " (not in this connection's plot data)";
       return h(
         "tr",
         { class: inPlot ? "" : "notplotted" },
@@ -1199,12 +1247,12 @@
             : orText(ev.frame)
         ),
         h("td", { class: "num" }, fmtSec(t)),
-        h("td", null, text(ev.note) || NOT_KNOWN, state && !inPlot ? h("span", { class: "sub" }, " (not in the plotted direction)") : null),
+        h("td", null, text(ev.note) || NOT_KNOWN, why ? h("span", { class: "sub" }, why) : null),
         h("td", { class: "filter" }, filt ? [h("code", null, filt), " ", copyButton(() => filt)] : notKnown())
       );
     });
     const frames = arr(f.evidence).map((e) => obj(e).frame).filter(isNum);
-    const allFilter = frames.length && stream != null ? `tcp.stream eq ${stream} && frame.number in {${frames.join(" ")}}` : null;
+    const allFilter = frames.length ? evidenceFilterAll(stream, frames, frames.every(inStream)) : null;
 
     card.append(
       h(
@@ -1316,6 +1364,8 @@
     el.scrollIntoView({ block: "nearest", behavior: "smooth" });
   }
 
+  const CARDS_FIRST = 100;
+  const CARDS_BATCH = 100;
   function findingsSection(data, findings, connByStream) {
     const plots = obj(data.plots);
     const plotted = new Set(arr(plots.findings).filter(isNum));
@@ -1324,15 +1374,34 @@
       sec.append(h("p", { class: "none" }, "No findings."));
       return sec;
     }
-    findings.forEach((f, i) => {
+    const card = (i) => {
       try {
-        sec.append(findingCard(data, obj(f), i, plotted, connByStream));
+        return findingCard(data, findings[i], i, plotted, connByStream);
       } catch (e) {
-        const card = h("article", { class: "card", id: `finding-${i}`, dataset: { finding: String(i) } });
-        fail(card, e);
-        sec.append(card);
+        const c = h("article", { class: "card", id: `finding-${i}`, dataset: { finding: String(i) } });
+        fail(c, e);
+        return c;
       }
-    });
+    };
+    // Thousands of cards would make a slow page: every plotted one and the first
+    // CARDS_FIRST at once, the rest a batch at a time on request.
+    const first = Math.max(CARDS_FIRST, ...Array.from(plotted, (i) => i + 1));
+    let shown = Math.min(findings.length, first);
+    for (let i = 0; i < shown; i++) sec.append(card(i));
+    if (shown < findings.length) {
+      const more = h("button", { type: "button", class: "more" });
+      const label = () => {
+        more.textContent = `show ${fmtInt(Math.min(CARDS_BATCH, findings.length - shown))} more findings (${fmtInt(findings.length - shown)} not shown)`;
+      };
+      more.addEventListener("click", () => {
+        const end = Math.min(findings.length, shown + CARDS_BATCH);
+        for (; shown < end; shown++) more.before(card(shown));
+        if (shown >= findings.length) more.remove();
+        else label();
+      });
+      label();
+      sec.append(more);
+    }
     return sec;
   }
 
@@ -1455,7 +1524,9 @@
   }
   function shareCell(v) {
     if (v == null) return "–";
-    return h("span", { class: "share" }, h("i", { style: `width:${Math.round(v * 100)}%` }), `${Math.round(v * 100)} %`);
+    const pct = Math.round(v * 100);
+    // Half the transfer time or more: what limited this connection, in bold.
+    return h("span", { class: pct >= 50 ? "share high" : "share" }, `${pct} %`);
   }
 
   function flowsSection(data, findings, plottedStreams) {
@@ -1620,6 +1691,8 @@
     for (const el of Array.from(pending.keys())) realise(el);
     return { plots: Object.keys(report.plots).length, connPlots: Object.keys(report.connPlots).length, errors: report.errors.length };
   };
+  report.resetPlot = resetPlot;
+  report.wholePlot = wholePlot;
   report.plotInfo = (i) => {
     const s = seqStates.get(Number(i));
     if (!s) return null;
