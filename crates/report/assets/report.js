@@ -1468,6 +1468,7 @@
 
   const FLOW_PAGE = 300;
 
+  const LIMIT_TITLE = "flows' LIMIT: share of the transfer time of the direction with more data limited by ";
   function flowColumns(plottedStreams, findingsByStream) {
     const dir = (c, k) => obj(obj(c)[k]);
     // flows' LIMIT: shares of the counted transfer time, for the direction with more data.
@@ -1511,9 +1512,9 @@
         value: retx,
         cell: (c) => `${orText(dir(c, "client_to_server").retransmissions)} / ${orText(dir(c, "server_to_client").retransmissions)}`,
       },
-      { key: "rwnd", label: "rwnd", num: true, value: (c) => limitShare(c, "rwnd"), cell: (c) => shareCell(limitShare(c, "rwnd")) },
-      { key: "cwnd", label: "cwnd", num: true, value: (c) => limitShare(c, "sender"), cell: (c) => shareCell(limitShare(c, "sender")) },
-      { key: "app", label: "app", num: true, value: (c) => limitShare(c, "app"), cell: (c) => shareCell(limitShare(c, "app")) },
+      { key: "rwnd", label: "rwnd", title: LIMIT_TITLE + "the receiver's window", num: true, value: (c) => limitShare(c, "rwnd"), cell: (c) => shareCell(limitShare(c, "rwnd")) },
+      { key: "cwnd", label: "cwnd", title: LIMIT_TITLE + "the sender's own window (congestion window or send buffer)", num: true, value: (c) => limitShare(c, "sender"), cell: (c) => shareCell(limitShare(c, "sender")) },
+      { key: "app", label: "app", title: LIMIT_TITLE + "the application (nothing outstanding)", num: true, value: (c) => limitShare(c, "app"), cell: (c) => shareCell(limitShare(c, "app")) },
       {
         key: "findings",
         label: "findings",
@@ -1552,7 +1553,7 @@
     const ths = cols.map((c) =>
       h(
         "th",
-        { class: c.num ? "num" : null, dataset: { key: c.key }, "aria-sort": "none" },
+        { class: c.num ? "num" : null, dataset: { key: c.key }, "aria-sort": "none", title: c.title },
         h("button", { type: "button", onclick: () => setSort(c.key) }, c.label, h("span", { class: "arrow" }))
       )
     );
