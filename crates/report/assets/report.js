@@ -124,7 +124,6 @@
     return e;
   }
   const notKnown = () => h("span", { class: "nk" }, NOT_KNOWN);
-  const orNk = (v, f) => (v == null ? notKnown() : f ? f(v) : String(v));
 
   // Copies a Wireshark filter; the text stays selectable for when the clipboard is refused
   // (file:// pages in some browsers).
@@ -164,7 +163,7 @@
   // dark theme changes them in one place) and read here for the canvases.
 
   const COLOR_NAMES = [
-    "fg", "muted", "grid", "bg", "orig", "retx", "spur", "ooo", "probe", "ack", "edge", "sack",
+    "fg", "muted", "grid", "orig", "retx", "spur", "ooo", "probe", "ack", "edge", "sack",
     "evidence", "evidence-bg", "summary", "rtt", "flight", "window", "throughput",
     "lim-rwnd", "lim-zero_window", "lim-sender", "lim-app",
   ];
@@ -223,11 +222,7 @@
     return h(
       "div",
       { class: "legend" },
-      swatch(C.orig, "bar", "data"),
-      swatch(C.retx, "bar", "retransmission"),
-      swatch(C.spur, "bar", "spurious retransmission"),
-      swatch(C.ooo, "bar", "out of order"),
-      swatch(C.probe, "bar", "probe / keep-alive"),
+      SEG_CLASSES.map((c) => swatch(C[c.key], "bar", c.label)),
       swatch(C.ack, "line", "ACK"),
       swatch(C.edge, "dash", "receive-window edge (ACK + window)"),
       swatch(C.sack, "bar", "SACK block"),
@@ -400,11 +395,12 @@
   // segment of the peer is also in `acks` (it acknowledges this side's data), so a frame
   // that carries data votes only as data; a SYN or FIN without data as its sender's.
 
-  const modelCache = new Map();
+  const modelCache = new WeakMap(); // ConnPlot -> direction -> model
   function modelFor(conn, dirKey) {
-    const key = `${conn.stream}\u0000${dirKey}`;
-    if (!modelCache.has(key)) modelCache.set(key, seqModel(conn, dirKey));
-    return modelCache.get(key);
+    if (!modelCache.has(conn)) modelCache.set(conn, {});
+    const models = modelCache.get(conn);
+    if (!models[dirKey]) models[dirKey] = seqModel(conn, dirKey);
+    return models[dirKey];
   }
 
   const DIRS = ["client_to_server", "server_to_client"];
@@ -745,7 +741,6 @@
       ctx.fillStyle = C.evidence;
       ctx.fillText(label, lx + 3 * pr, ly - pr);
     }
-
 
     if (hover != null) {
       ctx.beginPath();
