@@ -1156,7 +1156,7 @@
     );
     const total = isNum(data.findings_total) ? data.findings_total : findings.length;
     const notes = [];
-    if (findings.length > VERDICT_ROWS) notes.push(`The ${VERDICT_ROWS} costliest of ${fmtInt(findings.length)} findings; all are listed under Findings.`);
+    if (findings.length > VERDICT_ROWS) notes.push(`The ${VERDICT_ROWS} costliest of ${fmtInt(findings.length)} findings; the others are under Findings.`);
     if (total > findings.length) notes.push(`This page lists the ${fmtInt(findings.length)} costliest of ${fmtInt(total)} findings (tcpwhy analyze lists them all).`);
     return h(
       "section",
