@@ -411,3 +411,21 @@ fn dsack_of_a_late_original_proves_the_retransmission_that_overtook_it() {
         fr.explanation
     );
 }
+
+/// Issue 12, sweep s10-056 at the client, snaplen 64 (tests/data/sweep/README.md): RTT
+/// 12 ms (frames 1–3: handshake 12.5 ms), Reno through 7 Mbit/s with a 99-packet FIFO
+/// (≈ 160 ms of queue). The kernel counted 111 fast retransmissions and no timeout
+/// (TCPFastRetrans 111, TCPTimeouts 0). Checked in tshark: frame 519 (0.512953 s, seq
+/// 515489, IP ID 0x41aa) jumps the hole at 512593; its repair, frame 751 (0.713638 s,
+/// seq 512593, IP ID 0x423d: sent later), arrives 201 ms after it, behind the queue the
+/// SACKs' repair waited in. Before the RTO floor counted the RTT (an RTO is at least
+/// SRTT + 200 ms, `__tcp_set_rto`), the repairs 201–203 ms after their originals were
+/// named `loss.rto` (24 timeouts, 241 ms).
+#[test]
+fn repairs_behind_a_queue_just_over_200_ms_are_not_timeouts() {
+    let fs = findings(&sweep_capture("s10-056-bulk-client.pcap"));
+    absent(&fs, "loss.rto");
+    let f = one(&fs, "loss.fast_retransmit");
+    assert!(f.note(369).contains("past the hole"), "{f:?}");
+    assert!(f.explanation.contains("88 fast retransmissions"), "{f:?}");
+}

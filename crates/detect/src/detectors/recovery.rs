@@ -619,13 +619,19 @@ fn record(
     let window = hs_rtt.map_or(FAST_WINDOW_NO_RTT_NS, |r| {
         r.saturating_add(r / 4).saturating_add(FAST_SLACK_NS)
     });
-    // Sooner than Linux's minimum RTO after the bytes' previous transmission, no
-    // retransmission timer can have fired (tcp_rto_min, 200 ms unless a route lowers
-    // it): with a loss signal since, the repair was the signal's however long after it
-    // (an RTT grown by a queue, e.g. 95 ms behind a full 63-packet queue at 8 Mbit/s
-    // with a 3 ms handshake RTT: sweep s1-080). Seen from the receiver, the gap from
-    // the original's expected arrival is the sender's, the path's delay on both sides.
-    let too_soon_for_rto = previous_tx.is_some_and(|p| seg.ts.elapsed_since(p) < TCP_RTO_MIN_NS);
+    // Sooner than Linux's smallest RTO after the bytes' previous transmission, no
+    // retransmission timer can have fired: with a loss signal since, the repair was the
+    // signal's however long after it (an RTT grown by a queue, e.g. 95 ms behind a full
+    // 63-packet queue at 8 Mbit/s with a 3 ms handshake RTT: sweep s1-080). The RTO is
+    // SRTT + max(mdev, tcp_rto_min) (`__tcp_set_rto`, `tcp_rtt_estimator` keeps rttvar
+    // at or above tcp_rto_min, 200 ms unless a route lowers it), and SRTT averages
+    // samples no shorter than the path's RTT, of which the handshake is one: a
+    // retransmission 201 ms after its original on a 12 ms path behind a 160 ms queue
+    // was the SACKs' (sweep s10-056), not a timer's. Seen from the receiver, the gap
+    // from the original's expected arrival is the sender's, the path's delay on both
+    // sides.
+    let rto_floor = TCP_RTO_MIN_NS.saturating_add(hs_rtt.unwrap_or(0));
+    let too_soon_for_rto = previous_tx.is_some_and(|p| seg.ts.elapsed_since(p) < rto_floor);
     let signal = d.signals.iter().rev().find(|s| {
         s.ack <= ev.rel_seq
             && previous_tx.is_none_or(|p| s.last_ts >= p)
