@@ -149,6 +149,11 @@ pub enum Trigger {
         last_frame: u64,
         last_ts: Timestamp,
     },
+    /// Sooner after the bytes' previous transmission than any timer fires (a probe after
+    /// 2·SRTT, `tcp_schedule_loss_probe`; an RTO later still), with no loss signal in
+    /// the capture: the signal was there but not seen (its SACK blocks cut by the
+    /// snaplen, or an ACK the capture missed). A fast retransmission all the same.
+    Unseen,
     /// The tail loss probe timer.
     Probe,
     /// The retransmission timer.
@@ -543,6 +548,18 @@ impl Detector for Recovery {
     fn absorb(&mut self, _other: Self) {}
 }
 
+/// The soonest a sender's first timer retransmission follows the bytes' previous
+/// transmission: a probe after at least 1.5 RTT and 10 ms (it waits 2·SRTT), or without
+/// SACK an RTO (`TCP_RTO_MIN`).
+fn first_timer_min(rtt: Option<u64>, sack: bool) -> u64 {
+    let rtt = rtt.unwrap_or(0);
+    if sack {
+        rtt.saturating_add(rtt / 2).max(HIDDEN_MIN_GAP_NS)
+    } else {
+        TCP_RTO_MIN_NS // no probe without SACK: the first retransmission is an RTO
+    }
+}
+
 /// Whether `gap` can be the time a sender's timers took to send `k` transmissions that
 /// were all lost, the last of them `k` − 1 retransmissions after the original: a probe
 /// after at least 1.5 RTT (and 10 ms), then timeouts of at least 200 ms, doubling
@@ -550,12 +567,8 @@ impl Detector for Recovery {
 /// doubling after. Gaps outside come from something else (an application pause after a
 /// lost ACK, an IP ID counter shared with other connections).
 fn timer_chain_fits(k: u32, gap: u64, rtt: Option<u64>, sack: bool) -> bool {
+    let first_min = first_timer_min(rtt, sack);
     let rtt = rtt.unwrap_or(0);
-    let first_min = if sack {
-        rtt.saturating_add(rtt / 2).max(HIDDEN_MIN_GAP_NS)
-    } else {
-        TCP_RTO_MIN_NS // no probe without SACK: the first retransmission is an RTO
-    };
     let doubling = |unit: u64, n: u32| unit.saturating_mul((1u64 << n.min(20)) - 1);
     let min = first_min.saturating_add(doubling(TCP_RTO_MIN_NS, k - 1));
     let max = doubling(TIMER_MAX_FIRST_NS.saturating_add(rtt.saturating_mul(2)), k);
@@ -637,6 +650,9 @@ fn record(
             && previous_tx.is_none_or(|p| s.last_ts >= p)
             && (seg.ts.elapsed_since(s.last_ts) <= window || too_soon_for_rto)
     });
+    // No timer fires sooner than a probe's floor (`timer_chain_fits`' first gap).
+    let before_any_timer =
+        previous_tx.is_some_and(|p| seg.ts.elapsed_since(p) < first_timer_min(hs_rtt, true));
     let trigger = match signal {
         Some(s) if hidden == 0 => Trigger::Fast {
             signal_frame: s.first_frame,
@@ -644,6 +660,7 @@ fn record(
             last_frame: s.last_frame,
             last_ts: s.last_ts,
         },
+        None if hidden == 0 && before_any_timer => Trigger::Unseen,
         _ if attempt == 1
             && end_with_fin >= d.highest_end
             && probe_in_time(hs_rtt, previous_tx, seg.ts) =>
@@ -882,7 +899,7 @@ impl Kind {
     }
     fn of(t: Trigger) -> Kind {
         match t {
-            Trigger::Fast { .. } => Kind::Fast,
+            Trigger::Fast { .. } | Trigger::Unseen => Kind::Fast,
             Trigger::Probe => Kind::Probe,
             Trigger::Timeout => Kind::Timeout,
         }
@@ -1135,6 +1152,13 @@ fn cite_one(f: &mut Finding, c: &Classified) {
             c.r.seq,
             c.r.end,
             ms(c.r.ts.elapsed_since(signal_ts))
+        ),
+        Trigger::Unseen => format!(
+            "{who} retransmits bytes {}–{}{}, sooner than any timer fires: fast retransmit \
+             (its loss signal not in the capture)",
+            c.r.seq,
+            c.r.end,
+            after(c)
         ),
         Trigger::Probe => format!(
             "{who} retransmits its last segment (bytes {}–{}){}: tail loss probe",
