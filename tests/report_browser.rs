@@ -428,7 +428,8 @@ fn tshark_frames(capture: &Path, frames: &[u64]) -> Result<HashMap<u64, Shown>, 
     Ok(out)
 }
 
-/// setScale, the mouse wheel and shift+drag each move finding `i`'s x range. uPlot
+/// setScale, ctrl+wheel and shift+drag each move finding `i`'s x range, and a plain wheel
+/// (scrolling the page past the plot) does not. uPlot
 /// applies a scale change in a microtask: each step is read after a turn of the event loop.
 fn check_zoom(tab: &Tab, i: u64) -> Result<Vec<String>, String> {
     let r = js(
@@ -446,7 +447,11 @@ fn check_zoom(tab: &Tab, i: u64) -> Result<Vec<String>, String> {
                 u.setScale("x", {{ min: want[0], max: want[1] }});
                 await turn();
                 const set = x();
+                // A plain wheel scrolls the page; ctrl+wheel (a pinch) zooms.
                 u.over.dispatchEvent(new WheelEvent("wheel", {{ ...at, deltaY: -100 }}));
+                await turn();
+                const scrolled = x();
+                u.over.dispatchEvent(new WheelEvent("wheel", {{ ...at, deltaY: -100, ctrlKey: true }}));
                 await turn();
                 const wheeled = x();
                 u.over.dispatchEvent(new MouseEvent("mousedown", {{ ...at, button: 0, shiftKey: true }}));
@@ -456,7 +461,7 @@ fn check_zoom(tab: &Tab, i: u64) -> Result<Vec<String>, String> {
                 const panned = x();
                 tcpwhyReport.resetPlot({i});
                 await turn();
-                return {{ want, set, wheeled, panned, reset: x(), initial: tcpwhyReport.plotInfo({i}).initial }};
+                return {{ want, set, scrolled, wheeled, panned, reset: x(), initial: tcpwhyReport.plotInfo({i}).initial }};
             }})()"#
         ),
     )?;
@@ -467,6 +472,7 @@ fn check_zoom(tab: &Tab, i: u64) -> Result<Vec<String>, String> {
         )
     };
     let (want, set, wheeled, panned) = (pair("want"), pair("set"), pair("wheeled"), pair("panned"));
+    let scrolled = pair("scrolled");
     let (reset, initial) = (pair("reset"), pair("initial"));
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(1.0);
     let mut errs = Vec::new();
@@ -475,10 +481,15 @@ fn check_zoom(tab: &Tab, i: u64) -> Result<Vec<String>, String> {
             "setScale asked for {want:?}, the plot shows {set:?}"
         ));
     }
-    // The wheel zooms in about the pointer: a narrower range that still holds the middle.
+    if !(close(scrolled.0, set.0) && close(scrolled.1, set.1)) {
+        errs.push(format!(
+            "a plain wheel (page scroll) zoomed {set:?} to {scrolled:?}"
+        ));
+    }
+    // Ctrl+wheel zooms in about the pointer: a narrower range that still holds the middle.
     let mid = (set.0 + set.1) / 2.0;
     if !(wheeled.1 - wheeled.0 < set.1 - set.0 && wheeled.0 < mid && mid < wheeled.1) {
-        errs.push(format!("the wheel over {set:?} gave {wheeled:?}"));
+        errs.push(format!("ctrl+wheel over {set:?} gave {wheeled:?}"));
     }
     // Dragging 100 px to the right shows earlier times: both ends move back as much.
     let shift = (wheeled.0 - panned.0, wheeled.1 - panned.1);

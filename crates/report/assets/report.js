@@ -424,8 +424,10 @@
   }
 
   // ---------------------------------------------------------------------------------------
-  // Zoom and pan, shared by every plot: uPlot's drag selects an x range; the wheel zooms
-  // about the pointer; shift+drag pans; double-click shows the whole connection.
+  // Zoom and pan, shared by every plot: uPlot's drag selects an x range; ctrl+wheel (or a
+  // trackpad pinch, which the browser sends as one) zooms about the pointer, while the
+  // plain wheel scrolls the page as anywhere else (a reader scrolling past a plot must not
+  // be caught by it); shift+drag pans; double-click shows the whole connection.
 
   const WHEEL_STEP = 1.25;
   function attachZoomPan(u, bounds) {
@@ -440,6 +442,7 @@
     over.addEventListener(
       "wheel",
       (e) => {
+        if (!e.ctrlKey && !e.metaKey) return;
         const { min, max } = u.scales.x;
         if (!isNum(min) || !isNum(max)) return;
         e.preventDefault();
@@ -1298,7 +1301,7 @@
         "div",
         { class: "toolbar" },
         h("span", { class: "ptitle" }, `Time-sequence: ${dirLabel(state.m.conn, state.m.dirKey)}`),
-        h("span", { class: "hint", title: "drag: zoom to a range · wheel: zoom · shift+drag: pan · double-click: whole connection" }, "drag or wheel: zoom · shift+drag: pan"),
+        h("span", { class: "hint", title: "drag: zoom to a range · ctrl+wheel or pinch: zoom · shift+drag: pan · double-click: whole connection" }, "drag or ctrl+wheel: zoom · shift+drag: pan"),
         h("button", { type: "button", onclick: () => resetPlot(i) }, "evidence span"),
         h("button", { type: "button", onclick: () => wholePlot(i) }, "whole connection")
       );
