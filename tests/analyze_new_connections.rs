@@ -453,3 +453,33 @@ fn slow_start_through_a_queue_with_the_window_scale_cut_is_named() {
         nc.explanation
     );
 }
+
+/// Issue 12, sweep s12-033 at the client (tests/data/sweep/README.md): a server with a
+/// 135 ms keep-alive timeout, requests 1.76 s apart, 10 ms RTT, snaplen 96. In tshark:
+/// stream 0's response ends at frame 18 (0.022685 s) and the server's FIN is frame 20
+/// (0.163860 s, 141.2 ms later); the next request opens stream 1 (SYN frame 23, 1.763127
+/// s; handshake to the client's ACK, frame 26: 12.367 ms); stream 1 ends the same way
+/// (frames 41, 43: 141.7 ms) and stream 2 opens at frame 46 (handshake 10.338 ms, frames
+/// 46–49). Before, a request more than 10 timeouts after the previous one was taken for
+/// a client that was done (×13 here), though raising a 135 ms timeout to 2 s is the plain
+/// fix: intervals up to the deployed timeouts' 5 min now pay too.
+#[test]
+fn a_short_keep_alive_timeout_with_sparse_requests_is_named() {
+    let path = root().join("tests/data/sweep/s12-033-http-client.pcap");
+    let f = analyze(&path.to_string_lossy());
+    let ic = of(&f, "connection.idle_close");
+    assert_eq!(ic.len(), 1, "{f:?}");
+    let ic = ic[0];
+    assert_eq!((ic.stream, ic.connections), (0, 2));
+    assert_eq!(common::analyze::frames(ic), [18, 20, 23, 41, 43, 46]);
+    assert!(
+        (ic.cost_ms - (12.367 + 10.338)).abs() < 0.01,
+        "{}",
+        ic.cost_ms
+    );
+    assert!(
+        ic.explanation.contains("The server") && ic.explanation.contains("about 142 ms"),
+        "{}",
+        ic.explanation
+    );
+}

@@ -40,8 +40,8 @@
 //! shorter than the peer's so it never sends on a connection being closed.
 //!
 //! False positives: a client that is simply done (its next request much later, beyond
-//! [`MAX_INTERVAL_OVER_TIMEOUT`] × T, is not counted as paying for the close); a server
-//! shutting down. Not detected: closes by RST, and closes with no later connection in the
+//! [`MAX_INTERVAL_OVER_TIMEOUT`] × T and [`DEPLOYED_TIMEOUT_MAX_NS`], is not counted as
+//! paying for the close); a server shutting down. Not detected: closes by RST, and closes with no later connection in the
 //! capture (nobody paid yet).
 
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
@@ -81,10 +81,15 @@ pub const SAME_TIMER_TOLERANCE: f64 = 0.2;
 /// Closes after the same idle time needed to call it a timer: one close could be a
 /// one-off (a browser tidying up, suricata-verify-tls-subjectaltname: 3.7 s and 15.2 s).
 pub const MIN_SAME_TIMER_CLOSES: usize = 2;
-/// A new connection pays for a close only if its request came within this many timeouts
-/// of the previous request: beyond, keeping the connection open would not be a
-/// reasonable fix (seed 01's fix raised 60 s to 5 min, ×5).
+/// A new connection pays for a close if its request came within this many timeouts of
+/// the previous request, or within [`DEPLOYED_TIMEOUT_MAX_NS`]: beyond both, keeping the
+/// connection open would not be a reasonable fix (seed 01's fix raised 60 s to 5 min,
+/// ×5). The absolute bound keeps short timers in view: a proxy closing after 135 ms
+/// with requests every 1.8 s (sweep s12-033, ×13) is fixed by a 2 s timeout.
 pub const MAX_INTERVAL_OVER_TIMEOUT: u64 = 10;
+/// The longest keep-alive timeout a fix may ask for without question: seed 01's 5 min
+/// (deployed defaults run from 100 ms in proxies to nginx's 75 s and Go's 90 s).
+pub const DEPLOYED_TIMEOUT_MAX_NS: u64 = 300_000_000_000;
 /// Closes and connections remembered per capture (bounded memory).
 pub const MAX_TRACKED: usize = 1 << 20;
 
@@ -320,7 +325,11 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
             .find(|o| o.syn_ts >= c.fin_ts && o.stream != c.stream && !used.contains(&o.stream));
         let Some(o) = next else { continue };
         let interval = o.first_request.elapsed_since(c.last_request);
-        if interval > MAX_INTERVAL_OVER_TIMEOUT.saturating_mul(median) {
+        if interval
+            > MAX_INTERVAL_OVER_TIMEOUT
+                .saturating_mul(median)
+                .max(DEPLOYED_TIMEOUT_MAX_NS)
+        {
             continue;
         }
         used.insert(o.stream);
