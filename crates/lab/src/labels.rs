@@ -715,10 +715,17 @@ pub fn label_run(r: &Records) -> Vec<Label> {
         ),
         None => (false, false),
     };
+    // Without a configured bottleneck a standing queue is still possible in the lab's
+    // own forwarding: the emulator's NFQUEUE verdicts are made in user space, and on a
+    // loaded 2-core machine they drain slower than the flight arrives (s12-090: srtt
+    // 11.5 → 109 ms standing 100 ms, 1.46 MB in flight at 121 Mbit/s delivered, which
+    // by Little's law is a 97 ms queue). Only a sender the receiver's window held (the
+    // late-ACK shapes above) rules the queue out there; otherwise it is not decided.
+    let held_by_rwnd = busy > 0.0 && rwnd_lim * 2.0 >= busy;
     o.yes_no(
         "network.bufferbloat",
         bloat && bottleneck == Some(true) && !stepped && !zero_window,
-        calm || (bottleneck == Some(false) && !stepped),
+        calm || (bottleneck == Some(false) && !stepped && (!bloat || held_by_rwnd)),
         format!(
             "sender srtt max {srtt_max:.1} ms, min rtt {min_rtt:?} ms, standing {standing_ms:.0} ms; \
              bottleneck {}",
@@ -1360,6 +1367,16 @@ mod tests {
         assert!(l.why.contains("standing 200 ms"), "{}", l.why);
         b.ss_server = samples(&[1.2, 1.3, 107.0, 1.5, 1.3]);
         assert_eq!(label(&b, "network.bufferbloat").want, Want::Unknown);
+        // A standing queue with no bottleneck configured (the emulator's own forwarding,
+        // s12-090) is not ruled out, unless the receiver's window held the sender.
+        let mut q = records("reorder", Value::Null);
+        q.topology = json!({ "rate_mbit": null, "queue_packets": null });
+        q.ss_server = samples(&[1.2, 40.0, 80.0, 100.0, 107.0, 100.0]);
+        assert_eq!(label(&q, "network.bufferbloat").want, Want::Unknown);
+        for s in &mut q.ss_server {
+            s.fields.insert("rwnd_limited".into(), "80ms".into());
+        }
+        assert_eq!(label(&q, "network.bufferbloat").want, Want::MustNot);
     }
 
     /// Sweep s4-041 (server closes after 355 ms idle, tcp_slow_start_after_idle=0): cwnd
