@@ -1274,18 +1274,32 @@ fn explain(
                 })
                 .collect();
             let at_recv = mine.iter().any(|c| c.at_receiver);
-            s.push_str(&format!(
+            s.push_str(
                 ": the receiver's duplicate ACKs / SACK blocks reported a hole and the sender \
-                 repaired it without waiting for a timer (RFC 6675, RACK RFC 8985); the repair \
-                 {} {} after the loss signal{}.",
-                if at_recv { "arrived" } else { "left" },
-                ms(delays.iter().copied().max().unwrap_or(0)),
-                if at_recv {
-                    " (at the receiver a fast retransmission arrives one RTT after the dup ACKs)"
-                } else {
-                    ""
-                }
-            ));
+                 repaired it without waiting for a timer (RFC 6675, RACK RFC 8985)",
+            );
+            if let Some(&longest) = delays.iter().max() {
+                s.push_str(&format!(
+                    "; the repair {} {} after the loss signal{}",
+                    if at_recv { "arrived" } else { "left" },
+                    ms(longest),
+                    if at_recv {
+                        " (at the receiver a fast retransmission arrives one RTT after the dup \
+                         ACKs)"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            let unseen = mine.len() - delays.len();
+            if unseen > 0 {
+                s.push_str(&format!(
+                    "; {unseen} came sooner after the original than any timer fires (a probe \
+                     waits 2·SRTT, an RTO 200 ms more), with their loss signal not in the \
+                     capture (SACK blocks cut by the snaplen, or ACKs it missed)"
+                ));
+            }
+            s.push('.');
         }
         Kind::Probe => {
             let latest = mine
