@@ -720,12 +720,13 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     // loaded 2-core machine they drain slower than the flight arrives (s12-090: srtt
     // 11.5 → 109 ms standing 100 ms, 1.46 MB in flight at 121 Mbit/s delivered, which
     // by Little's law is a 97 ms queue). Only a sender the receiver's window held (the
-    // late-ACK shapes above) rules the queue out there; otherwise it is not decided.
+    // late-ACK shapes above) rules a queue out there; an srtt that rose otherwise is
+    // not decided.
     let held_by_rwnd = busy > 0.0 && rwnd_lim * 2.0 >= busy;
     o.yes_no(
         "network.bufferbloat",
         bloat && bottleneck == Some(true) && !stepped && !zero_window,
-        calm || (bottleneck == Some(false) && !stepped && (!bloat || held_by_rwnd)),
+        calm || (bottleneck == Some(false) && !stepped && held_by_rwnd),
         format!(
             "sender srtt max {srtt_max:.1} ms, min rtt {min_rtt:?} ms, standing {standing_ms:.0} ms; \
              bottleneck {}",
@@ -1333,7 +1334,8 @@ mod tests {
 
     /// Sweep s3-013 (slow reader, 1 ms RTT, no rate limit on the path): the sender's
     /// srtt stood at 9–32 ms over a 1.176 ms minimum with ≤ 34 packets in flight, the
-    /// receiver's late ACKs of a small window. No bottleneck: no queue, "must not". The
+    /// receiver's late ACKs of a small window, which held the sender (rwnd_limited). No
+    /// bottleneck and the window holding the sender: no queue, "must not". The
     /// same srtt over a 6 Mbit/s, 53-packet FIFO (s3-008) is a standing queue; a single
     /// sample above is a burst, not decided.
     #[test]
@@ -1357,6 +1359,10 @@ mod tests {
         let mut r = records("slow_reader", Value::Null);
         r.topology = json!({ "rate_mbit": null, "queue_packets": null });
         r.ss_server = samples(&rtts);
+        // The slow reader's small window held the sender (its rwnd_limited chrono).
+        for s in &mut r.ss_server {
+            s.fields.insert("rwnd_limited".into(), "90ms".into());
+        }
         let l = label(&r, "network.bufferbloat");
         assert_eq!(l.want, Want::MustNot, "{}", l.why);
         let mut b = records("bulk", Value::Null);
@@ -1367,8 +1373,9 @@ mod tests {
         assert!(l.why.contains("standing 200 ms"), "{}", l.why);
         b.ss_server = samples(&[1.2, 1.3, 107.0, 1.5, 1.3]);
         assert_eq!(label(&b, "network.bufferbloat").want, Want::Unknown);
-        // A standing queue with no bottleneck configured (the emulator's own forwarding,
-        // s12-090) is not ruled out, unless the receiver's window held the sender.
+        // An srtt that rose with no bottleneck configured (the emulator's own forwarding
+        // can queue, s12-090) is not ruled out, unless the receiver's window held the
+        // sender.
         let mut q = records("reorder", Value::Null);
         q.topology = json!({ "rate_mbit": null, "queue_packets": null });
         q.ss_server = samples(&[1.2, 40.0, 80.0, 100.0, 107.0, 100.0]);
