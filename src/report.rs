@@ -19,7 +19,7 @@ into a time range, ctrl+wheel (or a pinch) zooms, shift-drag pans, double-click 
 connection; hovering a point shows its frame number, time, sequence number and length; each \
 evidence frame has the Wireshark display filter that selects it. Inside a finding's time \
 window every packet of the connection is drawn; elsewhere each pixel column shows the lowest and highest values.\n\n\
-The page's size follows the plots, not the capture: at most --max-plots plots with 100,000 \
+The page's size follows the plots, not the capture: at most --max-plots plots with 60,000 \
 packets drawn one by one between them, 2,000 findings listed and 1,000 connections in the \
 table (every connection with a finding, then the longest).\n\n\
 Examples:\n  tcpwhy report capture.pcap -o report.html\n  \
