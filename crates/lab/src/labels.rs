@@ -469,14 +469,24 @@ pub fn label_run(r: &Records) -> Vec<Label> {
         format!("RTOs (both ends, SYN RTOs excluded) {rtos}"),
     );
     let probes = r.both(&["TCPLossProbes"]);
-    let retrans = r.both(&["TcpRetransSegs"]);
     // tcp_send_loss_probe sends new data when it can: counted, but no retransmission on
-    // the wire; only a probe with retransmissions is required.
+    // the wire; only a probe at an end that retransmitted data is required. A SYN's or
+    // SYN/ACK's retransmission is in TcpRetransSegs too (and in TCPSynRetrans,
+    // __tcp_retransmit_skb): it is no data (s10-099: the client's SYN retransmitted,
+    // the server's one probe sent new data).
+    let data_retrans = |e: Side| {
+        r.c(e, "TcpRetransSegs")
+            .saturating_sub(r.c(e, "TCPSynRetrans"))
+    };
+    let probed = [Side::Client, Side::Server]
+        .into_iter()
+        .any(|e| r.c(e, "TCPLossProbes") > 0 && data_retrans(e) > 0);
+    let retrans = data_retrans(Side::Client) + data_retrans(Side::Server);
     o.yes_no(
         "loss.tail_loss_probe",
-        probes > 0 && retrans > 0,
+        probed,
         probes == 0,
-        format!("TCPLossProbes {probes}, TcpRetransSegs {retrans}"),
+        format!("TCPLossProbes {probes}, TcpRetransSegs less TCPSynRetrans {retrans}"),
     );
     let fast = r.both(&["TCPFastRetrans"]);
     let recov = r.both(&["TCPSackRecovery", "TCPRenoRecovery"]);
@@ -1187,6 +1197,28 @@ mod tests {
             ss_client: Vec::new(),
             ss_server: Vec::new(),
         }
+    }
+
+    /// Sweep s10-099: the client's first SYN dropped and retransmitted (client
+    /// TCPSynRetrans 1, TcpRetransSegs 1), the server's one loss probe sent new data
+    /// (server TCPLossProbes 1, TcpRetransSegs 0): no probe retransmitted anything, so
+    /// tail_loss_probe is not required. A probe at an end that retransmitted data is.
+    #[test]
+    fn a_probe_of_new_data_beside_a_syn_retransmission_is_not_required() {
+        let tlp = |r: &Records| {
+            label_run(r)
+                .into_iter()
+                .find(|l| l.id == "loss.tail_loss_probe")
+                .unwrap()
+        };
+        let mut r = records("loss", Value::Null);
+        r.nstat_client.insert("TcpExtTCPSynRetrans".into(), 1);
+        r.nstat_client.insert("TcpRetransSegs".into(), 1);
+        r.nstat_server.insert("TcpExtTCPLossProbes".into(), 1);
+        let l = tlp(&r);
+        assert_eq!(l.want, Want::Unknown, "{}", l.why);
+        r.nstat_server.insert("TcpRetransSegs".into(), 1);
+        assert_eq!(tlp(&r).want, Want::Must);
     }
 
     fn think_label(r: &Records) -> Want {
