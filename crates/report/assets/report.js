@@ -51,7 +51,9 @@
   function fmtMs(v) {
     if (!isNum(v)) return NOT_KNOWN;
     const a = Math.abs(v);
-    const digits = a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 3;
+    // Grouped when whole (a busy capture's verdict sums to millions of ms).
+    if (a >= 100) return `${intFmt.format(Math.round(v))} ms`;
+    const digits = a >= 10 ? 1 : a >= 1 ? 2 : 3;
     return `${v.toFixed(digits)} ms`;
   }
   const fmtPct = (v) => (isNum(v) ? `${Math.round(v * 100)} %` : NOT_KNOWN);
