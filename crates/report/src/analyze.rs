@@ -123,14 +123,20 @@ pub(crate) fn verdict(r: &AnalyzeReport<'_>) -> io::Result<Vec<(FindingId, u64, 
     Ok(by_id)
 }
 
-/// Of the `children` (ids the verdict names that are part of another's time), those
+/// Of the ids in `listed` (verdict entries) that are part of another's time, those
 /// whose every finding is on a stream that also has a finding of the parent: their
 /// time is the parent's, not in addition. Keeps the streams of these ids' findings
 /// only (8 bytes each), for the one reading this takes.
 pub(crate) fn within_parent(
     r: &AnalyzeReport<'_>,
-    children: &[FindingId],
+    listed: &[(FindingId, u64, usize)],
 ) -> io::Result<Vec<FindingId>> {
+    let children: Vec<FindingId> = listed
+        .iter()
+        .map(|e| e.0)
+        .filter(|id| id.part_of().is_some())
+        .collect();
+    let children = &children[..];
     if children.is_empty() {
         return Ok(Vec::new());
     }
@@ -179,12 +185,7 @@ pub fn write_text(reports: &[AnalyzeReport<'_>], out: &mut impl Write) -> io::Re
         } else {
             any = true;
             let top = &by_id[..by_id.len().min(VERDICT_TOP)];
-            let children: Vec<FindingId> = top
-                .iter()
-                .map(|e| e.0)
-                .filter(|id| id.part_of().is_some())
-                .collect();
-            let within = within_parent(r, &children)?;
+            let within = within_parent(r, top)?;
             writeln!(out, "Verdict:")?;
             for (id, cost, n) in top {
                 // Say when the time is the same as another listed finding's, so that

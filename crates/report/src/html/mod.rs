@@ -19,7 +19,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::io::Write;
 use tcpwhy_capture::Timestamp;
-use tcpwhy_detect::{Finding, FindingId};
+use tcpwhy_detect::Finding;
 
 /// Findings listed on the page (the costliest; the rest are counted and left to
 /// `analyze --format json`): a finding is about 1 kB of the page.
@@ -308,12 +308,7 @@ impl Ord for Row {
 /// its time is part of another listed id's (then not in addition to it).
 fn verdict_json(r: &AnalyzeReport<'_>) -> std::io::Result<Vec<Value>> {
     let by_id = verdict(r)?;
-    let children: Vec<FindingId> = by_id
-        .iter()
-        .map(|e| e.0)
-        .filter(|id| id.part_of().is_some())
-        .collect();
-    let within = within_parent(r, &children)?;
+    let within = within_parent(r, &by_id)?;
     Ok(by_id
         .iter()
         .map(|&(id, cost, n)| {
