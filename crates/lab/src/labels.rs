@@ -22,6 +22,12 @@ const IW: u64 = 10;
 const LIMITED_SHARE: f64 = 0.10;
 const LIMITED_MIN_MS: f64 = 20.0;
 const LIMITED_NONE_SHARE: f64 = 0.01;
+/// A sender the receiver's window held at least this share of its busy time was paced
+/// by the window (late ACKs of a small window set its RTT), not by a queue: the
+/// bufferbloat label's "must not" without a bottleneck. Most of the time, so that a
+/// window that held a queued transfer only now and then rules nothing out; it moves
+/// labels between "must not" and "not decided", never to "must".
+const WINDOW_HELD_SHARE: f64 = 0.5;
 /// One tick of tcp_info's chrono times (busy, rwnd_limited): they count
 /// `tcp_jiffies32`, and the lab's kernel has CONFIG_HZ=250 (every busy time of the
 /// session-4 sweeps is a multiple of 4 ms).
@@ -732,7 +738,7 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     // by Little's law is a 97 ms queue). Only a sender the receiver's window held (the
     // late-ACK shapes above) rules a queue out there; an srtt that rose otherwise is
     // not decided.
-    let held_by_rwnd = busy > 0.0 && rwnd_lim * 2.0 >= busy;
+    let held_by_rwnd = busy > 0.0 && rwnd_lim >= WINDOW_HELD_SHARE * busy;
     o.yes_no(
         "network.bufferbloat",
         bloat && bottleneck == Some(true) && !stepped && !zero_window,
