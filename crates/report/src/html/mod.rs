@@ -42,11 +42,13 @@ pub const TEXT_CAP: usize = 512 << 10;
 const EXTRA_PLOTS: usize = 5;
 /// The default of `--max-plots`.
 pub const DEFAULT_MAX_PLOTS: usize = 50;
-/// A finding's plot window is its evidence's time span widened by a quarter of it on
-/// each side, and by at least this much: enough to show the RTT rounds around a single
-/// evidence frame on a path of tens of ms, while the summary columns cover the rest of
-/// the connection (a display choice, not a diagnostic threshold).
-const PAD_MIN_NS: u64 = 20_000_000;
+/// A finding's plot window is its evidence's time span widened on each side by a
+/// quarter of it and by at least [`PAD_RTTS`] round trips of its connection (the
+/// handshake's), so that the rounds before and after the evidence show at any RTT; by
+/// [`PAD_NO_RTT_NS`] when the handshake was not captured. The summary columns cover
+/// the rest (a display choice, not a diagnostic threshold).
+const PAD_RTTS: u64 = 2;
+const PAD_NO_RTT_NS: u64 = 20_000_000;
 
 /// How to write a page.
 pub struct PageOptions {
@@ -106,15 +108,12 @@ pub fn write_page(
         });
         let w = &mut wanted[k];
         w.evidence.extend(f.evidence.iter().map(|e| e.frame));
+        // The evidence's span: padded once the connection's RTT is known (below).
         if let (Some(a), Some(b)) = (
             f.evidence.iter().map(|e| e.ts).min(),
             f.evidence.iter().map(|e| e.ts).max(),
         ) {
-            let pad = (b.elapsed_since(a) / 4).max(PAD_MIN_NS) as i64;
-            w.windows.push((
-                Timestamp::from_nanos(a.nanos().saturating_sub(pad)),
-                Timestamp::from_nanos(b.nanos().saturating_add(pad)),
-            ));
+            w.windows.push((a, b));
         }
     }
 
@@ -146,10 +145,12 @@ pub fn write_page(
             w.first = c.start;
             w.last = c.end;
             w.packets = c.packets();
+            w.rtt_ns = c.handshake_rtt_ns();
         }
         rows.offer(finding_streams.contains(&c.stream), &c);
     }
     let rows = rows.sorted();
+    let rows_shown = rows.len();
     extra.sort_by_key(|(d, w)| (Reverse(*d), w.stream));
     wanted.extend(extra.into_iter().map(|(_, w)| w));
     // The detail budget, shared equally; a connection within its share is kept whole.
@@ -160,7 +161,18 @@ pub fn write_page(
             vec![(w.first, w.last)]
         } else {
             let (first, last) = (w.first, w.last);
-            merge_windows(std::mem::take(&mut w.windows))
+            let floor = w
+                .rtt_ns
+                .map_or(PAD_NO_RTT_NS, |r| r.saturating_mul(PAD_RTTS));
+            let pad = |a: Timestamp, b: Timestamp| (b.elapsed_since(a) / 4).max(floor) as i64;
+            let padded = w.windows.iter().map(|&(a, b)| {
+                let p = pad(a, b);
+                (
+                    Timestamp::from_nanos(a.nanos().saturating_sub(p)),
+                    Timestamp::from_nanos(b.nanos().saturating_add(p)),
+                )
+            });
+            merge_windows(padded.collect())
                 .into_iter()
                 .map(|(a, b)| (a.max(first), b.min(last)))
                 .filter(|(a, b)| a <= b)
@@ -204,7 +216,7 @@ pub fn write_page(
         "findings_total": total,
         "verdict": verdict_json(r).map_err(reading)?,
         "text": text,
-        "start": epoch(zero),
+        "start": zero.to_string(),
         "flows": {
             "connections": rows,
             "total": rows_total,
@@ -217,7 +229,6 @@ pub fn write_page(
             "connections": plots,
         },
     });
-    let rows = data["flows"]["connections"].as_array().map_or(0, Vec::len);
     let page = fill_template(&r.file.path, &o.generator, &data);
     out.write_all(page.as_bytes())
         .map_err(|e| format!("writing the page: {e}"))?;
@@ -226,7 +237,7 @@ pub fn write_page(
         findings: findings.len(),
         findings_total: total,
         plots: plotted.len(),
-        rows,
+        rows: rows_shown,
         rows_total,
     })
 }
@@ -369,16 +380,6 @@ fn first_frame_time(input: &str) -> Result<Option<Timestamp>, String> {
         // The analysis already said what is wrong with the file.
         Err(_) => Ok(None),
     }
-}
-
-/// `SECONDS.NANOSECONDS` since the epoch, as the JSON output writes times.
-fn epoch(t: Timestamp) -> String {
-    let ns = t.nanos();
-    format!(
-        "{}.{:09}",
-        ns.div_euclid(1_000_000_000),
-        ns.rem_euclid(1_000_000_000)
-    )
 }
 
 const TEMPLATE: &str = include_str!("../../assets/report.html");

@@ -23,7 +23,8 @@ pub struct Wanted {
     /// The connection's first and last frame times.
     pub first: Timestamp,
     pub last: Timestamp,
-    /// Time windows (inclusive) in which every packet is kept: sorted, not overlapping.
+    /// Time windows (inclusive) in which every packet is kept: the findings' evidence
+    /// spans until the pass is set up, then padded, sorted and merged.
     pub windows: Vec<(Timestamp, Timestamp)>,
     /// Evidence frames of the connection's findings: always kept one by one.
     pub evidence: Vec<u64>,
@@ -31,6 +32,8 @@ pub struct Wanted {
     pub quota: usize,
     /// The connection's packets (both directions).
     pub packets: u64,
+    /// Its handshake RTT, when the handshake was captured.
+    pub rtt_ns: Option<u64>,
 }
 
 impl Wanted {
@@ -46,6 +49,7 @@ impl Wanted {
             evidence: Vec::new(),
             quota: 0,
             packets: 0,
+            rtt_ns: None,
         }
     }
 }
@@ -63,35 +67,50 @@ pub fn merge_windows(mut w: Vec<(Timestamp, Timestamp)>) -> Vec<(Timestamp, Time
     out
 }
 
-/// The `kind` bits of docs/report.md, from the tracker's classification.
-fn kind_bits(k: SegmentKinds, pkt: &Packet<'_>, evidence: bool) -> u16 {
-    let mut b = 0u16;
-    let mut set = |on: bool, bit: u16| {
-        if on {
-            b |= bit;
-        }
-    };
-    set(
-        k.has(SegmentKinds::RETRANSMISSION) || k.has(SegmentKinds::FAST_RETRANSMISSION),
-        1,
-    );
-    set(k.has(SegmentKinds::SPURIOUS_RETRANSMISSION), 2);
-    set(k.has(SegmentKinds::OUT_OF_ORDER), 4);
-    set(k.has(SegmentKinds::FAST_RETRANSMISSION), 8);
-    set(k.has(SegmentKinds::ZERO_WINDOW_PROBE), 16);
-    set(k.has(SegmentKinds::KEEP_ALIVE), 32);
-    set(pkt.flags.syn(), 64);
-    set(pkt.flags.fin(), 128);
-    set(pkt.flags.rst(), 256);
-    set(k.has(SegmentKinds::WINDOW_FULL), 512);
-    set(evidence, KIND_EVIDENCE);
-    b
+/// The `kind` bits of a plotted segment: the data contract's table (docs/report.md),
+/// written once here.
+mod kind {
+    pub const RETRANSMISSION: u16 = 1;
+    /// Also set later, on a retransmission a D-SACK reported needless.
+    pub const SPURIOUS: u16 = 1 << 1;
+    pub const OUT_OF_ORDER: u16 = 1 << 2;
+    pub const FAST_RETRANSMISSION: u16 = 1 << 3;
+    pub const ZERO_WINDOW_PROBE: u16 = 1 << 4;
+    pub const KEEP_ALIVE: u16 = 1 << 5;
+    pub const SYN: u16 = 1 << 6;
+    pub const FIN: u16 = 1 << 7;
+    pub const RST: u16 = 1 << 8;
+    pub const WINDOW_FULL: u16 = 1 << 9;
+    pub const EVIDENCE: u16 = 1 << 10;
 }
 
-/// The `kind` bit of an evidence frame.
-pub const KIND_EVIDENCE: u16 = 1024;
-/// The `kind` bit of a retransmission a later D-SACK reported needless.
-const KIND_SPURIOUS: u16 = 2;
+/// A segment's `kind` bits, from the tracker's classification.
+fn kind_bits(k: SegmentKinds, pkt: &Packet<'_>, evidence: bool) -> u16 {
+    let retransmitted =
+        k.has(SegmentKinds::RETRANSMISSION) || k.has(SegmentKinds::FAST_RETRANSMISSION);
+    [
+        (retransmitted, kind::RETRANSMISSION),
+        (k.has(SegmentKinds::SPURIOUS_RETRANSMISSION), kind::SPURIOUS),
+        (k.has(SegmentKinds::OUT_OF_ORDER), kind::OUT_OF_ORDER),
+        (
+            k.has(SegmentKinds::FAST_RETRANSMISSION),
+            kind::FAST_RETRANSMISSION,
+        ),
+        (
+            k.has(SegmentKinds::ZERO_WINDOW_PROBE),
+            kind::ZERO_WINDOW_PROBE,
+        ),
+        (k.has(SegmentKinds::KEEP_ALIVE), kind::KEEP_ALIVE),
+        (pkt.flags.syn(), kind::SYN),
+        (pkt.flags.fin(), kind::FIN),
+        (pkt.flags.rst(), kind::RST),
+        (k.has(SegmentKinds::WINDOW_FULL), kind::WINDOW_FULL),
+        (evidence, kind::EVIDENCE),
+    ]
+    .into_iter()
+    .filter(|&(on, _)| on)
+    .fold(0, |b, (_, bit)| b | bit)
+}
 
 /// One summary column of one direction.
 #[derive(Clone, Copy, Default)]
@@ -290,7 +309,7 @@ impl ConnSeries {
         // A D-SACK reports a retransmission of the data it acknowledges as needless.
         if let Some(rx) = ev.dsack_of {
             if let Ok(i) = d.seg_frame.binary_search(&rx) {
-                d.seg_kind[i] |= KIND_SPURIOUS;
+                d.seg_kind[i] |= kind::SPURIOUS;
             }
         }
     }
