@@ -9,6 +9,7 @@
 mod bundle;
 mod cli;
 mod emulator;
+mod holder;
 mod labels;
 mod manifest;
 mod run;

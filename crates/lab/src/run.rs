@@ -4,6 +4,7 @@
 
 use crate::bundle;
 use crate::cli::{RunArgs, VantageArg};
+use crate::holder;
 use crate::manifest::{self, Manifest};
 use crate::scenario::{self, Evidence, Outcome, Scenario, Status};
 use crate::topology::{self, Lab, Proc, Side, NAMESPACE_SYSCTLS, QUEUE_NUM};
@@ -93,7 +94,7 @@ fn wait_for_text(file: &Path, needle: &str, proc_: &mut Proc) -> Result<String, 
         if Instant::now() >= deadline {
             return Err(format!("{} not ready after {READY_TIMEOUT:?}", proc_.name));
         }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(2));
     }
 }
 
@@ -319,6 +320,20 @@ pub(crate) fn run_one(s: &Scenario, out: &Path, args: &RunArgs) -> Result<Verdic
             ));
         }
     }
+    // Before the client starts, so that filling it does not disturb the workload's timing;
+    // harmless until tcp_mem is lowered. Freed once the sysctls are back.
+    let holder = match s.topology.hold_tcp_memory_above_pages {
+        Some(pressure) => {
+            let h = holder::TcpMemoryHolder::fill(holder::pages_to_hold(pressure), pressure)?;
+            notes.push(format!(
+                "other sockets: a loopback connection in the lab's namespace held {} B \
+                 unread during the workload (sockstat TCP mem {} → {} pages)",
+                h.bytes, h.pages_before, h.pages_after
+            ));
+            Some(h)
+        }
+        None => None,
+    };
     let root_after = Duration::from_millis(s.topology.workload_root_sysctls_after_ms);
     let set_root = || -> Result<(), String> {
         for (name, value) in &s.topology.workload_root_sysctls {
@@ -348,11 +363,16 @@ pub(crate) fn run_one(s: &Scenario, out: &Path, args: &RunArgs) -> Result<Verdic
     let deadline =
         Duration::from_millis(s.workload["deadline_ms"].as_u64().unwrap_or(60_000)) + CLIENT_GRACE;
     if !root_after.is_zero() {
+        // Timed from the connection, not from the client's start: starting a process
+        // in a namespace takes 10 to 100 ms, a spread of several RTTs of the transfer.
+        wait_for_text(&f("server.stdout"), "accepted", &mut server)
+            .map_err(|e| with_stderr(e, &f("server.stderr")))?;
         std::thread::sleep(root_after);
         set_root()?;
     }
     let client_status = client.wait_timeout(deadline);
     let restored = lab.restore_root_sysctls();
+    drop(holder);
     let client_err = match client_status {
         Some(st) if st.success() => None,
         Some(st) => Some(with_stderr(

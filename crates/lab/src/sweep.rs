@@ -448,6 +448,7 @@ impl Case {
                 snaplen: None,
                 workload_root_sysctls: Vec::new(),
                 workload_root_sysctls_after_ms: 0,
+                hold_tcp_memory_above_pages: None,
             },
             must: &[],
             must_not: &[],

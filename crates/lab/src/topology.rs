@@ -92,9 +92,15 @@ pub struct TopologySpec {
     /// cleanup), and the run checks that they read back as before.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub workload_root_sysctls: Vec<(&'static str, String)>,
-    /// How long after the client starts they are set (0: before it starts).
+    /// How long after the server accepted the client's connection they are set (0:
+    /// before the client starts).
     #[serde(skip_serializing_if = "is_zero")]
     pub workload_root_sysctls_after_ms: u64,
+    /// Other sockets of the host hold TCP memory above this `tcp_mem[1]` (pages) while
+    /// the workload runs (the lab's loopback holder, see holder.rs), so that the lowered
+    /// value is crossed in every run, not only when the CPUs' batches fall right.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hold_tcp_memory_above_pages: Option<u64>,
 }
 
 fn is_zero(v: &u64) -> bool {

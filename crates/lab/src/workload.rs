@@ -7,9 +7,10 @@
 //! `CFG.json` is a [`WorkloadConfig`] (both ends read the same file).
 //!
 //! 1. Start the server in the server namespace with stdout piped. Once its socket listens
-//!    it prints exactly one line, `listening ADDR\n` (ADDR is the bound address, so port 0
+//!    it prints one line, `listening ADDR\n` (ADDR is the bound address, so port 0
 //!    works), and flushes. Wait for that line; EOF or anything else means the server
-//!    failed (its reason is on stderr, exit status 2).
+//!    failed (its reason is on stderr, exit status 2). Then it prints `accepted PEER\n`
+//!    as it accepts each connection (what the orchestrator times root sysctls from).
 //! 2. Start the client in the client namespace and wait for it. Exit 0: all done, timings
 //!    written ([`ClientTimings`]). Non-zero (2): an error or the overall deadline
 //!    ([`WorkloadConfig::deadline_ms`]) was exceeded; the reason is on stderr and no

@@ -88,13 +88,11 @@ fn tcp_mem_pressure_is_named_from_the_window_collapse() {
     let before = tcp_mem();
     let _restore = Restore(before.clone());
     let dir = out_dir(SCENARIO);
-    // Whether the kernel clamps the receiver depends on which socket crosses the lowered
-    // tcp_mem first and for how long the host stays above it (the sender blocked on
-    // memory can drop the total below tcp_mem[0] and leave pressure at once): a run can
-    // enter pressure without the client's window falling (fresh-clone CI, 1 of 3 runs:
-    // ss showed 216,064 B throughout). The run's own checks say when the mechanism did
-    // not happen; only then is it run again, at most [`ATTEMPTS`] times. Any other
-    // failed check fails at once.
+    // The lab holds TCP memory in other sockets so that pressure begins as soon as
+    // tcp_mem is lowered and lasts (without them a fresh CI machine's counter stayed
+    // below it: TCPMemoryPressures 0); 11 runs of 11 here then showed the collapse. Should
+    // a run still not show it in ss, the run's own checks say so and only then is it run
+    // again, at most [`ATTEMPTS`] times. Any other failed check fails at once.
     const ATTEMPTS: usize = 3;
     let mut attempt = 0;
     let (m, run) = loop {

@@ -1,5 +1,5 @@
 //! The server end: listens with the case's socket options, says `listening ADDR` on
-//! stdout, serves each connection on its own thread, and writes its timings when SIGTERM
+//! stdout (then `accepted PEER` for each connection), serves each connection on its own thread, and writes its timings when SIGTERM
 //! (or SIGINT) comes, or by itself past its deadline.
 
 use super::sock::{self, Conn, StopSignals};
@@ -77,6 +77,8 @@ pub fn run(cfg: &WorkloadConfig, out: &Path) -> Result<(), String> {
         };
         let accepted_ns = anchor.ns();
         let accepted = Instant::now();
+        // The second line of the contract: the lab times root sysctls from it.
+        println!("accepted {peer}");
         let setup = sock::setup_accepted(&stream, &cfg.server_sock);
         let idx = {
             let mut t = lock(&shared);
