@@ -60,6 +60,12 @@ pub enum Command {
     /// One line per TCP frame with its stream and classification (retransmission,
     /// duplicate ACK, zero window …), for checking tcpwhy against Wireshark.
     Segments(SegmentsArgs),
+    /// Many captures on Dask, one task per capture: their connections and findings as
+    /// Parquet partitioned by capture, and the fleet verdict (the mechanisms that cost the
+    /// most across all of them, on which servers and ports). Runs the Python package's
+    /// driver (pip install ./python; docs/fleet.md).
+    #[command(after_help = crate::fleet::HELP, disable_help_flag = true)]
+    Fleet(crate::fleet::FleetArgs),
     /// Audit this host's TCP state: sysctls, socket memory, kernel counters, live sockets
     /// (ss), cached path metrics; each finding with the values read and the exact fix.
     /// Exit status 0 = nothing found, 1 = findings, 2 = error.

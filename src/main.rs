@@ -6,6 +6,7 @@ mod annotate;
 mod assets;
 mod cli;
 mod filter;
+mod fleet;
 mod host;
 mod outputs;
 mod report;
@@ -33,6 +34,7 @@ fn run(args: cli::Cli) -> Result<ExitCode, String> {
         cli::Command::Report(a) => report::run(a),
         cli::Command::Flows(a) => cli::flows(a),
         cli::Command::Segments(a) => cli::segments(a),
+        cli::Command::Fleet(a) => fleet::run(a),
         cli::Command::Host(a) => cli::host(a),
         cli::Command::Collect(a) => cli::collect(a),
         cli::Command::Assets(a) => assets::run(a),
