@@ -210,3 +210,20 @@ def test_gil_released_during_the_pass(tmp_path):
     shortest = min(took)
     assert shortest > 0.02, f"passes too short to tell ({shortest:.3f} s)"
     assert longest < shortest / 2, f"longest gap {longest:.3f} s, shortest pass {shortest:.3f} s"
+
+
+@pytest.mark.parametrize("case", ["idle-restart-cubic", "cached-ssthresh", "tail-loss"])
+def test_host_bundles_equal_cli(tcpwhy_bin, case):
+    """`host=`: the findings joined with the lab's bundles of both ends, as `--host`."""
+    d = lab_captures()[0].parents[1] / case
+    bundles = [str(d / "truth" / "bundle-client"), str(d / "truth" / "bundle-server")]
+    path = str(d / "server.pcap")
+    _, doc, _ = run_cli(tcpwhy_bin, "analyze", path, "--host", bundles[0], "--host", bundles[1])
+    table = tcpwhy.analyze(path, host=bundles)
+    (file,) = doc["files"]
+    assert table_findings(table) == file["findings"]
+    info = tcpwhy.file_info(table)
+    assert info["hosts"] == file["hosts"] and len(info["hosts"]) == 2
+    one = tcpwhy.analyze(Path(path), host=Path(bundles[1]))
+    _, doc1, _ = run_cli(tcpwhy_bin, "analyze", path, "--host", bundles[1])
+    assert table_findings(one) == doc1["files"][0]["findings"]
