@@ -75,6 +75,11 @@ pub enum Command {
     /// or `tcpwhy analyze --host` on another machine.
     #[command(after_help = COLLECT_HELP)]
     Collect(CollectArgs),
+    /// Watch the live sockets (sock_diag tcp_info, no capture): every interval, which
+    /// mechanism cost each socket time — receive window, send buffer, losses and their
+    /// kind, restart after idle, memory pressure — and its share of the interval.
+    #[command(after_help = crate::watch::HELP)]
+    Watch(crate::watch::WatchArgs),
     /// Write the man pages and shell completions to a directory (for packaging).
     #[command(hide = true)]
     Assets(crate::assets::AssetsArgs),

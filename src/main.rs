@@ -11,6 +11,7 @@ mod host;
 mod outputs;
 mod report;
 mod scan;
+mod watch;
 
 use clap::Parser;
 use std::io::Write;
@@ -38,5 +39,6 @@ fn run(args: cli::Cli) -> Result<ExitCode, String> {
         cli::Command::Host(a) => cli::host(a),
         cli::Command::Collect(a) => cli::collect(a),
         cli::Command::Assets(a) => assets::run(a),
+        cli::Command::Watch(a) => watch::run(a),
     }
 }

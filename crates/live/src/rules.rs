@@ -297,14 +297,19 @@ fn restart_after_idle(iv: &Interval, out: &mut Vec<Finding>) {
     }
     let mss = u64::from(c.snd_mss.max(1));
     let segments = sent.div_ceil(mss);
-    let extra = rounds(segments, c.snd_cwnd).saturating_sub(rounds(segments, p.snd_cwnd));
+    // The window the restart left: tcp_cwnd_restart's halvings for the idle seen so far
+    // (a lower bound on the idle, so an upper bound on the window), and never above the
+    // cwnd now (which may have grown again since).
+    let restarted = restart_cwnd(p.snd_cwnd, idle_us, u64::from(p.rto_us)).min(c.snd_cwnd);
+    let extra = rounds(segments, restarted).saturating_sub(rounds(segments, p.snd_cwnd));
     let cost = extra * u64::from(c.rtt_us);
     let note = format!(
-        "idle {} (RTO {}) then sent {} B: cwnd {} → {} (ssthresh {}), {} extra round(s) of {}",
+        "idle {} (RTO {}) then sent {} B: cwnd {} → restart window {}, now {} (ssthresh {}), {} extra round(s) of {}",
         ms(idle_us),
         ms(u64::from(p.rto_us)),
         sent,
         p.snd_cwnd,
+        restarted,
         c.snd_cwnd,
         ssthresh_text(c.snd_ssthresh),
         extra,
@@ -318,6 +323,7 @@ fn restart_after_idle(iv: &Interval, out: &mut Vec<Finding>) {
             ("idle_ms", u64::from(p.last_data_sent_ms)),
             ("rto_us", u64::from(p.rto_us)),
             ("cwnd_before", u64::from(p.snd_cwnd)),
+            ("restart_cwnd", u64::from(restarted)),
             ("snd_cwnd", u64::from(c.snd_cwnd)),
             ("snd_ssthresh", u64::from(c.snd_ssthresh)),
             ("bytes_sent_delta", sent),
@@ -325,6 +331,19 @@ fn restart_after_idle(iv: &Interval, out: &mut Vec<Finding>) {
         ],
         note,
     ));
+}
+
+/// `tcp_cwnd_restart`: cwnd halved once per RTO of idle time, down to
+/// min(`INIT_CWND`, cwnd).
+fn restart_cwnd(cwnd: u32, idle_us: u64, rto_us: u64) -> u32 {
+    let floor = INIT_CWND.min(cwnd);
+    let mut w = cwnd;
+    let mut left = idle_us;
+    while rto_us > 0 && left > rto_us && w > floor {
+        left -= rto_us;
+        w >>= 1;
+    }
+    w.max(floor)
 }
 
 /// Round trips to send `segments` starting from `cwnd` and doubling each round (slow
@@ -564,6 +583,18 @@ mod tests {
         assert_eq!(ids(&f), ["slow_start.restart_after_idle"]);
         assert_eq!(f[0].cost_us, 40_000);
         assert!(f[0].evidence.contains(&("cwnd_before", 80)));
+        assert!(f[0].evidence.contains(&("restart_cwnd", 10)));
+        // Seen after the window grew again (20 by now): the restart window is still the
+        // one tcp_cwnd_restart left, 80 halved three times for 1.5 s at a 204 ms RTO.
+        let regrown = TcpSample {
+            snd_cwnd: 20,
+            ..cur.clone()
+        };
+        let f = run(&prev, &regrown, &HostMemory::default());
+        assert!(f[0].evidence.contains(&("restart_cwnd", 10)));
+        assert_eq!(f[0].cost_us, 40_000);
+        assert_eq!(restart_cwnd(80, 300_000, 204_000), 40);
+        assert_eq!(restart_cwnd(8, 5_000_000, 204_000), 8);
     }
 
     #[test]
