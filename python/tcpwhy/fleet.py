@@ -307,7 +307,10 @@ def run(
     from dask.distributed import Client, LocalCluster, as_completed
 
     _native.duration_ns(min_cost)  # a bad --min-cost fails here, not in every task
+    paths = list(paths)
     files = find_captures(paths)
+    if not files:
+        raise ValueError(f"no capture file in {', '.join(map(os.fspath, paths))} (*.pcap, *.pcapng, *.cap, also .gz)")
     names = capture_names(files)
     out = os.path.abspath(os.fspath(out))
     os.makedirs(out, exist_ok=True)

@@ -158,3 +158,14 @@ def test_cli_subcommand_runs_the_driver(tcpwhy_bin, tmp_path, bad_and_cut):
         )
         assert m.returncode == 2
         assert "tcpwhy: fleet needs the Python package: pip install ./python" in m.stderr
+
+
+def test_nothing_to_analyse(tmp_path):
+    (tmp_path / "notes.txt").write_text("no capture here\n")
+    with pytest.raises(ValueError, match="no capture file in"):
+        fleet.run([tmp_path], tmp_path / "out")
+    p = subprocess.run(
+        [sys.executable, "-m", "tcpwhy.fleet", str(tmp_path / "missing.pcap"), "-o", str(tmp_path / "out")],
+        capture_output=True, text=True, check=False,
+    )
+    assert p.returncode == 2 and "missing.pcap: no such file or directory" in p.stderr
