@@ -74,52 +74,50 @@ VERDICT_SCHEMA = pa.schema(
 )
 
 
-def find_captures(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
-    """The capture files PATHS name: files as given, directories searched recursively
-    for CAPTURE_SUFFIXES, in sorted order. A path that does not exist is an error."""
-    found: list[str] = []
+def find_captures(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[str, str]]:
+    """The captures PATHS name, as (path, NAME) pairs in PATHS' order (a directory's in
+    sorted order): files as given, directories searched recursively for CAPTURE_SUFFIXES.
+    A path that does not exist is an error; a file named twice is one capture.
+
+    NAME, the capture's partition: its path relative to the directory given, or its file
+    name; "/" is written "__" (`tcpwhy-fleet examples/lab` names
+    examples/lab/idle-close/server.pcap `idle-close__server.pcap`). With several PATHs,
+    each directory's captures start with its name (`lab__idle-close__server.pcap`), so
+    that hostA/cap.pcap and hostB/cap.pcap stay apart. Names made equal anyway get "~2",
+    "~3" …"""
+    paths = [os.fspath(p) for p in paths]
+    several = len(paths) > 1
+    found: list[tuple[str, str]] = []
     for p in paths:
-        p = os.fspath(p)
         if os.path.isdir(p):
+            top = os.path.basename(os.path.normpath(os.path.abspath(p)))
             for root, dirs, files in os.walk(p):
                 dirs.sort()
                 for name in sorted(files):
                     if name.lower().endswith(CAPTURE_SUFFIXES):
-                        found.append(os.path.join(root, name))
+                        f = os.path.join(root, name)
+                        rel = os.path.relpath(f, p)
+                        found.append((f, os.path.join(top, rel) if several else rel))
         elif os.path.exists(p):
-            found.append(p)
+            found.append((p, os.path.basename(p)))
         else:
             raise FileNotFoundError(f"{p}: no such file or directory")
-    # The same file named twice is one capture.
     seen: set[str] = set()
-    unique = []
-    for f in found:
-        key = os.path.realpath(f)
-        if key not in seen:
-            seen.add(key)
-            unique.append(f)
-    return unique
-
-
-def capture_names(files: Sequence[str]) -> list[str]:
-    """A partition name per capture: its path relative to the directory all of them are
-    under, "/" written as "__" (lab/idle-close/server.pcap → idle-close__server.pcap), made
-    unique with "~2", "~3" … when two paths give the same name."""
-    absolute = [os.path.abspath(f) for f in files]
-    if not absolute:
-        return []
-    common = os.path.commonpath([os.path.dirname(a) for a in absolute])
-    names: list[str] = []
     used: set[str] = set()
-    for a in absolute:
-        base = os.path.relpath(a, common).replace(os.sep, "__")
+    named: list[tuple[str, str]] = []
+    for f, rel in found:
+        key = os.path.realpath(f)
+        if key in seen:
+            continue
+        seen.add(key)
+        base = rel.replace(os.sep, "__")
         name, n = base, 1
         while name in used:
             n += 1
             name = f"{base}~{n}"
         used.add(name)
-        names.append(name)
-    return names
+        named.append((f, name))
+    return named
 
 
 def _partition_dir(out: str, table: str, name: str) -> str:
@@ -308,10 +306,11 @@ def run(
 
     _native.duration_ns(min_cost)  # a bad --min-cost fails here, not in every task
     paths = list(paths)
-    files = find_captures(paths)
-    if not files:
+    found = find_captures(paths)
+    if not found:
         raise ValueError(f"no capture file in {', '.join(map(os.fspath, paths))} (*.pcap, *.pcapng, *.cap, also .gz)")
-    names = capture_names(files)
+    files = [f for f, _ in found]
+    names = [n for _, n in found]
     out = os.path.abspath(os.fspath(out))
     os.makedirs(out, exist_ok=True)
     cluster = None

@@ -43,9 +43,10 @@ def test_two_workers_equal_cli(tcpwhy_bin, tmp_path, bad_and_cut):
     out = tmp_path / "out"
     result = fleet.run(paths, out, workers=2)
 
-    files = fleet.find_captures(paths)
-    names = dict(zip(files, fleet.capture_names(files)))
-    assert len(files) >= len(lab_captures()) + 2
+    names = dict(fleet.find_captures(paths))
+    assert len(names) >= len(lab_captures()) + 2
+    assert names[str(LAB / "idle-close" / "server.pcap")] == "lab__idle-close__server.pcap"
+    assert names[str(bad_and_cut[0])] == "garbage.pcap"
     captures = {c["capture"]: c for c in result.captures.to_pylist()}
     assert sorted(captures) == sorted(names.values())
 
@@ -107,12 +108,9 @@ def test_existing_scheduler(tmp_path):
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         result = fleet.run(caps, tmp_path / "out", address=cluster.scheduler_address)
     assert result.errors == []
-    assert sorted(result.captures.column("capture").to_pylist()) == [
-        "idle-close__server.pcap",
-        "nagle-delayed-ack__client.pcap",
-    ]
+    assert sorted(result.captures.column("capture").to_pylist()) == ["client.pcap", "server.pcap"]
     direct = tcpwhy.analyze(caps[0])
-    written = _partition(tmp_path / "out", "findings", "nagle-delayed-ack__client.pcap")
+    written = _partition(tmp_path / "out", "findings", "client.pcap")
     assert written.replace_schema_metadata(None).equals(direct.replace_schema_metadata(None))
 
 
@@ -169,3 +167,16 @@ def test_nothing_to_analyse(tmp_path):
         capture_output=True, text=True, check=False,
     )
     assert p.returncode == 2 and "missing.pcap: no such file or directory" in p.stderr
+
+
+def test_capture_names(tmp_path):
+    for host in ("hostA", "hostB"):
+        (tmp_path / host / "day1").mkdir(parents=True)
+        (tmp_path / host / "day1" / "cap.pcap").write_bytes(b"")
+        (tmp_path / host / "notes.txt").write_text("")
+    one = fleet.find_captures([tmp_path / "hostA"])
+    assert [n for _, n in one] == ["day1__cap.pcap"]
+    both = fleet.find_captures([tmp_path / "hostA", tmp_path / "hostB", tmp_path / "hostA" / "day1" / "cap.pcap"])
+    assert [n for _, n in both] == ["hostA__day1__cap.pcap", "hostB__day1__cap.pcap"]
+    files = fleet.find_captures([tmp_path / "hostA" / "day1" / "cap.pcap", tmp_path / "hostB" / "day1" / "cap.pcap"])
+    assert [n for _, n in files] == ["cap.pcap", "cap.pcap~2"]
