@@ -186,6 +186,15 @@ fn ssthresh(s: u32) -> Value {
     }
 }
 
+/// ssthresh as ss prints it: absent until the first reduction.
+fn ssthresh_text(s: u32) -> String {
+    if s >= INFINITE_SSTHRESH {
+        "none".into()
+    } else {
+        s.to_string()
+    }
+}
+
 fn write_text_step(out: &mut impl Write, step: &Step) -> std::io::Result<()> {
     let with = step
         .reports
@@ -214,7 +223,7 @@ fn write_text_step(out: &mut impl Write, step: &Step) -> std::io::Result<()> {
                 f.share * 100.0,
                 ms(f.cost_us),
                 r.tcp.snd_cwnd,
-                ssthresh(r.tcp.snd_ssthresh),
+                ssthresh_text(r.tcp.snd_ssthresh),
                 ms(u64::from(r.tcp.rtt_us)),
                 f.note
             )?;
@@ -502,7 +511,7 @@ mod tui {
                     format!("{:.1}%", x.share * 100.0),
                     format!("{:.1}", ms(x.cost_us)),
                     r.tcp.snd_cwnd.to_string(),
-                    ssthresh(r.tcp.snd_ssthresh).to_string(),
+                    ssthresh_text(r.tcp.snd_ssthresh),
                     format!("{:.1}", ms(u64::from(r.tcp.rtt_us))),
                     x.note.clone(),
                 ])

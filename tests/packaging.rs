@@ -44,10 +44,12 @@ fn assets_are_a_man_page_per_subcommand_and_three_completions() {
             "tcpwhy-analyze.1",
             "tcpwhy-annotate.1",
             "tcpwhy-collect.1",
+            "tcpwhy-fleet.1",
             "tcpwhy-flows.1",
             "tcpwhy-host.1",
             "tcpwhy-report.1",
             "tcpwhy-segments.1",
+            "tcpwhy-watch.1",
             "tcpwhy.1"
         ]
     );

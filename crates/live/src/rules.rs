@@ -120,7 +120,7 @@ fn rwnd_limited(iv: &Interval, out: &mut Vec<Finding>) {
     let unacked_bytes = u64::from(c.unacked) * u64::from(c.snd_mss);
     let note = format!(
         "waited on the peer's receive window for {} of {}; peer window now {} B, {} B unacknowledged{}",
-        ms(d),
+        ms(d.min(iv.elapsed_us)),
         ms(iv.elapsed_us),
         c.snd_wnd,
         unacked_bytes,
@@ -150,7 +150,7 @@ fn sndbuf_limited(iv: &Interval, out: &mut Vec<Finding>) {
     }
     let note = format!(
         "everything written was sent and the writer waited on the send buffer for {} of {}",
-        ms(d),
+        ms(d.min(iv.elapsed_us)),
         ms(iv.elapsed_us)
     );
     out.push(iv.finding(
