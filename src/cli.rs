@@ -40,8 +40,9 @@ pub enum Command {
     /// Diagnose: which TCP mechanism cost time on which connection, proven with frame
     /// numbers, priced in milliseconds, with the fix. Exit status 0 = no finding above
     /// --min-cost, 1 = findings, 2 = error or no frame readable as TCP (so it can gate a
-    /// CI job).
-    Analyze(AnalyzeArgs),
+    /// CI job). With -i IFACE, on a live capture.
+    #[command(after_help = crate::live::HELP)]
+    Analyze(AnalyzeCmd),
     /// The capture again as pcapng, every frame unchanged and numbered as before, each
     /// evidence frame carrying its finding as a packet comment (Wireshark: frame.comment);
     /// prints the same report and exits with the same status as `analyze`.
@@ -140,10 +141,20 @@ pub enum VantageArg {
     Server,
 }
 
+/// `analyze`: its options, shared with annotate and report, and the live capture's.
+#[derive(Args)]
+pub struct AnalyzeCmd {
+    #[command(flatten)]
+    pub analyze: AnalyzeArgs,
+    #[command(flatten)]
+    pub live: crate::live::LiveArgs,
+}
+
 #[derive(Args)]
 pub struct AnalyzeArgs {
-    /// Capture files (pcap, pcapng, optionally gzip); `-` reads standard input.
-    #[arg(required = true, value_name = "FILE")]
+    /// Capture files (pcap, pcapng, optionally gzip); `-` reads standard input. (For
+    /// analyze -i: the capture filter.)
+    #[arg(value_name = "FILE")]
     pub files: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
@@ -205,7 +216,7 @@ pub struct CollectArgs {
 }
 
 /// "10ms", "1.5s", "500us", "2m"; a bare number is milliseconds.
-fn parse_duration_ns(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_duration_ns(s: &str) -> Result<u64, String> {
     let s = s.trim();
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -245,8 +256,24 @@ pub struct SegmentsArgs {
     pub flagged: bool,
 }
 
-pub fn analyze(a: AnalyzeArgs) -> Result<ExitCode, String> {
-    analyze_each(a, None)
+pub fn analyze(a: AnalyzeCmd) -> Result<ExitCode, String> {
+    if a.live.interface.is_some() {
+        return crate::live::run(a.analyze, a.live);
+    }
+    analyze_each(a.analyze, None)
+}
+
+/// What a caller other than `analyze FILE…` changes about the passes.
+#[derive(Default)]
+pub struct PassHooks<'h> {
+    /// Told each finding of a connection kept by --stream / --filter as soon as the
+    /// connection is judged (`analyze -i`).
+    pub on_finding: Option<&'h (dyn Fn(&tcpwhy_detect::Finding) + Sync)>,
+    /// The name the report gives the input instead of its path.
+    pub name: Option<String>,
+    /// One thread and no progress bar (a live capture: a pipe of unknown length whose
+    /// stream numbers must be final as findings are printed).
+    pub serial: bool,
 }
 
 /// What `annotate` does with each file's report after its pass, before any is printed.
@@ -255,9 +282,25 @@ pub type EachReport<'h> =
 
 /// `analyze`, with `each` called on every file's report (its findings whole, never
 /// rendered during the pass, so that `each` can read them).
-pub fn analyze_each(a: AnalyzeArgs, mut each: Option<EachReport<'_>>) -> Result<ExitCode, String> {
+pub fn analyze_each(a: AnalyzeArgs, each: Option<EachReport<'_>>) -> Result<ExitCode, String> {
+    analyze_with(a, each, &PassHooks::default())
+}
+
+/// [`analyze_each`] with the [`PassHooks`] of a caller such as `analyze -i`.
+pub fn analyze_with(
+    a: AnalyzeArgs,
+    mut each: Option<EachReport<'_>>,
+    hooks: &PassHooks<'_>,
+) -> Result<ExitCode, String> {
     use tcpwhy_detect::Config;
     use tcpwhy_report::analyze::{write_json, write_text, AnalyzeReport, JsonRender};
+    if a.files.is_empty() {
+        return Err(
+            "no capture file given (`-` reads standard input; analyze -i IFACE \
+                    captures live)"
+                .into(),
+        );
+    }
     check_stdin_once(&a.files)?;
     let mut views = Vec::new();
     for dir in &a.hosts {
@@ -286,13 +329,25 @@ pub fn analyze_each(a: AnalyzeArgs, mut each: Option<EachReport<'_>>) -> Result<
     let keep = |stream: u64, ends: &[tcpwhy_track::Endpoint; 2]| {
         a.stream.is_none_or(|s| s == stream) && filter.as_ref().is_none_or(|x| x.matches(ends))
     };
+    let tell = |f: &tcpwhy_detect::Finding| {
+        if let Some(on) = hooks.on_finding {
+            if keep(f.stream, &f.endpoints) {
+                on(f);
+            }
+        }
+    };
     for f in &a.files {
         // A bar per file: a finished indicatif bar is not drawn again.
         let bar = Bar::new();
         let opts = tcpwhy_pipeline::Options {
-            threads: a.threads.map_or(0, usize::from),
-            progress: Some(&bar),
+            threads: if hooks.serial {
+                1
+            } else {
+                a.threads.map_or(0, usize::from)
+            },
+            progress: (!hooks.serial).then_some(&bar as &dyn tcpwhy_pipeline::Progress),
             spill_budget: None,
+            on_finding: hooks.on_finding.is_some().then_some(&tell as _),
         };
         // JSON without host bundles is rendered during the pass, on its threads (a
         // finding joined with a bundle changes as it is written).
@@ -301,7 +356,7 @@ pub fn analyze_each(a: AnalyzeArgs, mut each: Option<EachReport<'_>>) -> Result<
         } else {
             tcpwhy_pipeline::analyze(f, &opts, &config)
         };
-        let (file, findings, exchanges) = match pass {
+        let (mut file, findings, exchanges) = match pass {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("tcpwhy: {e}");
@@ -309,6 +364,9 @@ pub fn analyze_each(a: AnalyzeArgs, mut each: Option<EachReport<'_>>) -> Result<
                 continue;
             }
         };
+        if let Some(name) = &hooks.name {
+            file.path = name.clone();
+        }
         failed |= report_skips(&file);
         let exchanges = a.exchanges.then(|| {
             exchanges
@@ -404,6 +462,7 @@ pub fn flows(a: FlowsArgs) -> Result<ExitCode, String> {
             threads: a.threads.map_or(0, usize::from),
             progress: Some(&bar),
             spill_budget: None,
+            on_finding: None,
         };
         let mut r = match tcpwhy_pipeline::flows(f, &opts) {
             Ok(r) => r,

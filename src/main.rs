@@ -8,6 +8,7 @@ mod cli;
 mod filter;
 mod fleet;
 mod host;
+mod live;
 mod outputs;
 mod report;
 mod scan;

@@ -45,6 +45,7 @@ fn one_connections_costs_never_add_up_to_more_than_its_duration() {
             threads: 1,
             progress: None,
             spill_budget: None,
+            on_finding: None,
         };
         // A file tcpwhy cannot open (the repository's damaged-file corpus) has no
         // findings to check.

@@ -19,6 +19,7 @@ fn analyze(path: &str, threads: usize, budget: Option<usize>) -> (String, String
         threads,
         progress: None,
         spill_budget: budget,
+        on_finding: None,
     };
     let (file, findings, _) = tcpwhy_pipeline::analyze(path, &opts, &Config::default()).unwrap();
     let runs = findings.runs_on_disk();
@@ -73,6 +74,7 @@ fn flows(
         threads,
         progress: None,
         spill_budget: budget,
+        on_finding: None,
     };
     let mut r = tcpwhy_pipeline::flows(path, &opts).unwrap();
     if let Some(s) = stream {
@@ -94,6 +96,7 @@ fn analyze_rendered(path: &str, threads: usize, budget: Option<usize>) -> String
         threads,
         progress: None,
         spill_budget: budget,
+        on_finding: None,
     };
     let (file, findings, _) =
         tcpwhy_pipeline::analyze_rendered(path, &opts, &Config::default(), &JsonRender).unwrap();

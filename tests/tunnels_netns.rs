@@ -10,32 +10,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+mod common;
 
-fn run(cmd: &str, args: &[&str]) -> Output {
-    Command::new(cmd)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd}: {e}"))
-}
-
-fn have(cmd: &str, arg: &str) -> bool {
-    Command::new(cmd)
-        .arg(arg)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok()
-}
+use common::netns::{self, have, run, Lab};
 
 fn usable() -> Result<(), String> {
-    let root = run("id", &["-u"]);
-    if String::from_utf8_lossy(&root.stdout).trim() != "0" {
-        return Err("not root".into());
-    }
-    if !run("ip", &["netns", "list"]).status.success() {
-        return Err("no `ip netns`".into());
-    }
+    netns::root_and_netns()?;
     for (cmd, arg) in [
         ("tcpdump", "--version"),
         ("tshark", "--version"),
@@ -46,107 +26,6 @@ fn usable() -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// The two namespaces of one case, deleted (with everything in them) on every exit,
-/// a panic included; processes started in them are killed by their PIDs first.
-struct Lab {
-    ns: [String; 2],
-    children: Vec<Child>,
-}
-
-impl Lab {
-    fn new(case: &str) -> Lab {
-        let pid = std::process::id();
-        let lab = Lab {
-            ns: [format!("tw19a-{case}-{pid}"), format!("tw19b-{case}-{pid}")],
-            children: Vec::new(),
-        };
-        for ns in &lab.ns {
-            lab.must("ip", &["netns", "add", ns]);
-        }
-        let [a, b] = &lab.ns;
-        lab.must(
-            "ip",
-            &[
-                "link", "add", "u0", "netns", a, "type", "veth", "peer", "name", "u0", "netns", b,
-            ],
-        );
-        for (i, ns) in lab.ns.iter().enumerate() {
-            let addr = format!("10.203.0.{}/24", i + 1);
-            lab.exec(ns, &["ip", "addr", "add", &addr, "dev", "u0"]);
-            lab.exec(
-                ns,
-                &[
-                    "ip",
-                    "-6",
-                    "addr",
-                    "add",
-                    &format!("fd03::{}/64", i + 1),
-                    "dev",
-                    "u0",
-                    "nodad",
-                ],
-            );
-            lab.exec(ns, &["ip", "link", "set", "u0", "up"]);
-            lab.exec(ns, &["ip", "link", "set", "lo", "up"]);
-        }
-        lab
-    }
-
-    fn must(&self, cmd: &str, args: &[&str]) {
-        let out = run(cmd, args);
-        assert!(
-            out.status.success(),
-            "{cmd} {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    fn exec(&self, ns: &str, args: &[&str]) {
-        let mut a = vec!["netns", "exec", ns];
-        a.extend_from_slice(args);
-        self.must("ip", &a);
-    }
-
-    /// `ip link add` in namespace `i`; `false` when this kernel has no such device type.
-    fn try_link(&self, i: usize, args: &[&str]) -> bool {
-        let mut a = vec!["netns", "exec", &self.ns[i], "ip", "link", "add"];
-        a.extend_from_slice(args);
-        let out = run("ip", &a);
-        if out.status.success() {
-            return true;
-        }
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            err.contains("Unknown device type") || err.contains("not supported"),
-            "ip {a:?}: {err}"
-        );
-        false
-    }
-
-    fn spawn(&mut self, ns: usize, args: &[&str], stderr: Option<&Path>) {
-        let mut c = Command::new("ip");
-        c.args(["netns", "exec", &self.ns[ns]]).args(args);
-        c.stdout(Stdio::null());
-        match stderr {
-            Some(p) => c.stderr(std::fs::File::create(p).unwrap()),
-            None => c.stderr(Stdio::null()),
-        };
-        self.children.push(c.spawn().expect("spawn"));
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        for ns in &self.ns {
-            let _ = Command::new("ip").args(["netns", "del", ns]).status();
-        }
-    }
 }
 
 const SERVER: &str = r#"
@@ -392,7 +271,7 @@ type Case<'a> = (&'a str, [Vec<String>; 2], bool, Vec<&'a str>);
 /// arguments of each), runs the transfers inside it while capturing the underlay, and
 /// compares the streams.
 fn case(name: &str, links: [&[&str]; 2], overlay6: bool, decode_as: &[&str]) {
-    let mut lab = Lab::new(name);
+    let mut lab = Lab::new("tw19", name, "10.203.0");
     for (i, args) in links.iter().enumerate() {
         if !lab.try_link(i, args) {
             eprintln!("tunnels_netns: {name}: this kernel cannot build it, skipped");
@@ -513,7 +392,7 @@ fn tcp_in_qinq_equals_tshark() {
         eprintln!("tunnels_netns: skipped: {why}");
         return;
     }
-    let mut lab = Lab::new("qinq");
+    let mut lab = Lab::new("tw19", "qinq", "10.203.0");
     let outer = [
         "u0.100", "link", "u0", "type", "vlan", "proto", "802.1ad", "id", "100",
     ];

@@ -1,5 +1,8 @@
 //! What the integration tests share: reading a capture into connection summaries.
 
+#[allow(dead_code)] // not every test file uses it
+pub mod netns;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use tcpwhy_track::{ConnSummary, SegmentCounts};
@@ -30,6 +33,7 @@ pub fn connections(path: &Path) -> Vec<ConnSummary> {
         threads: 1,
         progress: None,
         spill_budget: None,
+        on_finding: None,
     };
     tcpwhy_pipeline::flows(&path.to_string_lossy(), &opts)
         .expect("open")

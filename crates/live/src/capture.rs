@@ -106,6 +106,13 @@ impl LiveCapture {
         // interface has them (libpcap falls back to µs and says nothing).
         cmd.args(["-i", &o.interface, "-w", "-", "-U", "--immediate-mode"])
             .args(["--time-stamp-precision", "nano"]);
+        // As root, tcpdump keeps root instead of switching to its own user (Debian's
+        // default, -Z tcpdump): changing user clears the parent-death signal below, and
+        // a tcpdump that only writes the raw capture (-w) parses no packet to protect.
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            cmd.args(["-Z", "root"]);
+        }
         if let Some(s) = o.snaplen {
             cmd.args(["-s", &s.to_string()]);
         }

@@ -72,6 +72,12 @@ pub struct Options<'p> {
     /// files, shared by its threads; `None`: [`spill::SPILL_BUDGET`]. (Tests make it
     /// tiny to force spilling.)
     pub spill_budget: Option<usize>,
+    /// Told each finding as soon as its connection is judged, before it is stored (a
+    /// live capture prints them as connections end: `analyze -i`). Findings about
+    /// patterns across connections come only at the end, and are not told. In a sharded
+    /// pass the stream numbers told are provisional (`PROVISIONAL_STREAM` | first
+    /// frame).
+    pub on_finding: Option<&'p (dyn Fn(&Finding) + Sync)>,
 }
 
 /// How many worker threads a pass on `path` uses when the user did not say: one per core
@@ -643,6 +649,8 @@ struct Analyzing<'r> {
     store: Option<Store<'r>>,
     /// The first error writing the store (a full disk): the pass fails with it.
     store_error: Option<std::io::Error>,
+    /// [`Options::on_finding`].
+    on_finding: Option<&'r (dyn Fn(&Finding) + Sync)>,
 }
 
 impl<'r> Analyzing<'r> {
@@ -653,6 +661,7 @@ impl<'r> Analyzing<'r> {
             first_frames: first_frames.then(Vec::new),
             store,
             store_error: None,
+            on_finding: None,
         }
     }
 }
@@ -669,6 +678,9 @@ impl Sink for Analyzing<'_> {
         self.analyzer.on_connection(&summary);
         if let Some(store) = &mut self.store {
             for f in self.analyzer.drain_findings() {
+                if let Some(tell) = self.on_finding {
+                    tell(&f);
+                }
                 if self.store_error.is_none() {
                     self.store_error = store.push(f).err();
                 }
@@ -719,7 +731,9 @@ fn analyze_with(
         Some(r) => Store::Rendered(SpillSort::new(budget), r),
     };
     let s = sharded(path, opts, |_, shards| {
-        Analyzing::new(config.clone(), shards > 1, Some(store(budget / shards)))
+        let mut a = Analyzing::new(config.clone(), shards > 1, Some(store(budget / shards)));
+        a.on_finding = opts.on_finding;
+        a
     })?;
     let mut report = s.report;
     let keeping = |e: std::io::Error| format!("{path}: keeping the findings: {e}");
