@@ -57,7 +57,28 @@ def client(host, port, steps):
             time.sleep(float(n))
         print("done", step, flush=True)
     time.sleep(3600)
-if sys.argv[1] == "server":
+def hold(nbytes):
+    # Loopback pair whose receiver never reads, buffers forced past rmem_max/wmem_max
+    # (SO_RCVBUFFORCE 33, SO_SNDBUFFORCE 32; root): TCP memory held by "other sockets".
+    l = socket.socket()
+    l.setsockopt(socket.SOL_SOCKET, 33, nbytes)
+    l.bind(("127.0.0.1", 0)); l.listen(1)
+    c = socket.socket()
+    c.setsockopt(socket.SOL_SOCKET, 32, nbytes)
+    c.connect(l.getsockname())
+    a, _ = l.accept()
+    c.setblocking(False)
+    sent, buf, idle = 0, b"h" * 65536, 0
+    while idle < 20:
+        try:
+            sent += c.send(buf); idle = 0
+        except BlockingIOError:
+            idle += 1; time.sleep(0.005)
+    print("held", sent, flush=True)
+    time.sleep(3600)
+if sys.argv[1] == "hold":
+    hold(int(sys.argv[2]))
+elif sys.argv[1] == "server":
     server(*map(int, sys.argv[2:6]))
 else:
     client(sys.argv[2], int(sys.argv[3]), sys.argv[4])
@@ -590,6 +611,11 @@ fn watch_names_rwnd_not_growing_when_tcp_memory_pressure_clamps_the_window() {
     lab.spawn(&rcv, &["server", "5004", "0", "16384", "2"]);
     lab.spawn(&snd, &["client", RECEIVER, "5004", "bulk:1000000000"]);
     std::thread::sleep(Duration::from_millis(300));
+    // The kernel compares the machine's counter (sockstat mem) with tcp_mem[1], and each
+    // CPU adds to that counter in batches of net.core.mem_pcpu_rsv (256) pages, so on a
+    // quiet machine it can read 0 while this transfer runs (crates/lab/src/holder.rs).
+    // 16 MB held by a loopback pair keeps it above the lowered threshold in every run.
+    lab.spawn(&snd, &["hold", "8388608"]);
     let before = std::fs::read_to_string(TCP_MEM).unwrap();
     let restore = RestoreTcpMem(before.clone());
     let high = before.split_whitespace().nth(2).unwrap().to_string();
