@@ -215,33 +215,7 @@ pub struct CollectArgs {
     pub after: bool,
 }
 
-/// "10ms", "1.5s", "500us", "2m"; a bare number is milliseconds.
-pub(crate) fn parse_duration_ns(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("not a duration: {s:?} (try 10ms)"))?;
-    let scale = match unit.trim() {
-        "" | "ms" => 1e6,
-        "us" | "µs" => 1e3,
-        "ns" => 1.0,
-        "s" => 1e9,
-        "m" | "min" => 60e9,
-        u => {
-            return Err(format!(
-                "unknown unit {u:?} in {s:?} (use ns, us, ms, s or m)"
-            ))
-        }
-    };
-    if !(v.is_finite() && v >= 0.0) {
-        return Err(format!("not a duration: {s:?}"));
-    }
-    Ok((v * scale) as u64)
-}
+pub(crate) use tcpwhy_report::units::parse_duration_ns;
 
 #[derive(Args)]
 pub struct SegmentsArgs {
@@ -304,7 +278,7 @@ pub fn analyze_with(
     check_stdin_once(&a.files)?;
     let mut views = Vec::new();
     for dir in &a.hosts {
-        let (hs, _) = read_bundle(dir)?;
+        let (hs, _) = tcpwhy_hoststate::HostState::read_bundle_checked(dir)?;
         views.push((
             dir.display().to_string(),
             tcpwhy_detect::host::HostView::from_state(&hs),
@@ -593,27 +567,6 @@ pub fn collect(a: CollectArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Reads a bundle directory; an unreadable or empty one is an error (exit 2).
-fn read_bundle(
-    dir: &std::path::Path,
-) -> Result<(tcpwhy_hoststate::HostState, Vec<String>), String> {
-    if !dir.is_dir() {
-        return Err(format!(
-            "{}: not a directory (write one with `tcpwhy collect -o {}`)",
-            dir.display(),
-            dir.display()
-        ));
-    }
-    let (hs, diags) = tcpwhy_hoststate::HostState::read_bundle(dir);
-    if hs.manifest.is_none() && hs.sysctl.is_none() && hs.before.counters.is_none() {
-        return Err(format!(
-            "{}: no manifest.json, sysctl.txt or counters: not a tcpwhy host bundle",
-            dir.display()
-        ));
-    }
-    Ok((hs, diags.iter().map(|d| d.to_string()).collect()))
-}
-
 pub fn host(a: HostArgs) -> Result<ExitCode, String> {
     use tcpwhy_detect::host::{audit, HostView};
     use tcpwhy_report::host::{render_text, write_json, HostReport};
@@ -635,7 +588,7 @@ pub fn host(a: HostArgs) -> Result<ExitCode, String> {
             (scratch.0.clone(), "live".to_string())
         }
     };
-    let (hs, diagnostics) = read_bundle(&dir)?;
+    let (hs, diagnostics) = tcpwhy_hoststate::HostState::read_bundle_checked(&dir)?;
     let view = HostView::from_state(&hs);
     // A file the manifest already lists as not collected needs no second line.
     let diagnostics = diagnostics

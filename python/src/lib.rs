@@ -46,7 +46,8 @@ fn analyze_json(
     vantage: &str,
     threads: usize,
 ) -> PyResult<Document> {
-    let min_cost_ns = parse_duration_ns(min_cost).map_err(PyValueError::new_err)?;
+    let min_cost_ns =
+        tcpwhy_report::units::parse_duration_ns(min_cost).map_err(PyValueError::new_err)?;
     let vantage = match vantage {
         "auto" => None,
         "client" => Some(tcpwhy_track::Vantage::Client),
@@ -65,7 +66,7 @@ fn analyze_json(
 /// the fleet driver's argument checks).
 #[pyfunction]
 fn duration_ns(s: &str) -> PyResult<u64> {
-    parse_duration_ns(s).map_err(PyValueError::new_err)
+    tcpwhy_report::units::parse_duration_ns(s).map_err(PyValueError::new_err)
 }
 
 /// No progress bar (libraries never touch the terminal), the default spill budget.
@@ -121,7 +122,7 @@ fn analyze_document(
     use tcpwhy_report::analyze::{write_json, AnalyzeReport, JsonRender};
     let mut views = Vec::new();
     for dir in hosts {
-        let hs = read_bundle(Path::new(dir))?;
+        let (hs, _) = tcpwhy_hoststate::HostState::read_bundle_checked(Path::new(dir))?;
         views.push((dir.clone(), tcpwhy_detect::host::HostView::from_state(&hs)));
     }
     let config = tcpwhy_detect::Config {
@@ -155,56 +156,6 @@ fn analyze_document(
 
 fn utf8(bytes: Vec<u8>) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|e| format!("the JSON document is not UTF-8: {e}"))
-}
-
-/// A host bundle, refused as the CLI refuses it (`read_bundle` in src/cli.rs, whose
-/// messages these are).
-fn read_bundle(dir: &Path) -> Result<tcpwhy_hoststate::HostState, String> {
-    if !dir.is_dir() {
-        return Err(format!(
-            "{}: not a directory (write one with `tcpwhy collect -o {}`)",
-            dir.display(),
-            dir.display()
-        ));
-    }
-    let (hs, _) = tcpwhy_hoststate::HostState::read_bundle(dir);
-    if hs.manifest.is_none() && hs.sysctl.is_none() && hs.before.counters.is_none() {
-        return Err(format!(
-            "{}: no manifest.json, sysctl.txt or counters: not a tcpwhy host bundle",
-            dir.display()
-        ));
-    }
-    Ok(hs)
-}
-
-/// `--min-cost`'s parser (`parse_duration_ns` in src/cli.rs, which is the binary's and
-/// so out of reach here): "10ms", "1.5s", "500us", "2m"; a bare number is milliseconds.
-/// The CLI's tests cover its cases; tests/test_api.py checks that both agree.
-fn parse_duration_ns(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("not a duration: {s:?} (try 10ms)"))?;
-    let scale = match unit.trim() {
-        "" | "ms" => 1e6,
-        "us" | "µs" => 1e3,
-        "ns" => 1.0,
-        "s" => 1e9,
-        "m" | "min" => 60e9,
-        u => {
-            return Err(format!(
-                "unknown unit {u:?} in {s:?} (use ns, us, ms, s or m)"
-            ))
-        }
-    };
-    if !(v.is_finite() && v >= 0.0) {
-        return Err(format!("not a duration: {s:?}"));
-    }
-    Ok((v * scale) as u64)
 }
 
 #[pymodule]

@@ -189,6 +189,28 @@ impl HostState {
         Some(CounterDeltas::between(before, after, interval))
     }
 
+    /// [`HostState::read_bundle`] for a user who named `dir` as a bundle: refused with
+    /// the reason when it is not a directory or holds none of a bundle's files
+    /// (manifest.json, sysctl.txt, counters), else the state and its diagnostics as text.
+    /// The CLI's `--host`/`--bundle` and the Python package's `host=` say the same.
+    pub fn read_bundle_checked(dir: &Path) -> Result<(HostState, Vec<String>), String> {
+        if !dir.is_dir() {
+            return Err(format!(
+                "{}: not a directory (write one with `tcpwhy collect -o {}`)",
+                dir.display(),
+                dir.display()
+            ));
+        }
+        let (hs, diags) = HostState::read_bundle(dir);
+        if hs.manifest.is_none() && hs.sysctl.is_none() && hs.before.counters.is_none() {
+            return Err(format!(
+                "{}: no manifest.json, sysctl.txt or counters: not a tcpwhy host bundle",
+                dir.display()
+            ));
+        }
+        Ok((hs, diags.iter().map(|d| d.to_string()).collect()))
+    }
+
     /// Reads every bundle file present in `dir`. Missing files give a diagnostic (with
     /// the manifest's reason when it has one).
     pub fn read_bundle(dir: &Path) -> (HostState, Vec<Diagnostic>) {

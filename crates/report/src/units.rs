@@ -54,3 +54,33 @@ mod tests {
         assert_eq!(ns_to_ms(1_234_567), 1.235);
     }
 }
+
+/// A duration as users write it on the command line (`--min-cost`, `--interval`, the
+/// Python package's `min_cost=`): "10ms", "1.5s", "500us", "2m"; a bare number is
+/// milliseconds.
+pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("not a duration: {s:?} (try 10ms)"))?;
+    let scale = match unit.trim() {
+        "" | "ms" => 1e6,
+        "us" | "µs" => 1e3,
+        "ns" => 1.0,
+        "s" => 1e9,
+        "m" | "min" => 60e9,
+        u => {
+            return Err(format!(
+                "unknown unit {u:?} in {s:?} (use ns, us, ms, s or m)"
+            ))
+        }
+    };
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(format!("not a duration: {s:?}"));
+    }
+    Ok((v * scale) as u64)
+}
