@@ -23,12 +23,12 @@ const RECEIVER: &str = "10.231.0.2";
 /// per step done, then holds the connection until killed.
 const WORKLOAD: &str = r#"
 import socket, sys, time
-def server(port, rcvbuf, chunk, sleep_ms):
-    s = socket.socket()
+def server(port, rcvbuf, chunk, sleep_ms, bind="0.0.0.0"):
+    s = socket.socket(socket.AF_INET6 if ":" in bind else socket.AF_INET)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if rcvbuf > 0:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-    s.bind(("0.0.0.0", port)); s.listen(1)
+    s.bind((bind, port)); s.listen(1)
     print("listening", flush=True)
     c, _ = s.accept()
     while True:
@@ -41,7 +41,7 @@ def client(host, port, steps):
     # CUBIC, as most senders run (set per socket: a namespace default may only be one
     # of tcp_allowed_congestion_control); this machine's default may be BBR, which has
     # its own cong_control and never restarts after idle.
-    c = socket.socket()
+    c = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, b"cubic")
     c.connect((host, port))
     print("connected", flush=True)
@@ -79,7 +79,7 @@ def hold(nbytes):
 if sys.argv[1] == "hold":
     hold(int(sys.argv[2]))
 elif sys.argv[1] == "server":
-    server(*map(int, sys.argv[2:6]))
+    server(*map(int, sys.argv[2:6]), *sys.argv[6:7])
 else:
     client(sys.argv[2], int(sys.argv[3]), sys.argv[4])
 "#;
@@ -334,6 +334,34 @@ fn watch_names_rwnd_limited_for_a_small_slow_receive_buffer_as_ss_counts_it() {
         "rwnd: watch {} | ss rwnd_limited {ss_ms} ms cwnd {:?} snd_wnd {:?}",
         last["note"], ss.info.cwnd, ss.info.snd_wnd
     );
+}
+
+#[test]
+fn watch_reads_ipv6_sockets_too() {
+    require_lab!();
+    let _shared = shared();
+    let mut lab = Lab::new("v6");
+    let ns = lab.sender().to_string();
+    lab.spawn(&ns, &["server", "5005", "4096", "1024", "20", "::1"]);
+    lab.spawn(&ns, &["client", "::1", "5005", "bulk:1000000000"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let lines = lab.watch(
+        &ns,
+        &[
+            "--count",
+            "2",
+            "--interval",
+            "300ms",
+            "--filter",
+            "port 5005",
+        ],
+    );
+    let ss = lab.ss(&ns, "[::1]:5005");
+    let rw = findings(&lines, "rwnd.limited", "[::1]:5005");
+    assert_eq!(rw.len(), 2, "{lines:#?}");
+    let t = &rw[1]["tcp_info"];
+    assert_eq!(ss.info.cwnd, Some(u(&t["snd_cwnd"]) as u32));
+    assert_eq!(ss.info.mss, Some(u(&t["snd_mss"]) as u32));
 }
 
 #[test]
