@@ -37,7 +37,8 @@ pub struct Step {
     /// Time since the previous snapshot (0 for the first).
     pub elapsed_us: u64,
     pub reports: Vec<SocketReport>,
-    /// Sockets seen for the first time / gone since the previous snapshot.
+    /// Sockets (kept by the filter) seen for the first time / gone since the previous
+    /// snapshot.
     pub opened: usize,
     pub closed: usize,
     pub host: HostMemory,
@@ -67,7 +68,8 @@ pub const MAX_SUMMARY_SOCKETS: usize = 100_000;
 
 #[derive(Debug, Default)]
 pub struct Watcher {
-    prev: HashMap<SocketKey, (u64, TcpSample)>,
+    /// Each socket's last sample: its time, its tcp_info, whether the filter keeps it.
+    prev: HashMap<SocketKey, (u64, TcpSample, bool)>,
     prev_time_us: Option<u64>,
     seen: BTreeSet<SocketKey>,
     summary: Summary,
@@ -98,7 +100,7 @@ impl Watcher {
             let Some(tcp) = &s.tcp else { continue };
             let wanted = keep(&s.key);
             match self.prev.get(&s.key) {
-                Some((t, prev)) if wanted => {
+                Some((t, prev, _)) if wanted => {
                     let elapsed = snap.time_us.saturating_sub(*t);
                     let findings = evaluate(&Interval {
                         prev,
@@ -131,14 +133,19 @@ impl Watcher {
                     });
                 }
                 Some(_) => {}
-                None => step.opened += 1,
+                None if wanted => step.opened += 1,
+                None => {}
             }
             if wanted && self.seen.len() < MAX_SUMMARY_SOCKETS {
                 self.seen.insert(s.key);
             }
-            next.insert(s.key, (snap.time_us, tcp.clone()));
+            next.insert(s.key, (snap.time_us, tcp.clone(), wanted));
         }
-        step.closed = self.prev.keys().filter(|k| !next.contains_key(k)).count();
+        step.closed = self
+            .prev
+            .iter()
+            .filter(|(k, (_, _, wanted))| *wanted && !next.contains_key(*k))
+            .count();
         self.prev = next;
         self.summary.sockets_seen = self.seen.len();
         step.reports.sort_by(|a, b| {
@@ -210,5 +217,21 @@ mod tests {
         let row = &w.summary().rows["rwnd.limited"];
         assert_eq!((row.sockets.len(), row.cost_us), (1, 400_000));
         assert_eq!(w.summary().samples, 3);
+        // Sockets the filter leaves out are neither reported nor counted as new or gone.
+        let only_port_1 = |k: &SocketKey| k.local.port() == 1;
+        let s = w.step(
+            &snap(
+                3_000_000,
+                vec![
+                    sock(1, 9, TcpSample::default()),
+                    sock(2, 8, TcpSample::default()),
+                    sock(3, 10, TcpSample::default()),
+                ],
+            ),
+            only_port_1,
+        );
+        assert_eq!((s.opened, s.closed, s.reports.len()), (0, 0, 1));
+        let s = w.step(&snap(4_000_000, vec![]), only_port_1);
+        assert_eq!((s.opened, s.closed, s.reports.len()), (0, 1, 0));
     }
 }
