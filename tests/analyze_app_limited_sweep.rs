@@ -92,3 +92,29 @@ fn bbr_pacing_two_segments_per_slot_is_not_app_limited() {
     let ids: Vec<&str> = f.iter().filter_map(|x| x["id"].as_str()).collect();
     assert!(!ids.contains(&APP_LIMITED), "{ids:?}");
 }
+
+/// s11-016, the server's capture of a paced download at snaplen 64 (RTT 7 ms, 24 Mbit/s,
+/// 17,408 B written every 64 ms): the SYNs' options are cut, so the client's window is a
+/// raw field (63 at the handshake, 80 later) of unknown scale. Frame 54 (0.084461 s):
+/// the client's ACK 34,817 covers everything sent, window field 80; the server's next
+/// data is frame 55 at 0.135659 s, 51.2 ms later; likewise 371 → 372 (ACK 313,345, 51.1
+/// ms). Frames 4–13 left as one burst of 14,480 B after the handshake's ACK with window
+/// field 63, so a field of 63 or more, scaled, holds a burst (one shift per direction).
+/// Labels: nothing unsent or in flight for 2,154 ms of the transfer's 2,850 ms. Before
+/// the rule the detector read the field as 80 bytes (no room) and found nothing.
+#[test]
+fn paced_download_with_the_window_scale_cut_is_app_limited() {
+    let f = findings(sweep("s11-016-bulk-server.pcap"));
+    let a = one(&f, APP_LIMITED);
+    assert_eq!(a.vantage, "server");
+    assert_eq!(frames(a)[..4], [54, 55, 371, 372]);
+    assert!(a.explanation.contains("45 pause(s)"), "{}", a.explanation);
+    // Within 25 % of the kernel's 2,154 ms (the same bound the sweep scores with).
+    assert!((a.cost_ms - 2154.0).abs() <= 0.25 * 2154.0, "{}", a.cost_ms);
+    assert!(
+        a.evidence[0].note.contains("window field 80 (its scale unknown: the snaplen cut"),
+        "{}",
+        a.evidence[0].note
+    );
+}
+

@@ -76,6 +76,8 @@ pub mod analyze {
     #[derive(Deserialize, Debug)]
     pub struct Evidence {
         pub frame: u64,
+        #[serde(default)]
+        pub note: String,
     }
 
     /// A lab example's capture: `examples/lab/SCENARIO/SIDE.pcap`.

@@ -179,6 +179,27 @@ struct Dir {
     in_burst: Option<usize>,
     /// The gap whose prompt burst is being sent, and when its latest data left.
     prompt: Option<(usize, Timestamp)>,
+    /// The window of the peer's latest ACK of this direction's data (any ACK: it sets
+    /// the sender's send window, tcp_ack_update_window).
+    last_ack_window: u64,
+    /// With the window scale unknown (the snaplen cut the SYNs' options, issue 12 class
+    /// 8) the ACKs' windows are raw fields: the smallest raw window after which this
+    /// direction had a burst ([`MIN_BURST_BYTES`]) or more in flight beyond the ACK. The
+    /// sender never sends past the ACK's right edge, so that window, scaled, held a
+    /// burst; any raw window at least as large does too (one shift per direction, fixed
+    /// at the handshake, RFC 7323 §2.3).
+    burst_window_raw: Option<u64>,
+}
+
+impl Dir {
+    /// Whether a window the peer advertised leaves room for a burst: in bytes, or with
+    /// the scale unknown, as proven by [`Dir::burst_window_raw`] (a raw 63 can be 8,064 B
+    /// at scale 7; sweep s11-016 at snaplen 64: a writer pausing 54 ms of every 64 ms,
+    /// with the client's raw window 63–80 throughout, was never judged).
+    fn has_room(&self, window: u64, scale_unknown: bool) -> bool {
+        window >= MIN_BURST_BYTES
+            || (scale_unknown && self.burst_window_raw.is_some_and(|w| window >= w))
+    }
 }
 
 impl Reusable for [Dir; 2] {
@@ -205,13 +226,16 @@ impl Detector for AppLimited {
         }
         let dirs = self.conns.get_or_default(seg);
         let (me, peer) = (ev.sender(), ev.receiver());
+        let scale_unknown = ev.conn.dirs.iter().any(|m| m.syn.options().is_none());
         // This segment as the peer's ACK of the other direction's data.
         if let (Some(ack), Some(high)) = (ev.rel_ack, dirs[peer].highest) {
             let d = &mut dirs[peer];
             // The pause starts when everything is acknowledged and the window is open
             // (a window update after a nearly closed window restarts it: until then the
             // sender was held by the receiver, `rwnd.*`).
-            let closed = d.drained.is_some_and(|p| p.window_bytes < MIN_BURST_BYTES);
+            let closed = d
+                .drained
+                .is_some_and(|p| !d.has_room(p.window_bytes, scale_unknown));
             if d.recover.is_some_and(|r| ack >= r) {
                 d.recover = None;
             }
@@ -268,6 +292,7 @@ impl Detector for AppLimited {
                 d.peer_spoke = false;
             }
             d.last_ack_ts = Some(seg.ts);
+            d.last_ack_window = ev.window_bytes;
             if ack > d.acked || d.acked_window == 0 {
                 d.acked_window = ev.window_bytes;
                 d.acked_ts = Some(seg.ts);
@@ -332,7 +357,7 @@ impl Detector for AppLimited {
                 in_flight == 0 || (contiguous && !on_ack && seg.ts.elapsed_since(ts) >= MIN_GAP_NS);
             // (Room in the peer's window: all acknowledged with a window of a burst, or
             // the right edge moved by a segment, above.)
-            let room = in_flight > 0 || window_bytes >= MIN_BURST_BYTES;
+            let room = in_flight > 0 || d.has_room(window_bytes, scale_unknown);
             if !d.peer_spoke && lasted && room && d.gaps.len() < MAX_GAPS {
                 d.gaps.push(Gap {
                     ack_frame: frame,
@@ -357,6 +382,13 @@ impl Detector for AppLimited {
             g.burst_bytes += u64::from(ev.payload_len);
         }
         let end = ev.rel_seq + u64::from(ev.payload_len);
+        if scale_unknown
+            && d.last_ack_ts.is_some()
+            && end.saturating_sub(d.acked) >= MIN_BURST_BYTES
+        {
+            let w = d.last_ack_window;
+            d.burst_window_raw = Some(d.burst_window_raw.map_or(w, |b| b.min(w)));
+        }
         d.highest = Some(d.highest.map_or(end, |h| h.max(end)));
         d.bytes += u64::from(ev.payload_len);
         d.first_data.get_or_insert(seg.ts);
@@ -471,11 +503,26 @@ impl Detector for AppLimited {
             kept.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.ack_frame.cmp(&b.0.ack_frame)));
             kept.truncate(CITED_GAPS);
             kept.sort_by_key(|k| k.0.ack_frame);
+            // With the scale unknown the window is a raw field, not bytes (issue 12
+            // class 8): say so rather than print "window 80 B".
+            let scale_unknown = if conn.summary.dirs.iter().any(|d| d.syn_cut) {
+                Some("the snaplen cut the SYNs' options")
+            } else if conn.summary.dirs.iter().any(|d| d.syn.is_none()) {
+                Some("no SYN captured")
+            } else {
+                None
+            };
             for (g, open) in &kept {
                 f.cite(
                     g.ack_frame,
                     g.ack_ts,
-                    if g.in_flight == 0 {
+                    if let (0, Some(why)) = (g.in_flight, scale_unknown) {
+                        format!(
+                            "the {receiver}'s ACK: all the {sender}'s data acknowledged, window \
+                             field {} (its scale unknown: {why})",
+                            g.window_bytes
+                        )
+                    } else if g.in_flight == 0 {
                         format!(
                             "the {receiver}'s ACK: all the {sender}'s data acknowledged, window {} B",
                             g.window_bytes
