@@ -112,9 +112,10 @@ fn paced_download_with_the_window_scale_cut_is_app_limited() {
     // Within 25 % of the kernel's 2,154 ms (the same bound the sweep scores with).
     assert!((a.cost_ms - 2154.0).abs() <= 0.25 * 2154.0, "{}", a.cost_ms);
     assert!(
-        a.evidence[0].note.contains("window field 80 (its scale unknown: the snaplen cut"),
+        a.evidence[0]
+            .note
+            .contains("window field 80 (its scale unknown: the snaplen cut"),
         "{}",
         a.evidence[0].note
     );
 }
-
