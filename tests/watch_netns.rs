@@ -6,13 +6,19 @@
 //! idle) and that what watch reported agrees with ss at the same moment. Every case is
 //! skipped with a note without root, `ip netns`, iptables or python3.
 
+mod common;
+
+use common::netns::{self, have, run};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::process::{Child, ChildStdout, Command, Output, Stdio};
+use std::process::{ChildStdout, Command, Stdio};
 use std::sync::RwLock;
 use std::time::{Duration, Instant};
 use tcpwhy_hoststate::{parse_ss, SsSocket};
 
+/// The pair's /24 (tests/common/netns.rs gives `.1` to the sender's end, `.2` to the
+/// receiver's).
+const SUBNET: &str = "10.231.0";
 const SENDER: &str = "10.231.0.1";
 const RECEIVER: &str = "10.231.0.2";
 
@@ -84,13 +90,6 @@ else:
     client(sys.argv[2], int(sys.argv[3]), sys.argv[4])
 "#;
 
-fn run(cmd: &str, args: &[&str]) -> Output {
-    Command::new(cmd)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd}: {e}"))
-}
-
 fn ok(cmd: &str, args: &[&str]) -> String {
     let o = run(cmd, args);
     assert!(
@@ -102,22 +101,13 @@ fn ok(cmd: &str, args: &[&str]) -> String {
 }
 
 fn usable() -> Result<(), String> {
-    if String::from_utf8_lossy(&run("id", &["-u"]).stdout).trim() != "0" {
-        return Err("not root".into());
-    }
+    netns::root_and_netns()?;
     for (cmd, arg) in [
-        ("ip", "-V"),
         ("ss", "-V"),
         ("iptables", "--version"),
         ("python3", "--version"),
     ] {
-        let found = Command::new(cmd)
-            .arg(arg)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !found {
+        if !have(cmd, arg) {
             return Err(format!("no {cmd}"));
         }
     }
@@ -141,63 +131,30 @@ fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
     PRESSURE.read().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Two namespaces and the processes started in them; Drop kills those processes by
-/// their PIDs and deletes the namespaces, on every exit including a failed assertion.
+/// The namespace pair (tests/common/netns.rs: veth `u0`, [`SENDER`] and [`RECEIVER`];
+/// deleted with the processes started in it on every exit, a failed assertion
+/// included) and the workload script.
 struct Lab {
-    ns: [String; 2],
-    children: Vec<Child>,
+    pair: netns::Lab,
     script: tempfile::NamedTempFile,
 }
 
 impl Lab {
     fn new(case: &str) -> Lab {
-        let pid = std::process::id();
-        let ns = [format!("tww-{pid}-{case}-a"), format!("tww-{pid}-{case}-b")];
         let mut script = tempfile::NamedTempFile::new().unwrap();
         std::io::Write::write_all(&mut script, WORKLOAD.as_bytes()).unwrap();
-        let lab = Lab {
-            ns,
-            children: Vec::new(),
+        Lab {
+            pair: netns::Lab::new("tww", case, SUBNET),
             script,
-        };
-        let [a, b] = &lab.ns;
-        for n in &lab.ns {
-            ok("ip", &["netns", "add", n]);
-            ok("ip", &["-n", n, "link", "set", "lo", "up"]);
         }
-        ok(
-            "ip",
-            &[
-                "-n", a, "link", "add", "va", "type", "veth", "peer", "name", "vb", "netns", b,
-            ],
-        );
-        ok(
-            "ip",
-            &["-n", a, "addr", "add", &format!("{SENDER}/24"), "dev", "va"],
-        );
-        ok(
-            "ip",
-            &[
-                "-n",
-                b,
-                "addr",
-                "add",
-                &format!("{RECEIVER}/24"),
-                "dev",
-                "vb",
-            ],
-        );
-        ok("ip", &["-n", a, "link", "set", "va", "up"]);
-        ok("ip", &["-n", b, "link", "set", "vb", "up"]);
-        lab
     }
 
     fn sender(&self) -> &str {
-        &self.ns[0]
+        &self.pair.ns[0]
     }
 
     fn receiver(&self) -> &str {
-        &self.ns[1]
+        &self.pair.ns[1]
     }
 
     fn exec(&self, ns: &str, cmd: &[&str]) -> String {
@@ -218,7 +175,7 @@ impl Lab {
             .spawn()
             .unwrap();
         let mut out = BufReader::new(child.stdout.take().unwrap());
-        self.children.push(child);
+        self.pair.children.push(child);
         let mut first = String::new();
         out.read_line(&mut first).unwrap();
         assert!(!first.is_empty(), "workload {args:?} ended before starting");
@@ -250,18 +207,6 @@ impl Lab {
         let socks: Vec<SsSocket> = parsed.value.sockets().cloned().collect();
         assert_eq!(socks.len(), 1, "ss {peer}: {text}");
         socks.into_iter().next().unwrap()
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        for n in &self.ns {
-            let _ = run("ip", &["netns", "del", n]);
-        }
     }
 }
 
