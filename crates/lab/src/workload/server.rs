@@ -77,8 +77,10 @@ pub fn run(cfg: &WorkloadConfig, out: &Path) -> Result<(), String> {
         };
         let accepted_ns = anchor.ns();
         let accepted = Instant::now();
-        // The second line of the contract: the lab times root sysctls from it.
-        println!("accepted {peer}");
+        // The second line of the contract: the lab times root sysctls from it. A caller
+        // that read only the first line may have closed the pipe: not an error here
+        // (println! would panic on it and take the server down).
+        let _ = writeln!(io::stdout().lock(), "accepted {peer}");
         let setup = sock::setup_accepted(&stream, &cfg.server_sock);
         let idx = {
             let mut t = lock(&shared);
