@@ -40,21 +40,6 @@ pub fn ns_to_ms(ns: u64) -> f64 {
     (ns as f64 / 1e3).round() / 1e3
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn formats() {
-        assert_eq!(ms(42_000), "0.042");
-        assert_eq!(ms(25_400_000), "25.4");
-        assert_eq!(bytes(741_342), "741k");
-        assert_eq!(bytes(1_500), "1.5k");
-        assert_eq!(bytes(999), "999");
-        assert_eq!(ns_to_ms(1_234_567), 1.235);
-    }
-}
-
 /// A duration as users write it on the command line (`--min-cost`, `--interval`, the
 /// Python package's `min_cost=`): "10ms", "1.5s", "500us", "2m"; a bare number is
 /// milliseconds.
@@ -83,4 +68,19 @@ pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
         return Err(format!("not a duration: {s:?}"));
     }
     Ok((v * scale) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(ms(42_000), "0.042");
+        assert_eq!(ms(25_400_000), "25.4");
+        assert_eq!(bytes(741_342), "741k");
+        assert_eq!(bytes(1_500), "1.5k");
+        assert_eq!(bytes(999), "999");
+        assert_eq!(ns_to_ms(1_234_567), 1.235);
+    }
 }
