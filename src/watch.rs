@@ -3,7 +3,6 @@
 //! live top-like view on a terminal (ratatui), plain lines or JSON lines otherwise — and
 //! a summary per finding id when it ends (Ctrl-C, `q`, or `--count`).
 
-use crate::cli::Format;
 use crate::filter::Filter;
 use clap::Args;
 use serde_json::{json, Map, Value};
@@ -44,6 +43,16 @@ Examples:\n  sudo tcpwhy watch\n  sudo tcpwhy watch --filter \"port 443\" --inte
 sudo tcpwhy watch --netns blue --format json --count 10 | jq -c 'select(.type==\"finding\")'\n  \
 tcpwhy watch --count 5 > watch.txt";
 
+/// `watch --format`: not analyze's JSON document, a stream of lines.
+#[derive(Copy, Clone, clap::ValueEnum)]
+pub enum WatchFormat {
+    /// A live view on a terminal, one line per socket and finding otherwise.
+    Text,
+    /// JSON lines: one object per socket and finding per interval, then a summary
+    /// object (docs/watch.md).
+    Json,
+}
+
 #[derive(Args)]
 pub struct WatchArgs {
     /// Time between samples (e.g. 1s, 250ms); each line's share is of this interval.
@@ -57,10 +66,9 @@ pub struct WatchArgs {
     /// /run/netns/NAME) instead of the current one.
     #[arg(long, value_name = "NAME")]
     pub netns: Option<String>,
-    /// Output: text (a live view on a terminal, lines otherwise) or JSON lines (one
-    /// object per socket and finding per interval, then a summary object).
+    /// Output format.
     #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    pub format: WatchFormat,
     /// Report this many intervals, then print the summary and exit (N + 1 samples).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
@@ -121,12 +129,12 @@ pub fn run(a: WatchArgs) -> Result<ExitCode, String> {
         netns: a.netns.clone(),
         interval: a.interval,
     };
-    let tui = matches!(a.format, Format::Text) && std::io::stdout().is_terminal();
+    let tui = matches!(a.format, WatchFormat::Text) && std::io::stdout().is_terminal();
     if tui {
         tui::run(&ctx, &mut watcher, &mut sample, &keep, a.count, &stop)?;
     } else {
         let mut out = std::io::stdout().lock();
-        let json = matches!(a.format, Format::Json);
+        let json = matches!(a.format, WatchFormat::Json);
         watcher.step(&sample()?, keep);
         let mut done = 0u64;
         while !stop.load(Ordering::SeqCst) && a.count.is_none_or(|n| done < n) {
