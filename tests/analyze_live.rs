@@ -82,6 +82,17 @@ fn start(ns: &str, args: &[&str], ready: &str) -> (Child, Vec<String>) {
     (c, seen)
 }
 
+/// A process stopped (killed) and reaped if the test ends before it does, a failed
+/// assertion included: a namespace's deletion does not end the processes in it.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn client(lab: &Lab, rounds: u32) {
     lab.exec(
         &lab.ns[0],
@@ -120,7 +131,7 @@ fn live_capture_gives_the_findings_of_a_tcpdump_beside_it() {
     let reference = dir.join("reference.pcap");
     let saved = dir.join("saved.pcap");
     let filter = format!("tcp port {PORT}");
-    let (mut tcpdump, _) = start(
+    let (tcpdump, _) = start(
         &a,
         &[
             "tcpdump",
@@ -135,6 +146,7 @@ fn live_capture_gives_the_findings_of_a_tcpdump_beside_it() {
         ],
         "listening on",
     );
+    let mut tcpdump = Running(tcpdump);
     let tcpwhy = env!("CARGO_BIN_EXE_tcpwhy");
     let (live, said) = start(
         &a,
@@ -161,8 +173,8 @@ fn live_capture_gives_the_findings_of_a_tcpdump_beside_it() {
     );
     client(&lab, 10);
     let out = live.wait_with_output().unwrap();
-    sigint(tcpdump.id());
-    let _ = tcpdump.wait();
+    sigint(tcpdump.0.id());
+    let _ = tcpdump.0.wait();
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let live_findings = findings_json(&out.stdout);
     // What it analysed is what it saved, byte for byte.
