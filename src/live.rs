@@ -89,6 +89,7 @@ pub fn run(mut a: AnalyzeArgs, l: LiveArgs) -> Result<ExitCode, String> {
         None => "until Ctrl-C".into(),
     };
     eprintln!("tcpwhy: capturing on {interface}{what} {stop}; findings as connections end");
+    eprintln!("tcpwhy: {}", cap.listening.trim());
     let name = match &l.write {
         Some(p) => format!("{} (live on {interface})", p.display()),
         None => format!("live on {interface}"),

@@ -61,11 +61,6 @@ impl Stopper {
             }
         }
     }
-
-    /// Whether [`Self::stop`] was called.
-    pub fn stopped(&self) -> bool {
-        self.stopped.load(Ordering::SeqCst)
-    }
 }
 
 /// What tcpdump said at the end.
@@ -87,7 +82,8 @@ pub struct LiveCapture {
     stopper: Stopper,
     tee: Option<JoinHandle<io::Result<u64>>>,
     stderr: JoinHandle<Vec<String>>,
-    /// What tcpdump said when it started ("listening on …").
+    /// What tcpdump said when it started ("listening on IFACE, link-type …, snapshot
+    /// length N bytes"): the link type and snaplen the user is told.
     pub listening: String,
 }
 
