@@ -101,6 +101,25 @@ impl LimitTimes {
     }
 }
 
+/// A `Rwnd` kept over an ACK that opened the window, until what the sender does next
+/// decides whose time it was: new data that fills the window to its edge again (before
+/// the next ACK takes effect) says the window held the sender until it could answer,
+/// where Linux's rwnd chrono runs too (the ACK waited for the socket lock, or the host
+/// was slow to answer: sweep s10-080's client, 0.8 ms; tcptrace-dsack's sender, ≈ 4 ms
+/// every time). Anything else says it did not: data that stops short of the edge (the
+/// congestion window, pacing or TSO deferral held it: `tcp_write_xmit` stopped the
+/// chrono), a retransmission, everything ACKed, the peer's data or the end (a sender
+/// with nothing more to send: zeek-http-206-example-b stream 1, a response's last
+/// flight, 73 ms before its final ACK took effect).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Hold {
+    None,
+    /// Since the ACK that opened the window, no new data yet.
+    Held,
+    /// New data came: does it reach the edge before the next ACK takes effect?
+    Burst,
+}
+
 /// The limit in force, as the sender saw it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Limit {
@@ -136,6 +155,10 @@ pub(crate) struct Limits {
     view: Option<(u64, u64)>,
     /// End of the highest byte sent (relative).
     highest: Option<u64>,
+    /// The highest byte sent when the sender last sent data again (RFC 6582's
+    /// `recover`): until the receiver ACKs it, the sender is in loss recovery, where its
+    /// reduced congestion window may hold it after an ACK opened the receiver's window.
+    recover: Option<u64>,
     mss: u64,
     /// The largest segment this direction has sent: a sender of small messages is "at
     /// the edge" only when its next small message would not fit, however large the MSS
@@ -146,6 +169,10 @@ pub(crate) struct Limits {
     since: Timestamp,
     /// App time waiting for the transfer to go on.
     pending_app_ns: u64,
+    /// `Rwnd` held over an ACK that opened the window (see `classify`), and its time so
+    /// far (`pending_rwnd_ns`), decided by what the sender does next.
+    hold: Hold,
+    pending_rwnd_ns: u64,
     /// The peer sent data since the app pause began.
     peer_spoke: bool,
     done: bool,
@@ -161,11 +188,14 @@ impl Default for Limits {
             ring_len: 0,
             view: None,
             highest: None,
+            recover: None,
             mss: 0,
             largest_segment: 0,
             state: Limit::None,
             since: Timestamp::default(),
             pending_app_ns: 0,
+            hold: Hold::None,
+            pending_rwnd_ns: 0,
             peer_spoke: false,
             done: false,
             out: LimitTimes::default(),
@@ -243,15 +273,36 @@ impl Limits {
                 o.rwnd_ns = o.rwnd_ns.saturating_add(dt);
                 o.zero_window_ns = o.zero_window_ns.saturating_add(dt);
             }
+            Limit::Rwnd if self.hold == Hold::Held => {
+                self.pending_rwnd_ns = self.pending_rwnd_ns.saturating_add(dt)
+            }
             Limit::Rwnd => o.rwnd_ns = o.rwnd_ns.saturating_add(dt),
             Limit::Sender => o.sender_ns = o.sender_ns.saturating_add(dt),
             Limit::App => self.pending_app_ns = self.pending_app_ns.saturating_add(dt),
         }
     }
 
-    /// The state after a change of the view or of the highest byte sent.
+    /// The state after a change of the view (`by_data` false: an ACK reached the sender)
+    /// or of the highest byte sent (`by_data` true).
+    ///
+    /// A window that held the sender holds it until the sender sends again: an ACK that
+    /// opens the window does not by itself end the limit. Linux keeps
+    /// TCP_CHRONO_RWND_LIMITED running from the `tcp_write_xmit` whose window test
+    /// failed until a later `tcp_write_xmit` ends without that failure (tcp_output.c),
+    /// and that runs when the ACK is processed, which on a busy host is not when it
+    /// arrived: an ACK that finds the socket owned by the writing application waits in
+    /// the backlog until `release_sock` (sweep s10-080's client capture: 0.8 ms between
+    /// ACKs opening two segments of a 64 KiB window and the data they released, 338 KB
+    /// queued, the kernel's chrono 116 ms rwnd-limited of 124 ms busy where counting
+    /// those gaps as the sender's own left 57 ms). What the sender does next decides
+    /// whose time the hold was ([`Hold`]). An ACK
+    /// of everything sent still ends it (tcp_clean_rtx_queue stops the chronos), and so
+    /// does any ACK during loss recovery (data sent again and not yet all ACKed): there
+    /// the reduced congestion window may be what holds the sender after the ACK
+    /// (tcp_cwnd_test fails first, and `tcp_write_xmit` stops the chrono), where outside
+    /// recovery an ACK of new data only frees room in cwnd.
     #[inline]
-    fn classify(&mut self) {
+    fn classify(&mut self, by_data: bool) {
         if self.done {
             self.state = Limit::None;
             return;
@@ -268,7 +319,7 @@ impl Limits {
             0 => mss,
             l => l.min(mss),
         };
-        let next = if edge <= ack {
+        let fresh = if edge <= ack {
             Limit::ZeroWindow
         } else if high.saturating_add(slack) > edge {
             Limit::Rwnd
@@ -277,11 +328,45 @@ impl Limits {
         } else {
             Limit::Sender
         };
+        let next = if fresh == Limit::Sender
+            && !by_data
+            && matches!(self.state, Limit::Rwnd | Limit::ZeroWindow)
+            && self.recover.is_none_or(|r| ack >= r)
+        {
+            self.hold = Hold::Held;
+            Limit::Rwnd
+        } else {
+            match self.hold {
+                // Closed again: still the window; all ACKed: the sender had no more.
+                Hold::Held if !by_data => self.settle_held(fresh != Limit::App),
+                // The data after the hold reached the edge: the window was the limit.
+                Hold::Burst if by_data && fresh == Limit::Rwnd => self.settle_held(true),
+                // An ACK took effect before it did: something else held the sender.
+                Hold::Burst if !by_data => self.settle_held(false),
+                _ => {}
+            }
+            fresh
+        };
         if next == Limit::App && self.state != Limit::App {
             self.pending_app_ns = 0;
             self.peer_spoke = false;
         }
         self.state = next;
+    }
+
+    /// Ends a held `Rwnd`: its time to `rwnd` or to `sender`.
+    fn settle_held(&mut self, rwnd: bool) {
+        if self.hold == Hold::None {
+            return;
+        }
+        let o = &mut self.out;
+        if rwnd {
+            o.rwnd_ns = o.rwnd_ns.saturating_add(self.pending_rwnd_ns);
+        } else {
+            o.sender_ns = o.sender_ns.saturating_add(self.pending_rwnd_ns);
+        }
+        self.hold = Hold::None;
+        self.pending_rwnd_ns = 0;
     }
 
     /// Applies the ACKs that have reached the sender by `t`.
@@ -320,7 +405,7 @@ impl Limits {
             None => (ack, edge.max(ack)),
         };
         self.view = Some((ack, edge));
-        self.classify();
+        self.classify(false);
     }
 
     /// The receiver's ACK `ack` with window `window_bytes`, seen at `t`.
@@ -367,14 +452,28 @@ impl Limits {
             }
             self.pending_app_ns = 0;
         }
+        match self.highest {
+            Some(h) if end <= h => {
+                self.recover = Some(h);
+                self.settle_held(false);
+            }
+            _ if self.hold == Hold::Held => self.hold = Hold::Burst,
+            _ => {}
+        }
         self.highest = Some(self.highest.map_or(end, |h| h.max(end)));
-        self.classify();
+        self.classify(true);
     }
 
     /// The peer sent data (a request, or its own transfer).
     #[inline]
     pub(crate) fn on_peer_data(&mut self) {
         self.peer_spoke = true;
+        // New data after a request answers the request, not an opened window: the hold
+        // so far and the time until the next event are the sender's.
+        if self.hold == Hold::Held {
+            self.state = Limit::Sender;
+        }
+        self.settle_held(false);
     }
 
     /// The sender's FIN or RST: the transfer is over.
@@ -382,6 +481,7 @@ impl Limits {
         if !self.done {
             self.advance(t);
             self.account(t);
+            self.settle_held(false);
             self.done = true;
             self.state = Limit::None;
         }
@@ -394,6 +494,97 @@ impl Limits {
 
     /// The totals; time waiting in an app pause that never ended is not counted.
     pub(crate) fn times(&self) -> LimitTimes {
-        self.out
+        let mut t = self.out;
+        // A hold never settled (the capture ended in it): no new data followed.
+        t.sender_ns = t.sender_ns.saturating_add(self.pending_rwnd_ns);
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: i64 = 1_000_000;
+    const SEG: u32 = 1_000;
+
+    fn t(ms: i64) -> Timestamp {
+        Timestamp(ms * MS)
+    }
+
+    /// A sender at its own capture point (lag 0) with a 10-segment window: it fills the
+    /// window at 0 ms, an ACK of two segments opens room at 1 ms, and its next data leave
+    /// at 3 ms.
+    fn filled() -> Limits {
+        let mut l = Limits::default();
+        l.set_mss(u64::from(SEG));
+        l.on_ack(t(0), 0, 10 * u64::from(SEG));
+        for k in 1..=10 {
+            l.on_data(t(0), k * u64::from(SEG), SEG);
+        }
+        assert_eq!(l.state(), Limit::Rwnd);
+        l.on_ack(t(1), 2 * u64::from(SEG), 10 * u64::from(SEG));
+        l
+    }
+
+    /// Data that fill the opened window again before the next ACK: the 2 ms between the
+    /// ACK and that data were the window's (Linux's rwnd chrono runs through them).
+    #[test]
+    fn the_answer_that_fills_the_window_again_makes_the_hold_the_windows() {
+        let mut l = filled();
+        l.on_data(t(3), 11 * u64::from(SEG), SEG);
+        assert_eq!(l.state(), Limit::Sender);
+        l.on_data(t(3), 12 * u64::from(SEG), SEG);
+        assert_eq!(l.state(), Limit::Rwnd);
+        l.on_end(t(4));
+        let o = l.times();
+        assert_eq!((o.rwnd_ns, o.sender_ns), (4 * MS as u64, 0));
+    }
+
+    /// Data that stop short of the edge before the next ACK takes effect: something else
+    /// (cwnd, pacing, TSO deferral) held the sender, so the hold was the sender's own.
+    #[test]
+    fn an_answer_that_stops_short_of_the_edge_makes_the_hold_the_senders() {
+        let mut l = filled();
+        l.on_data(t(3), 11 * u64::from(SEG), SEG);
+        l.on_ack(t(5), 4 * u64::from(SEG), 10 * u64::from(SEG));
+        l.on_end(t(6));
+        let o = l.times();
+        assert_eq!((o.rwnd_ns, o.sender_ns), (MS as u64, 5 * MS as u64));
+    }
+
+    /// No new data after the opening ACK: a retransmission, the peer's request, the end
+    /// or an ACK of everything all leave the hold to the sender (nothing more to send).
+    #[test]
+    fn a_hold_without_new_data_is_the_senders() {
+        let mut l = filled();
+        l.on_data(t(3), 5 * u64::from(SEG), SEG);
+        l.on_end(t(4));
+        assert_eq!(l.times().rwnd_ns, MS as u64);
+
+        let mut l = filled();
+        l.on_peer_data();
+        l.on_data(t(3), 11 * u64::from(SEG), SEG);
+        l.on_data(t(3), 12 * u64::from(SEG), SEG);
+        l.on_end(t(3));
+        assert_eq!(l.times().rwnd_ns, MS as u64);
+
+        let mut l = filled();
+        l.on_ack(t(2), 10 * u64::from(SEG), 10 * u64::from(SEG));
+        assert_eq!(l.state(), Limit::App);
+        assert_eq!(
+            (l.times().rwnd_ns, l.times().sender_ns),
+            (MS as u64, MS as u64)
+        );
+    }
+
+    /// In loss recovery (data sent again, not all ACKed) an opening ACK ends the window's
+    /// hold at once: the reduced congestion window may be what keeps the sender silent.
+    #[test]
+    fn no_hold_in_loss_recovery() {
+        let mut l = filled();
+        l.on_data(t(1), 3 * u64::from(SEG), SEG);
+        l.on_ack(t(2), 3 * u64::from(SEG), 10 * u64::from(SEG));
+        assert_eq!(l.state(), Limit::Sender);
     }
 }
