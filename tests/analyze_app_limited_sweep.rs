@@ -119,3 +119,23 @@ fn paced_download_with_the_window_scale_cut_is_app_limited() {
         a.evidence[0].note
     );
 }
+
+/// s12-085, the client's capture of a slow reader (RTT 29 ms, 4 KB read every 46 ms
+/// into a 78 KB SO_RCVBUF, TSO at the server): frame 122 (0.351690 s) ACKs everything
+/// (128,811) with a zero window; frame 123 (0.397654 s) reopens it to 8,750 B and the
+/// server's 8,750 B (frames 124–130) arrive 39.0 ms later, 9.6 ms more than the
+/// handshake's 29.4 ms round trip. The server's own capture has them leave 20 µs after
+/// the update arrived (its frames 76, 77): they were late on their way, not in the
+/// application (tcp_info: nothing unsent or in flight for 0 ms of 400). A pause that begins at a
+/// reopened window is the window's release and is judged only at the sender; the
+/// detector had called this and frame 132 → 135 15.1 ms of app.limited.
+#[test]
+fn a_reopened_window_is_not_app_limited_away_from_the_sender() {
+    let f = findings_json(
+        sweep("s12-085-slow_reader-client.pcap"),
+        &["--min-cost", "0"],
+    );
+    let ids: Vec<&str> = f.iter().filter_map(|x| x["id"].as_str()).collect();
+    assert!(!ids.contains(&APP_LIMITED), "{ids:?}");
+    assert!(ids.contains(&"rwnd.zero_window"), "{ids:?}");
+}

@@ -27,6 +27,10 @@
 //! That is the paced writer whose writes come more often than once per RTT, whose flight
 //! never empties. Judged only at the sender, and only for a sender seen answering an ACK
 //! within `LAG_NOISE_NS` (elsewhere the ACK's effect is an estimate a millisecond off).
+//! Likewise a pause that begins when the receiver reopens a window that had closed on
+//! the sender (everything ACKed, no room for a burst, then an update): Linux sends what
+//! is queued on that update, so the data that follows is its answer, and away from the
+//! sender a late answer is the path's jitter as often as an idle application.
 //! At the sender the ACK and the next data are seen where they happen; at the receiver the ACK
 //! leaves one half RTT before the sender gets it and the data arrives one half RTT after
 //! it left, so one RTT is subtracted from the gap; in the middle, the tap-to-sender part
@@ -142,6 +146,9 @@ struct Drained {
     window_bytes: u64,
     /// Bytes still unacknowledged (0 when it covered everything sent).
     in_flight: u64,
+    /// It reopened a window that had closed on the sender (no room for a burst after
+    /// everything sent was acknowledged).
+    reopened: bool,
 }
 
 /// One direction's state: `[client → server, server → client]`.
@@ -248,6 +255,7 @@ impl Detector for AppLimited {
                     ts: seg.ts,
                     window_bytes: ev.window_bytes,
                     in_flight: 0,
+                    reopened: closed,
                 });
                 d.peer_spoke = false;
                 d.in_burst = None;
@@ -288,6 +296,7 @@ impl Detector for AppLimited {
                     ts: seg.ts,
                     window_bytes: ev.window_bytes,
                     in_flight: high - ack,
+                    reopened: false,
                 });
                 d.peer_spoke = false;
             }
@@ -330,6 +339,7 @@ impl Detector for AppLimited {
             ts,
             window_bytes,
             in_flight,
+            reopened,
         }) = d.drained.take()
         {
             // A pause with data in flight is kept only when it lasted: the data that
@@ -358,7 +368,17 @@ impl Detector for AppLimited {
             // (Room in the peer's window: all acknowledged with a window of a burst, or
             // the right edge moved by a segment, above.)
             let room = in_flight > 0 || d.has_room(window_bytes, scale_unknown);
-            if !d.peer_spoke && lasted && room && d.gaps.len() < MAX_GAPS {
+            // A pause that began when the receiver reopened a window that had closed on
+            // the sender is the window's release: Linux sends what is queued on that
+            // ACK (tcp_ack → tcp_data_snd_check), so the data that follows answers it,
+            // and only at the sender is the answer's timing seen exactly. Elsewhere a
+            // late answer is the path's jitter as often as an idle application: sweep
+            // s11-029's client (a slow reader at 32 ms RTT) saw the reply 26 ms "late"
+            // because the update itself took 38 ms to reach the sender instead of 16;
+            // s12-085's client, 9.6 ms after a zero window reopened, because the data
+            // took 39 ms on a 29 ms path (they left 20 µs after the update arrived).
+            let judged = !reopened || at_sender(seg, me);
+            if !d.peer_spoke && lasted && room && judged && d.gaps.len() < MAX_GAPS {
                 d.gaps.push(Gap {
                     ack_frame: frame,
                     ack_ts: ts,
