@@ -64,6 +64,10 @@ pub struct Label {
     /// (their clock's resolution); a finding priced at or below it agrees with them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_cost_ms: Option<f64>,
+    /// For a "must" whose records bound the cost from below only (`truth_cost_ms`): the
+    /// most they allow; a finding priced between the two agrees with them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truth_cost_upto_ms: Option<f64>,
 }
 
 /// The records of one run, read from its directory (`DIR/NAME/truth/…`).
@@ -278,13 +282,18 @@ fn slow_start_rounds(bytes: f64, mss: f64) -> u32 {
 /// limit, so this checks the wire's measurements, not the model; a bottleneck slower
 /// than slow start makes the real saving smaller for both.
 fn rwnd_cost_ms(c: &Conn<'_>) -> f64 {
-    let limited = c.max("rwnd_limited");
+    c.max("rwnd_limited").min(busy_beyond_slow_start_ms(c))
+}
+
+/// The connection's busy time less the rounds slow start needs for its bytes (one
+/// minrtt each): the most any limit can have cost it.
+fn busy_beyond_slow_start_ms(c: &Conn<'_>) -> f64 {
     let bytes = c.max("bytes_sent") - c.max("bytes_retrans");
     let (Some(rtt), Some(mss)) = (c.min("minrtt"), c.min("mss")) else {
         return 0.0;
     };
     let unlimited = f64::from(slow_start_rounds(bytes, mss)) * rtt;
-    limited.min(c.max("busy") - unlimited).max(0.0)
+    (c.max("busy") - unlimited).max(0.0)
 }
 
 /// The longest run of consecutive samples whose smoothed RTT (`rtt`) meets `queued`,
@@ -430,6 +439,7 @@ impl Out {
             why,
             truth_cost_ms: cost,
             max_cost_ms: None,
+            truth_cost_upto_ms: None,
         });
     }
     fn yes_no(&mut self, id: &'static str, yes: bool, no: bool, why: String) {
@@ -579,6 +589,17 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     let rwnd_cost: f64 = conns.iter().map(rwnd_cost_ms).sum();
     let unsampled: f64 = conns.iter().map(Conn::unsampled_tail_ms).sum();
     let rw = limited(rwnd_lim) && rwnd_cost >= LIMITED_MIN_MS;
+    // A paced sender's chrono is a lower bound: tcp_write_xmit tests tcp_pacing_check
+    // before tcp_snd_wnd_test, so each attempt that meets the pacing timer ends "not
+    // rwnd-limited" and stops TCP_CHRONO_RWND_LIMITED until the timer's retry finds the
+    // window full again. BBR paces inside TCP (SK_PACING_NEEDED) on the lab's qdiscs, so
+    // its chrono misses the pacing gaps of a sender the window holds: s12-029 had the
+    // window's 31 segments unacked in every sample for 4 s and 36 % of busy in the
+    // chrono. Its cost is then bounded only by busy time beyond slow start's rounds.
+    let paced = conns
+        .iter()
+        .any(|c| c.samples.iter().any(|s| s.flags.iter().any(|f| f == "bbr")));
+    let rwnd_upto: f64 = conns.iter().map(busy_beyond_slow_start_ms).sum();
     o.put(
         "rwnd.limited",
         if rw {
@@ -592,11 +613,28 @@ pub fn label_run(r: &Records) -> Vec<Label> {
         },
         format!(
             "sender rwnd_limited {rwnd_lim:.0} ms of busy {busy:.0} ms, of which beyond \
-             slow start's rounds {rwnd_cost:.0} ms; up to {unsampled:.0} ms sent after the \
-             last samples"
+             slow start's rounds {rwnd_cost:.0} ms{}; up to {unsampled:.0} ms sent after the \
+             last samples",
+            if paced {
+                format!(" (paced: a lower bound, busy beyond them {rwnd_upto:.0} ms)")
+            } else {
+                String::new()
+            }
         ),
         rw.then_some(rwnd_cost),
     );
+    // A connection read before it ended may have been held after its last sample
+    // (`unsampled_tail_ms`): the records cannot rule out that much more.
+    if let Some(l) = o.0.last_mut() {
+        if l.want == Want::Must && (paced || unsampled > 0.0) {
+            let hi = if paced {
+                rwnd_upto.max(rwnd_cost)
+            } else {
+                rwnd_cost
+            };
+            l.truth_cost_upto_ms = Some(hi + unsampled);
+        }
+    }
     // The chrono counts jiffies (tcp_chrono_set reads tcp_jiffies32): "≤ 1 % of busy"
     // cannot rule out a window-limited time below that plus one tick, nor what it counted
     // after the last sample of a connection still sending then (s5-098, s6-018, s6-090:
@@ -1370,6 +1408,44 @@ mod tests {
         assert_eq!(label(&r, "rwnd.limited").max_cost_ms, Some(0.24 + 4.0));
     }
 
+    /// Sweep s12-029 (BBR, 101 ms RTT, a slow reader's 44,888-byte window): 31 segments
+    /// unacked, the whole window, in every sample for 4 s, yet rwnd_limited 1,656 ms of
+    /// busy 4,580: pacing gaps stop the chrono (tcp_pacing_check comes before
+    /// tcp_snd_wnd_test in tcp_write_xmit). The chrono's cost is then a lower bound, and
+    /// busy beyond slow start's 7 rounds (1,188 segments from 10) the upper one. A
+    /// CUBIC sender's chrono is exact, but for a connection sampled while it still had
+    /// data to send: one sampling period more.
+    #[test]
+    fn rwnd_cost_of_a_paced_sender_is_a_range() {
+        let fields = [
+            ("busy", "4580ms"),
+            ("rwnd_limited", "1656ms"),
+            ("mss", "1448"),
+            ("minrtt", "101"),
+            ("bytes_sent", "1720320"),
+            ("notsent", "52128"),
+        ];
+        let mut r = records("slow_reader", Value::Null);
+        let mut s = sample(1.0, "ESTAB", &fields[..5]);
+        s.flags.push("bbr".into());
+        r.ss_server = vec![s];
+        let l = label(&r, "rwnd.limited");
+        assert_eq!(l.want, Want::Must, "{}", l.why);
+        assert_eq!(l.truth_cost_ms, Some(1656.0));
+        assert_eq!(l.truth_cost_upto_ms, Some(4580.0 - 7.0 * 101.0));
+        r.ss_server = vec![sample(1.0, "ESTAB", &fields[..5])];
+        let l = label(&r, "rwnd.limited");
+        assert_eq!(
+            (l.truth_cost_ms, l.truth_cost_upto_ms),
+            (Some(1656.0), None)
+        );
+        r.ss_server = vec![sample(1.0, "ESTAB", &fields)];
+        assert_eq!(
+            label(&r, "rwnd.limited").truth_cost_upto_ms,
+            Some(1656.0 + 50.0)
+        );
+    }
+
     /// Sweep s3-013 (slow reader, 1 ms RTT, no rate limit on the path): the sender's
     /// srtt stood at 9–32 ms over a 1.176 ms minimum with ≤ 34 packets in flight, the
     /// receiver's late ACKs of a small window, which held the sender (rwnd_limited). No
@@ -1550,6 +1626,7 @@ mod tests {
             why: String::new(),
             truth_cost_ms: None,
             max_cost_ms: None,
+            truth_cost_upto_ms: None,
         }];
         let want =
             |v: &str, snap: u32, sender: &str| for_capture(&must, v, snap, false, sender)[0].want;

@@ -475,6 +475,9 @@ pub struct Scored {
     pub found: bool,
     pub found_cost_ms: Option<f64>,
     pub truth_cost_ms: Option<f64>,
+    /// The records' upper bound when they bound the cost from below only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truth_cost_upto_ms: Option<f64>,
     pub why: String,
 }
 
@@ -803,6 +806,7 @@ fn score_capture(
             found: cost.is_some() && !agrees,
             found_cost_ms: cost,
             truth_cost_ms: l.truth_cost_ms,
+            truth_cost_upto_ms: l.truth_cost_upto_ms,
             why: l.why.clone(),
         });
     }
@@ -817,6 +821,17 @@ fn quantile(v: &mut [f64], q: f64) -> Option<f64> {
     v.get(i).copied()
 }
 
+/// Relative error of a found cost against the records' cost `truth`, or against the range
+/// `truth ..= upto` where they bound it from below only: 0 inside it, else relative to
+/// the bound passed.
+fn cost_error(found: f64, truth: f64, upto: Option<f64>) -> f64 {
+    match upto {
+        Some(hi) if found > hi => (found - hi) / hi,
+        Some(_) if found >= truth => 0.0,
+        _ => (found - truth).abs() / truth,
+    }
+}
+
 pub fn summarise(scored: &[Scored]) -> BTreeMap<String, IdScore> {
     let mut t: BTreeMap<String, IdScore> = BTreeMap::new();
     let mut errs: BTreeMap<String, Vec<f64>> = BTreeMap::new();
@@ -828,9 +843,11 @@ pub fn summarise(scored: &[Scored]) -> BTreeMap<String, IdScore> {
                 e.true_pos += 1;
                 if let (Some(f), Some(tr)) = (s.found_cost_ms, s.truth_cost_ms) {
                     if tr > 0.0 {
-                        errs.entry(s.id.clone())
-                            .or_default()
-                            .push((f - tr).abs() / tr);
+                        errs.entry(s.id.clone()).or_default().push(cost_error(
+                            f,
+                            tr,
+                            s.truth_cost_upto_ms,
+                        ));
                     }
                 }
             }
@@ -995,6 +1012,7 @@ mod tests {
             found,
             found_cost_ms: cost,
             truth_cost_ms: truth,
+            truth_cost_upto_ms: None,
             why: String::new(),
         };
         let s = vec![
@@ -1021,5 +1039,16 @@ mod tests {
         // Errors 0.1 and 0.5: median (index round(0.5)) = 0.5, one of two within 25 %.
         assert_eq!(e.cost_within_25pct, Some(0.5));
         assert_eq!(e.costs_compared, 2);
+    }
+
+    /// Records that bound a cost from below only (a paced sender's rwnd chrono) agree with
+    /// any cost up to their upper bound, and a cost beyond it errs relative to that bound.
+    #[test]
+    fn a_cost_range_agrees_inside_and_errs_from_the_bound_passed() {
+        assert_eq!(cost_error(150.0, 100.0, Some(300.0)), 0.0);
+        assert_eq!(cost_error(100.0, 100.0, Some(300.0)), 0.0);
+        assert_eq!(cost_error(450.0, 100.0, Some(300.0)), 0.5);
+        assert_eq!(cost_error(50.0, 100.0, Some(300.0)), 0.5);
+        assert_eq!(cost_error(150.0, 100.0, None), 0.5);
     }
 }
