@@ -8,16 +8,9 @@
 
 mod common;
 
-use common::analyze::{findings, findings_json, frames, one};
-use std::path::PathBuf;
+use common::analyze::{findings, findings_json, frames, one, sweep_path};
 
 const APP_LIMITED: &str = "app.limited";
-
-fn sweep(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/sweep")
-        .join(name)
-}
 
 /// s3-024, the client's capture of an upload (293 ms RTT, 7 Mbit/s, 5,120 B written
 /// every 59 ms). Frame 90 (1.179447 s): the server's ACK 45,201 advances by a segment
@@ -30,7 +23,7 @@ fn sweep(name: &str) -> PathBuf {
 /// sender's reaction to one.)
 #[test]
 fn paced_upload_whose_flight_never_empties_is_app_limited_at_the_sender() {
-    let f = findings(sweep("s3-024-bulk-client.pcap"));
+    let f = findings(sweep_path("s3-024-bulk-client.pcap"));
     let a = one(&f, APP_LIMITED);
     assert_eq!(a.vantage, "client");
     assert_eq!(frames(a), [90, 100, 112, 115, 119, 122, 187, 189, 215, 217]);
@@ -52,7 +45,7 @@ fn paced_upload_whose_flight_never_empties_is_app_limited_at_the_sender() {
 /// pauses they end are not counted.
 #[test]
 fn paced_download_at_snaplen_64_is_app_limited_at_the_sender() {
-    let f = findings(sweep("s3-048-bulk-server.pcap"));
+    let f = findings(sweep_path("s3-048-bulk-server.pcap"));
     let a = one(&f, APP_LIMITED);
     assert_eq!(a.vantage, "server");
     assert_eq!(frames(a)[..2], [136, 142]);
@@ -72,7 +65,7 @@ fn paced_download_at_snaplen_64_is_app_limited_at_the_sender() {
 /// app.limited.
 #[test]
 fn writer_woken_by_an_ack_is_not_app_limited() {
-    let f = findings_json(sweep("s6-072-bulk-server.pcap"), &["--min-cost", "0"]);
+    let f = findings_json(sweep_path("s6-072-bulk-server.pcap"), &["--min-cost", "0"]);
     let ids: Vec<&str> = f.iter().filter_map(|x| x["id"].as_str()).collect();
     assert!(!ids.contains(&APP_LIMITED), "{ids:?}");
 }
@@ -86,7 +79,7 @@ fn writer_woken_by_an_ack_is_not_app_limited() {
 #[test]
 fn bbr_pacing_two_segments_per_slot_is_not_app_limited() {
     let f = findings_json(
-        sweep("s2-005-slow_reader-server.pcap"),
+        sweep_path("s2-005-slow_reader-server.pcap"),
         &["--min-cost", "0"],
     );
     let ids: Vec<&str> = f.iter().filter_map(|x| x["id"].as_str()).collect();
@@ -104,7 +97,7 @@ fn bbr_pacing_two_segments_per_slot_is_not_app_limited() {
 /// the rule the detector read the field as 80 bytes (no room) and found nothing.
 #[test]
 fn paced_download_with_the_window_scale_cut_is_app_limited() {
-    let f = findings(sweep("s11-016-bulk-server.pcap"));
+    let f = findings(sweep_path("s11-016-bulk-server.pcap"));
     let a = one(&f, APP_LIMITED);
     assert_eq!(a.vantage, "server");
     assert_eq!(frames(a)[..4], [54, 55, 371, 372]);
@@ -132,7 +125,7 @@ fn paced_download_with_the_window_scale_cut_is_app_limited() {
 #[test]
 fn a_reopened_window_is_not_app_limited_away_from_the_sender() {
     let f = findings_json(
-        sweep("s12-085-slow_reader-client.pcap"),
+        sweep_path("s12-085-slow_reader-client.pcap"),
         &["--min-cost", "0"],
     );
     let ids: Vec<&str> = f.iter().filter_map(|x| x["id"].as_str()).collect();

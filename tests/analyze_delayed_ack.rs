@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::analyze::{frames, lab, Finding};
+use common::analyze::{frames, lab, sweep_path, Finding};
 use std::path::PathBuf;
 
 const NAGLE: &str = "delayed_ack.nagle";
@@ -425,10 +425,6 @@ fn public_captures_only_where_tshark_shows_the_stall() {
     assert!(n.explanation.contains("send buffer"));
 }
 
-fn sweep_capture(name: &str) -> PathBuf {
-    root().join("tests/data/sweep").join(name)
-}
-
 /// Issue 12, sweep s1-028 at the server (tests/data/sweep/README.md): echo at 256 ms RTT,
 /// 4 × 431 B a round, no TCP_NODELAY. In tshark, frame 16: the server echoes 431 B
 /// (1.285148 s); frame 17: the client's pure ACK of it (1.582399 s, 297.3 ms later: the
@@ -440,7 +436,7 @@ fn sweep_capture(name: &str) -> PathBuf {
 /// which no 40 ms timer is beyond 160 ms of RTT.
 #[test]
 fn nagle_is_found_at_the_sender_on_a_long_path() {
-    let f = common::analyze::findings(sweep_capture("s1-028-echo-server.pcap"));
+    let f = common::analyze::findings(sweep_path("s1-028-echo-server.pcap"));
     let n = one(&f, NAGLE);
     assert_eq!(frames(n), [23, 24, 25, 30, 31, 32, 37, 38, 39, 44, 45, 46]);
     assert!(
@@ -459,7 +455,7 @@ fn nagle_is_found_at_the_sender_on_a_long_path() {
 /// unchanged (63); frame 18, the held 404 B arrive 58.0 ms (one round trip) after it.
 #[test]
 fn nagle_is_found_when_the_snaplen_cut_the_window_scale() {
-    let f = common::analyze::findings(sweep_capture("s1-044-echo-client.pcap"));
+    let f = common::analyze::findings(sweep_path("s1-044-echo-client.pcap"));
     let n = one(&f, NAGLE);
     assert_eq!(&frames(n)[..3], [16, 17, 18]);
     assert!((n.cost_ms - 405.57).abs() < 0.01, "{}", n.cost_ms);
@@ -474,7 +470,7 @@ fn nagle_is_found_when_the_snaplen_cut_the_window_scale() {
 /// it. Before, two such stalls were required and one timer that hit once was not named.
 #[test]
 fn one_delayed_ack_that_held_a_nagle_segment_is_named() {
-    let f = common::analyze::findings(sweep_capture("s4-068-echo-server.pcap"));
+    let f = common::analyze::findings(sweep_path("s4-068-echo-server.pcap"));
     let n = one(&f, NAGLE);
     assert_eq!(frames(n), [18, 19, 20]);
     assert!((n.cost_ms - 121.613).abs() < 0.01, "{}", n.cost_ms);
@@ -491,7 +487,7 @@ fn one_delayed_ack_that_held_a_nagle_segment_is_named() {
 /// any delayed-ACK timer waits.
 #[test]
 fn pure_acks_sooner_than_any_timer_show_a_steady_round_trip() {
-    let f = common::analyze::findings(sweep_capture("s4-060-echo-server.pcap"));
+    let f = common::analyze::findings(sweep_path("s4-060-echo-server.pcap"));
     let n = one(&f, NAGLE);
     assert_eq!(frames(n), [14, 15, 16, 20, 21, 22]);
     assert!((n.cost_ms - 547.848).abs() < 0.01, "{}", n.cost_ms);

@@ -375,12 +375,6 @@ fn signal_driven_repairs_sooner_than_the_minimum_rto_are_fast_retransmits() {
     assert!(sp.explanation.contains("7 fast retransmissions"), "{sp:?}");
 }
 
-fn sweep_capture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/sweep")
-        .join(name)
-}
-
 /// Issue 12, sweep s1-042 (reorder, 5 ms RTT, every 39th data packet 19 ms late, at the
 /// client, snaplen 96; tests/data/sweep/README.md): an original late by more than an RTT
 /// is overtaken by its own fast retransmission, so at the receiver the retransmission
@@ -393,7 +387,7 @@ fn sweep_capture(name: &str) -> PathBuf {
 /// D-SACKs received (TCPDSACKRecv) and the sweep missed retransmit.spurious.
 #[test]
 fn dsack_of_a_late_original_proves_the_retransmission_that_overtook_it() {
-    let f = findings(&sweep_capture("s1-042-reorder-client.pcap"));
+    let f = findings(&common::analyze::sweep_path("s1-042-reorder-client.pcap"));
     let s = one(&f, "retransmit.spurious");
     assert_eq!(s.count(), 2, "{}", s.explanation);
     assert_eq!(s.cost_ms, 0.0);
@@ -423,7 +417,7 @@ fn dsack_of_a_late_original_proves_the_retransmission_that_overtook_it() {
 /// named `loss.rto` (24 timeouts, 241 ms).
 #[test]
 fn repairs_behind_a_queue_just_over_200_ms_are_not_timeouts() {
-    let fs = findings(&sweep_capture("s10-056-bulk-client.pcap"));
+    let fs = findings(&common::analyze::sweep_path("s10-056-bulk-client.pcap"));
     absent(&fs, "loss.rto");
     let f = one(&fs, "loss.fast_retransmit");
     assert!(f.note(369).contains("past the hole"), "{f:?}");
@@ -440,7 +434,7 @@ fn repairs_behind_a_queue_just_over_200_ms_are_not_timeouts() {
 /// with no signal in sight, it was named `loss.rto`.
 #[test]
 fn a_retransmission_sooner_than_any_timer_is_fast_even_without_its_signal() {
-    let fs = findings(&sweep_capture("s10-090-reorder-client.pcap"));
+    let fs = findings(&common::analyze::sweep_path("s10-090-reorder-client.pcap"));
     absent(&fs, "loss.rto");
     one(&fs, "loss.fast_retransmit");
     // Needless too (the original had been acknowledged): cited by retransmit.spurious.

@@ -402,10 +402,7 @@ fn absorbed_reordering_is_named_at_zero_cost() {
 }
 
 fn sweep_findings(name: &str) -> Vec<Finding> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/sweep")
-        .join(name);
-    common::analyze::findings_json(&path, &["--min-cost", "0"])
+    common::analyze::findings_json(common::analyze::sweep_path(name), &["--min-cost", "0"])
         .into_iter()
         .map(|f| serde_json::from_value(f).expect("a Finding"))
         .collect()

@@ -5,14 +5,7 @@
 
 mod common;
 
-use common::analyze::{findings, frames, one};
-use std::path::PathBuf;
-
-fn sweep(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/sweep")
-        .join(name)
-}
+use common::analyze::{findings, frames, one, sweep_path};
 
 /// s10-080, the client's capture of its own upload (RTT 1 ms, Reno, no window scaling,
 /// 2,924,544 B in 64 KiB writes): the sender's tcp_info read rwnd_limited 116 ms of busy
@@ -28,7 +21,7 @@ fn sweep(name: &str) -> PathBuf {
 /// (the label's 112 ms).
 #[test]
 fn a_window_holds_the_sender_until_it_sends_again_as_linux_counts_it() {
-    let f = findings(sweep("s10-080-bulk-client.pcap"));
+    let f = findings(sweep_path("s10-080-bulk-client.pcap"));
     let r = one(&f, "rwnd.limited");
     assert_eq!(r.vantage, "client");
     assert!((r.cost_ms - 109.4).abs() < 0.1, "{}", r.cost_ms);

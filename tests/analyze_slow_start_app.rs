@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::analyze::{frames, lab, none_of, one, public};
+use common::analyze::{frames, lab, none_of, one, public, sweep_path};
 use std::path::PathBuf;
 
 const RESTART: &str = "slow_start.restart_after_idle";
@@ -242,12 +242,6 @@ fn a_restart_is_named_when_the_snaplen_cut_the_syns_options() {
     assert!((f.cost_ms - 106.06).abs() < 0.1, "{}", f.cost_ms);
 }
 
-fn sweep_capture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/sweep")
-        .join(name)
-}
-
 /// Issue 12, sweep s1-086 (tests/data/sweep/README.md): 36 ms RTT at the handshake, 318 ms
 /// after it, Reno, snaplen 64, two 30,333-byte responses 1.5 s apart. In tshark: response
 /// 1 leaves as 10 segments (frames 6–15), one more at frame 16, and the last 11 (frames
@@ -262,7 +256,7 @@ fn sweep_capture(name: &str) -> PathBuf {
 /// 1.500270 s), went unnamed.
 #[test]
 fn a_restart_after_a_response_that_filled_the_window_is_named() {
-    let f = common::analyze::findings(sweep_capture("s1-086-rtt_step-server.pcap"));
+    let f = common::analyze::findings(sweep_path("s1-086-rtt_step-server.pcap"));
     let r = one(&f, RESTART);
     assert_eq!(frames(r), [6, 34, 52, 68]);
     assert!((r.cost_ms - 318.56).abs() < 0.01, "{}", r.cost_ms);
@@ -279,7 +273,7 @@ fn a_restart_after_a_response_that_filled_the_window_is_named() {
 /// an application's small first write; a round of whole MSS multiples is full-sized.
 #[test]
 fn a_restart_is_named_at_a_tso_sender() {
-    let f = common::analyze::findings(sweep_capture("s3-046-rtt_step-server.pcap"));
+    let f = common::analyze::findings(sweep_path("s3-046-rtt_step-server.pcap"));
     let r = one(&f, RESTART);
     assert_eq!(frames(r), [26, 42, 64, 67]);
     assert!((r.cost_ms - 35.78).abs() < 0.01, "{}", r.cost_ms);
@@ -296,7 +290,7 @@ fn a_restart_is_named_at_a_tso_sender() {
 #[test]
 fn no_restart_when_the_rtt_rose_after_the_handshake() {
     let f = common::analyze::findings_json(
-        sweep_capture("s6-086-rtt_step-client.pcap"),
+        sweep_path("s6-086-rtt_step-client.pcap"),
         &["--min-cost", "0"],
     );
     assert!(f.iter().all(|f| f["id"] != RESTART), "{f:?}");

@@ -5,14 +5,7 @@
 
 mod common;
 
-use common::analyze::{findings, none_of};
-use std::path::PathBuf;
-
-fn sweep(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/sweep")
-        .join(name)
-}
+use common::analyze::{findings, none_of, sweep_path};
 
 /// s8-072, the server's capture (the sender): RTT 136 ms, CUBIC, 6 Mbit/s; the
 /// application writes 7,168 B every 71 ms, 23 times. The data per RTT stays at ≈ 14 KB
@@ -26,6 +19,6 @@ fn sweep(name: &str) -> PathBuf {
 /// growing from 10 to 22 above the flight of 10 segments.
 #[test]
 fn a_timed_writer_whose_write_ends_reach_the_wire_is_not_sndbuf_limited() {
-    let f = findings(sweep("s8-072-bulk-server.pcap"));
+    let f = findings(sweep_path("s8-072-bulk-server.pcap"));
     none_of(&f, &["sndbuf.limited"]);
 }

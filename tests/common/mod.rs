@@ -88,6 +88,14 @@ pub mod analyze {
             .join(format!("{side}.pcap"))
     }
 
+    /// A capture of the kernel-labelled sweep kept for a regression test
+    /// (`tests/data/sweep/NAME`, described in its README.md).
+    pub fn sweep_path(name: &str) -> std::path::PathBuf {
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/sweep")
+            .join(name)
+    }
+
     /// One of the public captures next to the project (`../shared/captures/public/NAME`).
     pub fn public_path(name: &str) -> std::path::PathBuf {
         std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
