@@ -335,6 +335,16 @@ fn other_lab_scenarios_have_no_delayed_ack_finding() {
 ///   segment; named since one such stall is enough (before, two per connection were
 ///   required).
 ///
+/// - wireshark-sample-http.pcap, stream 0 (capture at the Windows client; SYN → SYN/ACK
+///   911 ms, but the FIN's round trip to the server 330 ms: the slow first packet of a
+///   2004 dial-up path): the server sends one 1380 B segment at a time, 100–250 ms apart;
+///   after frame 16 (2.894161 s), all else ACKed, the client's pure ACK comes 120 ms
+///   later (frame 19, 3.014334 s) and the server's next segment 361 ms after it (frame
+///   20, 3.374852 s): one round trip. A one-segment window against the Windows 200 ms
+///   timer (120 ms: its periodic tick). Frames 23/25/29 look alike but the next data came
+///   290 ms after the ACK, sooner than the 330 ms round trip: it had left before the ACK
+///   reached the server, so it is not counted. (Not found before: the 911 ms handshake
+///   leg was taken for the round trip.)
 /// - zeek-tcp-ssh-dups.pcap, stream 0 (every packet captured four times; within 0.2 ms
 ///   of both hosts): during the key exchange, before OpenSSH turns TCP_NODELAY on for an
 ///   interactive session, the client sends NEWKEYS (frame 48, 16 B, 0.056651 s), the
@@ -348,7 +358,7 @@ fn other_lab_scenarios_have_no_delayed_ack_finding() {
 /// clock tick, and those ACKs covered two full segments).
 #[test]
 fn public_captures_only_where_tshark_shows_the_stall() {
-    let expected: [(&str, &str, u64, &[u64]); 7] = [
+    let expected: [(&str, &str, u64, &[u64]); 8] = [
         (
             "arkime-wireshark-retrans.pcap",
             NAGLE,
@@ -389,6 +399,7 @@ fn public_captures_only_where_tshark_shows_the_stall() {
                 496, 497, 498, 1159, 1160, 1161, 1838, 1839, 1840, 4940, 4941, 4942,
             ],
         ),
+        ("wireshark-sample-http.pcap", CWND, 0, &[16, 19, 20]),
         ("zeek-tcp-ssh-dups.pcap", NAGLE, 0, &[48, 52, 56]),
     ];
     let mut names: Vec<String> = std::fs::read_dir(public_dir())
@@ -491,4 +502,25 @@ fn pure_acks_sooner_than_any_timer_show_a_steady_round_trip() {
     let n = one(&f, NAGLE);
     assert_eq!(frames(n), [14, 15, 16, 20, 21, 22]);
     assert!((n.cost_ms - 547.848).abs() < 0.01, "{}", n.cost_ms);
+}
+
+/// Issue 12, sweep s12-084 at the client (tests/data/sweep/README.md): echo at 18 ms RTT,
+/// 3 × 498 B a round, no TCP_NODELAY at either end. The SYN → SYN/ACK leg took 32.5 ms
+/// (the emulator's slow first packet); the client's message → the server's echo, 18.6 ms
+/// (frames 11 → 12). Round 2: the server echoes the second message (frame 14,
+/// 0.511261 s) and Nagle holds the third echo; the client's delayed ACK leaves 43.7 ms
+/// later (frame 15, 0.555005 s) and the held echo arrives 18.5 ms after it (frame 16,
+/// 0.573525 s): one round trip, its release. Against the 32.5 ms leg it looked 14 ms
+/// early and nothing was found here, while the server's capture named it.
+#[test]
+fn nagle_at_the_receiver_with_a_slow_first_packet() {
+    let f = common::analyze::findings(sweep_path("s12-084-echo-client.pcap"));
+    let n = one(&f, NAGLE);
+    assert_eq!(n.vantage, "client");
+    assert_eq!(frames(n)[..3], [14, 15, 16]);
+    assert!(
+        n.explanation.contains("Linux's minimum"),
+        "{}",
+        n.explanation
+    );
 }

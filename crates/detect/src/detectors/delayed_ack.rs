@@ -130,6 +130,14 @@ pub const MAX_ACK_DELAY_NS: u64 = 500_000_000;
 pub const RELEASE_NS: u64 = 1_000_000;
 /// Round-trip variation tolerated around the handshake's round trip: a quarter of it.
 pub const RTT_JITTER_DIVISOR: u64 = 4;
+/// How much sooner than the shortest round trip seen released data may arrive, besides
+/// a quarter of `RELEASE_NS`: a 32nd of it, for the spread of that shortest sample
+/// itself (sweep s12-084's client: the held echo came 18.52 ms after the ACK, the
+/// shortest round trip to the server, an echo with its own processing, 18.58 ms). Data
+/// sooner than that left before the ACK reached the sender (wireshark-sample-ftpv6-2
+/// stream 11: a segment 672 ms after the client's ACK on a 734 ms round trip, the
+/// tunnel's one segment every 300 ms).
+pub const RTT_FLOOR_DIVISOR: u64 = 32;
 /// RFC 6298 §2.3: the RTO allows 4 × RTTVAR of variation above SRTT; a delay beyond 4 ×
 /// the measured spread of prompt ACKs is not RTT variation.
 pub const RTT_VAR_FACTOR: u64 = 4;
@@ -414,15 +422,16 @@ impl Detector for DelayedAck {
         let Some(c) = self.conns.take_reusing(conn) else {
             return;
         };
-        let Some(to) = round_trips(conn) else {
+        let Some(rt) = round_trips(conn) else {
             return; // no handshake and no vantage: the ACK delay cannot be separated from the path
         };
         for (s, d) in c.dirs.iter().enumerate() {
             let side = Side::from_index(s);
-            let (to_sender, to_receiver) = (to[side], to[side.peer()]);
+            let (to_sender, to_receiver) = (rt.release[side], rt.handshake[side.peer()]);
+            let floor = rt.floor[side];
             let mut kept: [Vec<Judged>; 2] = [Vec::new(), Vec::new()];
             for st in &d.stalls {
-                if let Some(j) = judge(st, to_sender, to_receiver, c.tick_ns) {
+                if let Some(j) = judge(st, to_sender, floor, to_receiver, c.tick_ns) {
                     kept[j.kind as usize].push(j);
                 }
             }
@@ -490,24 +499,83 @@ struct Judged {
 
 /// The round trip from the capture point to `[client, server]`: the handshake's two legs
 /// (SYN → SYN/ACK reaches the server and back, SYN/ACK → ACK the client), or, without
-/// them or when the user chose the vantage, the path RTT on the far side of it.
-fn round_trips(conn: &Connection<'_>) -> Option<[u64; 2]> {
+/// them or when the user chose the vantage, the path RTT on the far side of it. A leg
+/// longer than the shortest RTT sample of the data sent from here towards that side
+/// (data → ACK, or TSval → echo: neither can be shorter than the round trip) by more
+/// than the jitter `judge` allows around it was inflated by a slow first packet, and
+/// that sample replaces it — in the second array, the round trips that time a release
+/// (sweep s12-084's client saw SYN → SYN/ACK take 32.5 ms on an 18 ms path, and the
+/// Nagle-held echo that its delayed ACK released, arriving 18.5 ms after that ACK, was
+/// not taken for its release). The ACK delay is still measured against the first, the
+/// handshake's leg to the receiver: a shorter one would make delays of ACKs that a
+/// jittery path only slowed (zeek-http-206-example-a stream 1: an ACK 677 ms after the
+/// data on a path whose samples range from 358 ms up).
+fn round_trips(conn: &Connection<'_>) -> Option<RoundTrips> {
     let s = conn.summary;
     if conn.vantage == s.vantage {
         if let (Some(to_server), Some(to_client)) = (s.syn_to_synack_ns, s.synack_to_ack_ns) {
-            return Some([to_client, to_server]);
+            // Data of `[client → server, server → client]` measures the round trip to
+            // its receiver.
+            let shortest = |leg: u64, d: usize| {
+                let dir = &s.dirs[d];
+                [dir.rtt_ack, dir.rtt_ts]
+                    .iter()
+                    .flatten()
+                    .map(|r| r.min_ns)
+                    .fold(leg, u64::min)
+            };
+            let shortest = [shortest(to_client, 1), shortest(to_server, 0)];
+            let release = |leg: u64, short: u64| {
+                let jitter = RELEASE_NS + leg / RTT_JITTER_DIVISOR;
+                if short.saturating_add(jitter) < leg {
+                    short
+                } else {
+                    leg
+                }
+            };
+            // A floor only where a sample undercut the leg: a leg no sample undercut may
+            // still be inflated (a slow first packet, too few samples to show it).
+            let floor = |leg: u64, short: u64| if short < leg { short } else { 0 };
+            return Some(RoundTrips {
+                handshake: [to_client, to_server],
+                release: [
+                    release(to_client, shortest[0]),
+                    release(to_server, shortest[1]),
+                ],
+                floor: [floor(to_client, shortest[0]), floor(to_server, shortest[1])],
+            });
         }
     }
-    match (conn.vantage, conn.rtt_ns) {
-        (Vantage::Client, Some(r)) => Some([0, r]),
-        (Vantage::Server, Some(r)) => Some([r, 0]),
-        _ => None,
-    }
+    let r = match (conn.vantage, conn.rtt_ns) {
+        (Vantage::Client, Some(r)) => [0, r],
+        (Vantage::Server, Some(r)) => [r, 0],
+        _ => return None,
+    };
+    Some(RoundTrips {
+        handshake: r,
+        release: r,
+        floor: [0; 2],
+    })
+}
+
+/// The round trips from the capture point to `[client, server]` ([`round_trips`]).
+#[derive(Copy, Clone)]
+struct RoundTrips {
+    /// The handshake's legs (or the path RTT beyond the vantage): what an ACK's delay is
+    /// measured against.
+    handshake: [u64; 2],
+    /// The round trip that times a release: the handshake's leg, or the shortest sample
+    /// where the leg was inflated.
+    release: [u64; 2],
+    /// The shortest RTT sample where one undercut the handshake's leg (else 0): no
+    /// released data arrives sooner.
+    floor: [u64; 2],
 }
 
 /// Whether a stall is a delayed ACK releasing waiting data, and which kind. `tick_ns`:
-/// the capture clock's resolution.
-fn judge(st: &Stall, to_sender: u64, to_receiver: u64, tick_ns: u64) -> Option<Judged> {
+/// the capture clock's resolution; `floor`: the shortest round trip to the sender that
+/// a sample showed, when shorter than the handshake's leg (else 0).
+fn judge(st: &Stall, to_sender: u64, floor: u64, to_receiver: u64, tick_ns: u64) -> Option<Judged> {
     let release = st.release?;
     let raw = st.ack.1.elapsed_since(st.first.1);
     let hs_to_receiver = to_receiver;
@@ -537,8 +605,19 @@ fn judge(st: &Stall, to_sender: u64, to_receiver: u64, tick_ns: u64) -> Option<J
         && delay <= MAX_ACK_DELAY_NS
         && (stable || delay.saturating_mul(RTT_JITTER_DIVISOR) >= to_receiver);
     let gap = release.1.elapsed_since(st.ack.1);
+    // Data the ACK released reach here no sooner than the round trip to the sender after
+    // it, and that round trip is the shortest seen (`round_trips`): only the clock's
+    // tick, a 32nd of it and a quarter of `RELEASE_NS` for the spread of the path and
+    // of the hosts' reactions may be missing (tcptrace-urgent.pcap stream 1: round trips
+    // of 0.51–0.70 ms on a LAN, held prompts 0.4–0.5 ms after the ACK). Later, the path's
+    // jitter may add more. (tcptrace-http.pcap stream 8, at the client: data 0.57 ms
+    // after the client's ACK on a 1.89 ms round trip left the server before that ACK
+    // reached it.)
     let tol = RELEASE_NS + to_sender / RTT_JITTER_DIVISOR + tick_ns;
-    let released = gap <= to_sender.saturating_add(tol) && gap.saturating_add(tol) >= to_sender;
+    let early = tick_ns + floor / RTT_FLOOR_DIVISOR + RELEASE_NS / 4;
+    let released = gap <= to_sender.saturating_add(tol)
+        && gap.saturating_add(tol) >= to_sender
+        && gap.saturating_add(early) >= floor;
     // With the scale unknown (the SYNs' options cut or not captured) the room cannot be
     // counted; an ACK whose window field grew is then taken for what it may be, a slow
     // reader's window update after a read (Linux's `tcp_cleanup_rbuf` ACKs when a read
@@ -892,14 +971,14 @@ mod tests {
     #[test]
     fn a_timer_beyond_four_times_the_measured_rtt_spread_counts_on_a_long_path() {
         let mut st = stall(&[431], 0, 297_250, (297_295, 862));
-        assert!(judge(&st, 0, 256_590_000, 1_000).is_none());
+        assert!(judge(&st, 0, 0, 256_590_000, 1_000).is_none());
         st.prompt_rtt = Some((256_440_000, 256_800_000, 2));
-        let j = judge(&st, 0, 256_590_000, 1_000).unwrap();
+        let j = judge(&st, 0, 0, 256_590_000, 1_000).unwrap();
         assert_eq!(j.kind, Kind::Nagle);
         assert_eq!(j.delay_ns, 40_660_000);
         // A spread of 11 ms (4 × 11 > 40.66) is RTT variation again.
         st.prompt_rtt = Some((250_000_000, 261_000_000, 2));
-        assert!(judge(&st, 0, 256_590_000, 1_000).is_none());
+        assert!(judge(&st, 0, 0, 256_590_000, 1_000).is_none());
     }
 
     /// Window scale unknown (SYN options cut): the room is not counted, but an ACK whose
@@ -908,9 +987,9 @@ mod tests {
     fn an_unknown_window_only_rules_out_acks_that_opened_it() {
         let mut st = stall(&[404], 0, 41_200, (41_250, 404));
         st.window = None;
-        assert_eq!(judge(&st, 0, 0, 1_000).unwrap().kind, Kind::Nagle);
+        assert_eq!(judge(&st, 0, 0, 0, 1_000).unwrap().kind, Kind::Nagle);
         st.window_grew = true;
-        assert!(judge(&st, 0, 0, 1_000).is_none());
+        assert!(judge(&st, 0, 0, 0, 1_000).is_none());
     }
 
     /// Seed 05, case 1, at the writer (the server; RTT ≈ 0.7 ms): frame 7 (1023 B) at
@@ -919,7 +998,7 @@ mod tests {
     #[test]
     fn seed05_write_write_read_is_nagle() {
         let st = stall(&[1023], 0, 37_382, (37_388, 165));
-        let j = judge(&st, 0, 700_000, 1_000).unwrap();
+        let j = judge(&st, 0, 0, 700_000, 1_000).unwrap();
         assert_eq!(j.kind, Kind::Nagle);
         assert_eq!(j.cost_ns, 37_388_000);
         assert_eq!(j.delay_ns, 36_682_000);
@@ -932,7 +1011,7 @@ mod tests {
     fn seed05_three_small_segments_in_flight_is_the_window() {
         let mut st = stall(&[132, 132, 132], 3_203, 37_787, (37_832, 792));
         st.held_after = (3, Timestamp::from_nanos(6_406_000));
-        let j = judge(&st, 0, 900_000, 1_000).unwrap();
+        let j = judge(&st, 0, 0, 900_000, 1_000).unwrap();
         assert_eq!(j.kind, Kind::Cwnd);
         assert_eq!(j.cost_ns, 36_887_000);
     }
@@ -946,12 +1025,14 @@ mod tests {
         assert!(judge(
             &stall(&[132], 0, 26_000, (26_010, 132)),
             0,
+            0,
             1_000_000,
             1_000
         )
         .is_none());
         let j = judge(
             &stall(&[132], 0, 32_000, (32_010, 132)),
+            0,
             0,
             1_000_000,
             1_000,
@@ -967,24 +1048,49 @@ mod tests {
         assert!(judge(
             &stall(&[132], 0, 41_000, (46_000, 132)),
             0,
+            0,
             1_000_000,
             1_000
         )
         .is_none());
-        assert!(judge(&stall(&[132], 0, 6_000, (6_010, 132)), 0, 1_000_000, 1_000).is_none());
-        assert!(judge(&stall(&[1448], 0, 10_000, (10_000, 1448)), 0, 0, 10_000_000).is_none());
+        assert!(judge(
+            &stall(&[132], 0, 6_000, (6_010, 132)),
+            0,
+            0,
+            1_000_000,
+            1_000
+        )
+        .is_none());
+        assert!(judge(
+            &stall(&[1448], 0, 10_000, (10_000, 1448)),
+            0,
+            0,
+            0,
+            10_000_000
+        )
+        .is_none());
         // The window case needs the late ACK to be the first of the silence.
         let mut st = stall(&[1448], 0, 41_000, (41_010, 1448));
-        assert_eq!(judge(&st, 0, 0, 1_000).unwrap().kind, Kind::Cwnd);
+        assert_eq!(judge(&st, 0, 0, 0, 1_000).unwrap().kind, Kind::Cwnd);
         st.acks_before = 1;
-        assert!(judge(&st, 0, 0, 1_000).is_none());
+        assert!(judge(&st, 0, 0, 0, 1_000).is_none());
         // At the receiver, the held data arrives one round trip (25 ms) after the ACK.
         let st = stall(&[1448], 0, 41_000, (66_300, 1448));
         assert_eq!(
-            judge(&st, 25_000_000, 0, 1_000).unwrap().delay_ns,
+            judge(&st, 25_000_000, 25_000_000, 0, 1_000)
+                .unwrap()
+                .delay_ns,
             41_000_000
         );
         let st = stall(&[1448], 0, 41_000, (41_300, 1448));
-        assert!(judge(&st, 25_000_000, 0, 1_000).is_none());
+        assert!(judge(&st, 25_000_000, 25_000_000, 0, 1_000).is_none());
+        // Sooner than the shortest round trip a sample showed (20 ms; the handshake's
+        // 25 ms leg allows down to 17.75 ms), less its 32nd, 0.25 ms and the tick: it
+        // left before the ACK reached the sender.
+        let st = stall(&[1448], 0, 41_000, (60_000, 1448));
+        assert!(judge(&st, 25_000_000, 0, 0, 1_000).is_some());
+        assert!(judge(&st, 25_000_000, 20_000_000, 0, 1_000).is_none());
+        let st = stall(&[1448], 0, 41_000, (60_200, 1448));
+        assert!(judge(&st, 25_000_000, 20_000_000, 0, 1_000).is_some());
     }
 }
