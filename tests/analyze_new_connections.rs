@@ -483,3 +483,27 @@ fn a_short_keep_alive_timeout_with_sparse_requests_is_named() {
         ic.explanation
     );
 }
+
+/// idle-restart-bbr at the server: BBR paces its slow start (STARTUP), so each round of
+/// the first 741,342 B response is spread over most of the 25.2 ms round trip and the
+/// rounds touch (tshark: frames 6, 17, 47/52, 101, 187/191, 364/379, 721/745 begin
+/// windows of 10, 20–22, 34–36, 60–64, 128–136, 244–245 segments 25.3–26.1 ms apart).
+/// Grouped by silences they merged into rounds that did not grow, and the first
+/// response's slow start went unnamed here while idle-restart-cubic's was named; cut one
+/// round trip at most they grow ×1.5–×2.2. The second response left in one round: 6
+/// rounds more than a warm window needs, 6 × 25.2 ms.
+#[test]
+fn a_paced_senders_slow_start_is_named() {
+    let f = analyze(
+        &root()
+            .join("examples/lab/idle-restart-bbr/server.pcap")
+            .to_string_lossy(),
+    );
+    let nc = of(&f, "slow_start.new_connection");
+    assert_eq!(nc.len(), 1, "{f:?}");
+    assert_eq!(
+        common::analyze::frames(nc[0]),
+        [1, 4, 6, 17, 52, 101, 191, 379, 745]
+    );
+    assert!((nc[0].cost_ms - 151.45).abs() < 0.1, "{}", nc[0].cost_ms);
+}

@@ -9,6 +9,14 @@
 //! round leaves when ACKs of the previous one return, at the receiver it arrives one RTT
 //! after the previous one did. Protocols where the server speaks first, or where both
 //! sides stream at once, still produce exchanges, but their decomposition means less.
+//!
+//! The first exchange also keeps its response cut at most one RTT per round
+//! (`paced_rounds`): a paced sender (BBR, `sk_pacing_rate`) spreads each slow-start round
+//! over most of the round trip in slots a few ms apart, so the gaps between its rounds
+//! can be shorter than half the RTT and the rounds merge (sweep s10-057, BBR at 70 ms:
+//! rounds of 10, 20 and 34 segments, the last two 42 and 65 ms long, 29 and 4 ms
+//! apart). Kept apart because an ACK-clocked round that a queue spreads can last longer
+//! than the handshake's RTT (sweep s6-041: rounds 1.3–5.3 ms apart at a 1.23 ms RTT).
 
 use tcpwhy_capture::Timestamp;
 
@@ -60,6 +68,9 @@ pub struct Exchange {
     pub response: Option<Span>,
     /// Response rounds: data sent back to back between waits for ACKs.
     pub rounds: Vec<Span>,
+    /// The first exchange's response in rounds that also end one RTT after they began
+    /// (see the module's text); empty for later exchanges.
+    pub paced_rounds: Vec<Span>,
     /// Capture time with no data either way before this exchange (from the previous
     /// exchange's last byte, or from the handshake for the first one).
     pub idle_before_ns: Option<u64>,
@@ -121,6 +132,7 @@ impl ExchangeBuilder {
                     request: Span::new(frame, ts, len),
                     response: None,
                     rounds: Vec::new(),
+                    paced_rounds: Vec::new(),
                     idle_before_ns: prev.map(|p| ts.elapsed_since(p)),
                 });
             } else if let Some(x) = self.exchanges.last_mut() {
@@ -135,6 +147,9 @@ impl ExchangeBuilder {
             None => {
                 x.response = Some(Span::new(frame, ts, len));
                 x.rounds.push(Span::new(frame, ts, len));
+                if x.index == 0 {
+                    x.paced_rounds.push(Span::new(frame, ts, len));
+                }
             }
             Some(r) => {
                 let since_last = ts.elapsed_since(r.end);
@@ -143,6 +158,22 @@ impl ExchangeBuilder {
                 match x.rounds.last_mut() {
                     Some(round) if since_last < gap || full => round.extend(frame, ts, len),
                     _ => x.rounds.push(Span::new(frame, ts, len)),
+                }
+                if x.index == 0 {
+                    // One round trip at most (`round_gap_ns` is half of it; 0: unknown).
+                    let full = x.paced_rounds.len() >= MAX_ROUNDS;
+                    match x.paced_rounds.last_mut() {
+                        Some(round)
+                            if full
+                                || (since_last < gap
+                                    && (round_gap_ns == 0
+                                        || ts.elapsed_since(round.start)
+                                            < round_gap_ns.saturating_mul(2))) =>
+                        {
+                            round.extend(frame, ts, len)
+                        }
+                        _ => x.paced_rounds.push(Span::new(frame, ts, len)),
+                    }
                 }
             }
         }

@@ -223,7 +223,11 @@ fn segs(r: &Span, mss: u64) -> u64 {
 
 /// Do the rounds grow and space like slow start?
 fn looks_like_slow_start(x: &Exchange, rtt_ns: u64, mss: u64) -> bool {
-    let r = &x.rounds;
+    rounds_of_slow_start(&x.rounds, rtt_ns, mss)
+}
+
+/// Whether these rounds read as slow start.
+fn rounds_of_slow_start(r: &[Span], rtt_ns: u64, mss: u64) -> bool {
     if r.len() < 2 || rtt_ns == 0 {
         return false;
     }
@@ -257,8 +261,19 @@ fn looks_like_slow_start(x: &Exchange, rtt_ns: u64, mss: u64) -> bool {
             return false;
         }
     }
-    true
+    // A boundary with less than half the RTT of silence before it was drawn by the round
+    // trip alone (`Exchange::paced_rounds`, one RTT each): a trickle cut into round-trip
+    // pieces can grow once by chance, so such rounds must grow at least three times
+    // before the last (sweep s10-057, BBR: 10, 20, 32, 64 segments, then 12;
+    // suricata-verify-tls-subjectaltname stream 19, a CDN's 14 KB answer: 4 and 10
+    // segments and a 2-segment piece, no slow start).
+    let by_rtt = (1..r.len()).any(|i| r[i].start.elapsed_since(r[i - 1].end) < rtt_ns / 2);
+    !by_rtt || r.len() >= MIN_PACED_ROUNDS
 }
+
+/// Rounds (the last included) a response cut into round trips by time alone needs to
+/// read as slow start: three growths, then what was left.
+pub const MIN_PACED_ROUNDS: usize = 4;
 
 impl NewConnection {
     /// A segment with data, or from the client.
@@ -336,9 +351,21 @@ impl Detector for NewConnection {
         let (Some(x), Some(rtt_ns)) = (conn.exchanges.first(), conn.rtt_ns) else {
             return;
         };
-        if !new_conn || !looks_like_slow_start(x, rtt_ns, mss) {
+        if !new_conn {
             return;
         }
+        // The rounds the ACK clock separates, or else those of a paced sender.
+        let x = if looks_like_slow_start(x, rtt_ns, mss) {
+            Cow::Borrowed(x)
+        } else if rounds_of_slow_start(&x.paced_rounds, rtt_ns, mss) {
+            Cow::Owned(Exchange {
+                rounds: x.paced_rounds.clone(),
+                ..x.clone()
+            })
+        } else {
+            return;
+        };
+        let x = x.as_ref();
         // The ACK covering every round but the last releases the last round.
         let before_last: u64 = x.rounds[..x.rounds.len() - 1].iter().map(|r| r.bytes).sum();
         // With the window scale unknown (the snaplen cut the SYNs' options: issue 12
@@ -585,8 +612,39 @@ mod tests {
             request: span((1, 0)),
             response: rounds.first().copied(),
             rounds,
+            paced_rounds: Vec::new(),
             idle_before_ns: None,
         }
+    }
+
+    /// Sweep s10-057 at the server (BBR, 70 ms handshake RTT): rounds of 10, 20, 32, 64
+    /// segments one RTT apart and a last 12, each but the first spread over most of the
+    /// round trip, so they touch. Cut by time alone they read as slow start only with
+    /// three growths; 4, 10 and a 2-segment rest (suricata stream 19) do not.
+    #[test]
+    fn paced_rounds_need_three_growths() {
+        let touching = |r: &[(u64, i64)]| {
+            let mut x = exchange(r);
+            for i in 1..x.rounds.len() {
+                x.rounds[i - 1].end = Timestamp::from_nanos(x.rounds[i].start.nanos() - 4_000_000);
+            }
+            x.rounds
+        };
+        let bbr = touching(&[
+            (10, 0),
+            (20, 74_000),
+            (32, 145_000),
+            (64, 214_000),
+            (12, 284_000),
+        ]);
+        assert!(rounds_of_slow_start(&bbr, 70_000_000, 1448));
+        let trickle = touching(&[(4, 0), (10, 26_000), (2, 47_000)]);
+        assert!(!rounds_of_slow_start(&trickle, 18_000_000, 1448));
+        // The same two growths with silence between rounds were ACK-clocked: accepted.
+        let mut clocked = exchange(&[(4, 0), (10, 18_000), (12, 36_000)]).rounds;
+        assert!(rounds_of_slow_start(&clocked, 18_000_000, 1448));
+        clocked.truncate(2);
+        assert!(rounds_of_slow_start(&clocked, 18_000_000, 1448));
     }
 
     /// Sweep s6-041 at the server (1.13 ms handshake RTT, TSO, snaplen 64): rounds of 10,
