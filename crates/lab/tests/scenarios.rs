@@ -63,6 +63,30 @@ struct Analyzed {
     /// only if the capture was read.
     connections: u64,
     findings: Vec<tcpwhy_detect::Finding>,
+    /// The largest `rwnd_limited` and `busy` (ms) any socket of the run's ss samples
+    /// showed: the kernel's own TCP_CHRONO_RWND_LIMITED for this very run.
+    kernel_rwnd_limited_ms: f64,
+    kernel_busy_ms: f64,
+}
+
+/// The largest value of `key:Nms` in a run's ss samples (`truth/ss-*.txt`), 0 if none.
+fn ss_max_ms(run_dir: &Path, key: &str) -> f64 {
+    let pat = format!("{key}:");
+    ["ss-client.txt", "ss-server.txt"]
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(run_dir.join("truth").join(f)).ok())
+        .flat_map(|t| {
+            t.split_whitespace()
+                .filter_map(|w| {
+                    w.strip_prefix(pat.as_str())?
+                        .split("ms")
+                        .next()?
+                        .parse::<f64>()
+                        .ok()
+                })
+                .collect::<Vec<_>>()
+        })
+        .fold(0.0, f64::max)
 }
 
 /// Runs one scenario and analyzes each of its captures with the current code: the
@@ -93,6 +117,8 @@ fn run_analyzed(name: &str) -> (Value, Vec<Analyzed>) {
             side,
             connections: report.stats.count,
             findings,
+            kernel_rwnd_limited_ms: ss_max_ms(&dir.join(name), "rwnd_limited"),
+            kernel_busy_ms: ss_max_ms(&dir.join(name), "busy"),
         });
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -115,10 +141,16 @@ fn named_none_of(name: &str, runs: &[Analyzed], ids: &[&str]) {
             .iter()
             .filter(|f| ids.contains(&f.id.as_str()))
             // The kernel's window-limited chrono counts jiffies (4 ms at HZ 250): a
-            // window-limited time below one tick is not one the records rule out (the
-            // sweep's labels allow the same, labels.rs CHRONO_TICK_MS). hystart-1ms in
-            // fresh-clone CI: rwnd.limited at 0.06 ms.
-            .filter(|f| !(f.id.as_str() == "rwnd.limited" && f.cost_ns < CHRONO_TICK_NS))
+            // window-limited time within one tick (and 1 % of busy, as the sweep's
+            // labels allow: labels.rs CHRONO_TICK_MS) of what this run's own chrono
+            // counted is not one the records rule out. hystart-1ms in fresh-clone CI:
+            // rwnd.limited at 0.06 ms; on a loaded machine the client reads late and
+            // the kernel itself counts a few ms (5.8 ms found against a 4 ms chrono).
+            .filter(|f| {
+                let allowed_ms = a.kernel_rwnd_limited_ms + 0.01 * a.kernel_busy_ms;
+                !(f.id.as_str() == "rwnd.limited"
+                    && f.cost_ns < CHRONO_TICK_NS + (allowed_ms * 1e6) as u64)
+            })
             .collect();
         assert!(
             bad.is_empty(),
