@@ -130,14 +130,18 @@ pub const MAX_ACK_DELAY_NS: u64 = 500_000_000;
 pub const RELEASE_NS: u64 = 1_000_000;
 /// Round-trip variation tolerated around the handshake's round trip: a quarter of it.
 pub const RTT_JITTER_DIVISOR: u64 = 4;
-/// How much sooner than the shortest round trip seen released data may arrive, besides
-/// a quarter of `RELEASE_NS`: a 32nd of it, for the spread of that shortest sample
-/// itself (sweep s12-084's client: the held echo came 18.52 ms after the ACK, the
-/// shortest round trip to the server, an echo with its own processing, 18.58 ms). Data
-/// sooner than that left before the ACK reached the sender (wireshark-sample-ftpv6-2
-/// stream 11: a segment 672 ms after the client's ACK on a 734 ms round trip, the
-/// tunnel's one segment every 300 ms).
-pub const RTT_FLOOR_DIVISOR: u64 = 32;
+/// How much sooner than the shortest RTT sample released data may arrive (with the
+/// capture clock's tick): no RTT sample is shorter than the round trip (the peer cannot
+/// answer before the segment reached it), but each holds the answering host's own
+/// reaction, which the release after a delayed ACK may not repeat. A quarter of
+/// `RELEASE_NS`, the reaction allowed to a loaded host (sweep s12-084's client: the
+/// shortest round trip to the server was a message → its echo, 18.58 ms, and the held
+/// echo came 18.52 ms after the ACK; tcptrace-urgent's LAN: samples of 0.51–0.70 ms, held
+/// prompts 0.4–0.5 ms after the ACK). No share of the RTT: the shortest sample is a floor
+/// at any RTT, so data sooner than it left before the ACK reached the sender
+/// (wireshark-sample-ftpv6-2 stream 11: a segment 672 ms after the client's ACK on a
+/// 734 ms round trip, the tunnel's one segment every 300 ms).
+pub const FLOOR_SLACK_NS: u64 = RELEASE_NS / 4;
 /// RFC 6298 §2.3: the RTO allows 4 × RTTVAR of variation above SRTT; a delay beyond 4 ×
 /// the measured spread of prompt ACKs is not RTT variation.
 pub const RTT_VAR_FACTOR: u64 = 4;
@@ -526,8 +530,7 @@ fn round_trips(conn: &Connection<'_>) -> Option<RoundTrips> {
             };
             let shortest = [shortest(to_client, 1), shortest(to_server, 0)];
             let release = |leg: u64, short: u64| {
-                let jitter = RELEASE_NS + leg / RTT_JITTER_DIVISOR;
-                if short.saturating_add(jitter) < leg {
+                if short.saturating_add(release_tolerance(leg, 0)) < leg {
                     short
                 } else {
                     leg
@@ -556,6 +559,13 @@ fn round_trips(conn: &Connection<'_>) -> Option<RoundTrips> {
         release: r,
         floor: [0; 2],
     })
+}
+
+/// How far from the round trip to the sender data may arrive after the ACK and still be
+/// its release: the sender's reaction (`RELEASE_NS`), a quarter of the round trip for
+/// its variation, and the clock's tick.
+fn release_tolerance(to_sender: u64, tick_ns: u64) -> u64 {
+    RELEASE_NS + to_sender / RTT_JITTER_DIVISOR + tick_ns
 }
 
 /// The round trips from the capture point to `[client, server]` ([`round_trips`]).
@@ -605,16 +615,11 @@ fn judge(st: &Stall, to_sender: u64, floor: u64, to_receiver: u64, tick_ns: u64)
         && delay <= MAX_ACK_DELAY_NS
         && (stable || delay.saturating_mul(RTT_JITTER_DIVISOR) >= to_receiver);
     let gap = release.1.elapsed_since(st.ack.1);
-    // Data the ACK released reach here no sooner than the round trip to the sender after
-    // it, and that round trip is the shortest seen (`round_trips`): only the clock's
-    // tick, a 32nd of it and a quarter of `RELEASE_NS` for the spread of the path and
-    // of the hosts' reactions may be missing (tcptrace-urgent.pcap stream 1: round trips
-    // of 0.51–0.70 ms on a LAN, held prompts 0.4–0.5 ms after the ACK). Later, the path's
-    // jitter may add more. (tcptrace-http.pcap stream 8, at the client: data 0.57 ms
-    // after the client's ACK on a 1.89 ms round trip left the server before that ACK
-    // reached it.)
-    let tol = RELEASE_NS + to_sender / RTT_JITTER_DIVISOR + tick_ns;
-    let early = tick_ns + floor / RTT_FLOOR_DIVISOR + RELEASE_NS / 4;
+    // Data the ACK released reach here no sooner than the shortest round trip to the
+    // sender after it, less `FLOOR_SLACK_NS` and the tick; later, the path's jitter may
+    // add more.
+    let tol = release_tolerance(to_sender, tick_ns);
+    let early = tick_ns + FLOOR_SLACK_NS;
     let released = gap <= to_sender.saturating_add(tol)
         && gap.saturating_add(tol) >= to_sender
         && gap.saturating_add(early) >= floor;
@@ -1085,12 +1090,12 @@ mod tests {
         let st = stall(&[1448], 0, 41_000, (41_300, 1448));
         assert!(judge(&st, 25_000_000, 25_000_000, 0, 1_000).is_none());
         // Sooner than the shortest round trip a sample showed (20 ms; the handshake's
-        // 25 ms leg allows down to 17.75 ms), less its 32nd, 0.25 ms and the tick: it
-        // left before the ACK reached the sender.
+        // 25 ms leg allows down to 17.75 ms), less 0.25 ms of host reaction and the
+        // tick: it left before the ACK reached the sender.
         let st = stall(&[1448], 0, 41_000, (60_000, 1448));
         assert!(judge(&st, 25_000_000, 0, 0, 1_000).is_some());
         assert!(judge(&st, 25_000_000, 20_000_000, 0, 1_000).is_none());
-        let st = stall(&[1448], 0, 41_000, (60_200, 1448));
+        let st = stall(&[1448], 0, 41_000, (60_800, 1448));
         assert!(judge(&st, 25_000_000, 20_000_000, 0, 1_000).is_some());
     }
 }
