@@ -84,6 +84,31 @@ impl Exchange {
     }
 }
 
+/// Adds a response segment (`frame`, `ts`, `len`) to `rounds`: to the last round if it
+/// came less than `gap` after the response's previous segment (`since_last`; `None` for
+/// the first) and, with `longest`, less than that after the round began; else as a new
+/// round. Past [`MAX_ROUNDS`] everything goes to the last.
+#[inline]
+fn add_to_rounds(
+    rounds: &mut Vec<Span>,
+    since_last: Option<u64>,
+    gap: u64,
+    longest: Option<u64>,
+    (frame, ts, len): (u64, Timestamp, u32),
+) {
+    let full = rounds.len() >= MAX_ROUNDS;
+    match rounds.last_mut() {
+        Some(round)
+            if full
+                || (since_last.is_some_and(|s| s < gap)
+                    && longest.is_none_or(|l| ts.elapsed_since(round.start) < l)) =>
+        {
+            round.extend(frame, ts, len)
+        }
+        _ => rounds.push(Span::new(frame, ts, len)),
+    }
+}
+
 /// Builds the exchanges of one connection from its data segments.
 #[derive(Default, Debug)]
 pub struct ExchangeBuilder {
@@ -143,39 +168,28 @@ impl ExchangeBuilder {
         let Some(x) = self.exchanges.last_mut() else {
             return; // server data before any request (server speaks first): not an exchange
         };
-        match &mut x.response {
+        let since_last = match &mut x.response {
             None => {
                 x.response = Some(Span::new(frame, ts, len));
-                x.rounds.push(Span::new(frame, ts, len));
-                if x.index == 0 {
-                    x.paced_rounds.push(Span::new(frame, ts, len));
-                }
+                None
             }
             Some(r) => {
-                let since_last = ts.elapsed_since(r.end);
+                let since = ts.elapsed_since(r.end);
                 r.extend(frame, ts, len);
-                let full = x.rounds.len() >= MAX_ROUNDS;
-                match x.rounds.last_mut() {
-                    Some(round) if since_last < gap || full => round.extend(frame, ts, len),
-                    _ => x.rounds.push(Span::new(frame, ts, len)),
-                }
-                if x.index == 0 {
-                    // One round trip at most (`round_gap_ns` is half of it; 0: unknown).
-                    let full = x.paced_rounds.len() >= MAX_ROUNDS;
-                    match x.paced_rounds.last_mut() {
-                        Some(round)
-                            if full
-                                || (since_last < gap
-                                    && (round_gap_ns == 0
-                                        || ts.elapsed_since(round.start)
-                                            < round_gap_ns.saturating_mul(2))) =>
-                        {
-                            round.extend(frame, ts, len)
-                        }
-                        _ => x.paced_rounds.push(Span::new(frame, ts, len)),
-                    }
-                }
+                Some(since)
             }
+        };
+        add_to_rounds(&mut x.rounds, since_last, gap, None, (frame, ts, len));
+        if x.index == 0 {
+            // One round trip at most (`round_gap_ns` is half of it; 0: unknown).
+            let longest = (round_gap_ns > 0).then(|| round_gap_ns.saturating_mul(2));
+            add_to_rounds(
+                &mut x.paced_rounds,
+                since_last,
+                gap,
+                longest,
+                (frame, ts, len),
+            );
         }
     }
 

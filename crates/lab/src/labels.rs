@@ -460,6 +460,10 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     let snd = r.sender();
     let rcv = snd.other();
     let conns = r.sender_conns();
+    // The sender runs BBR (ss prints the congestion control's name as a flag).
+    let bbr = conns
+        .iter()
+        .any(|c| c.samples.iter().any(|s| s.flags.iter().any(|f| f == "bbr")));
     let rtt = r.rtt_ms();
     let kind = r.kind().to_string();
 
@@ -596,9 +600,6 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     // its chrono misses the pacing gaps of a sender the window holds: s12-029 had the
     // window's 31 segments unacked in every sample for 4 s and 36 % of busy in the
     // chrono. Its cost is then bounded only by busy time beyond slow start's rounds.
-    let paced = conns
-        .iter()
-        .any(|c| c.samples.iter().any(|s| s.flags.iter().any(|f| f == "bbr")));
     let rwnd_upto: f64 = conns.iter().map(busy_beyond_slow_start_ms).sum();
     o.put(
         "rwnd.limited",
@@ -615,7 +616,7 @@ pub fn label_run(r: &Records) -> Vec<Label> {
             "sender rwnd_limited {rwnd_lim:.0} ms of busy {busy:.0} ms, of which beyond \
              slow start's rounds {rwnd_cost:.0} ms{}; up to {unsampled:.0} ms sent after the \
              last samples",
-            if paced {
+            if bbr {
                 format!(" (paced: a lower bound, busy beyond them {rwnd_upto:.0} ms)")
             } else {
                 String::new()
@@ -626,8 +627,8 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     // A connection read before it ended may have been held after its last sample
     // (`unsampled_tail_ms`): the records cannot rule out that much more.
     if let Some(l) = o.0.last_mut() {
-        if l.want == Want::Must && (paced || unsampled > 0.0) {
-            let hi = if paced {
+        if l.want == Want::Must && (bbr || unsampled > 0.0) {
+            let hi = if bbr {
                 rwnd_upto.max(rwnd_cost)
             } else {
                 rwnd_cost
@@ -808,9 +809,6 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     let any_early = early.iter().any(|&e| e);
     // BBR sets snd_ssthresh itself when it leaves STARTUP (bbr_check_drain), loss-free:
     // not decided for a BBR sender.
-    let bbr = conns
-        .iter()
-        .any(|c| c.samples.iter().any(|s| s.flags.iter().any(|f| f == "bbr")));
     o.yes_no(
         "slow_start.early_exit",
         any_early && hystart == 0 && !bbr,

@@ -358,10 +358,9 @@ impl Detector for NewConnection {
         let x = if looks_like_slow_start(x, rtt_ns, mss) {
             Cow::Borrowed(x)
         } else if rounds_of_slow_start(&x.paced_rounds, rtt_ns, mss) {
-            Cow::Owned(Exchange {
-                rounds: x.paced_rounds.clone(),
-                ..x.clone()
-            })
+            let mut paced = x.clone();
+            paced.rounds = std::mem::take(&mut paced.paced_rounds);
+            Cow::Owned(paced)
         } else {
             return;
         };
