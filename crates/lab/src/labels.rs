@@ -1044,9 +1044,22 @@ pub fn idle_in_transfer_ms(samples: &[&SsSocket], total: f64) -> Option<(f64, f6
     if inside.len() < 2 {
         return None;
     }
-    let span = b.t_ms - a.t_ms;
+    let span = kernel_span_ms(a, b).unwrap_or(b.t_ms - a.t_ms);
     let busy = b.num("busy").unwrap_or(0.0) - a.num("busy").unwrap_or(0.0);
     Some(((span - busy).max(0.0), span))
+}
+
+/// The time between two samples of one socket by the kernel's own clock, when it can
+/// be read: `lastrcv` is tcp_jiffies32 less icsk_ack.lrcvtime, which only data from the
+/// peer moves (tcp_event_data_recv; the socket's creation sets it first), so while
+/// bytes_received stands still both readings count from the same moment. The sampler's
+/// own stamp is taken before `ss` runs, and on a loaded machine `ss` has started
+/// 150 ms later (s12-087: 189 ms between two stamps, 36 ms by lastrcv, and busy_time
+/// grew 36 ms), which read as 162 ms of a starved sender that was busy throughout.
+fn kernel_span_ms(a: &SsSocket, b: &SsSocket) -> Option<f64> {
+    let received = |s: &SsSocket| s.num("bytes_received").unwrap_or(0.0);
+    let span = b.num("lastrcv")? - a.num("lastrcv")?;
+    (received(a) == received(b) && span >= 0.0).then_some(span)
 }
 
 fn label_app_limited(r: &Records, o: &mut Out, conns: &[Conn], kind: &str) {
@@ -1612,6 +1625,36 @@ mod tests {
             label(&records("http", Value::Null), "app.limited").want,
             Want::Unknown
         );
+    }
+
+    /// s12-087's server samples: the sampler's stamps put 189 ms between the first two
+    /// (`ss` started 150 ms late on a loaded machine), tcp_info's lastrcv 36 ms, and
+    /// busy_time grew 36 ms. With the peer silent, lastrcv is the kernel's clock: the
+    /// sender was busy throughout, not starved for 153 ms. Once the peer sends data,
+    /// lastrcv restarts and the stamps are all there is.
+    #[test]
+    fn starved_time_is_read_on_the_kernels_clock() {
+        let at = |t_ms: f64, busy: &str, lastrcv: &str, received: &str| {
+            let mut s = sample(
+                0.0,
+                "ESTAB",
+                &[
+                    ("busy", busy),
+                    ("lastrcv", lastrcv),
+                    ("bytes_received", received),
+                    ("bytes_acked", "101360"),
+                    ("unacked", "73"),
+                    ("mss", "1448"),
+                ],
+            );
+            s.t_ms = t_ms;
+            s
+        };
+        let (a, b) = (at(547.3, "28ms", "28", "0"), at(736.7, "64ms", "64", "0"));
+        assert_eq!(idle_in_transfer_ms(&[&a, &b], 4194304.0), Some((0.0, 36.0)));
+        let talked = at(736.7, "64ms", "4", "100");
+        let (starved, span) = idle_in_transfer_ms(&[&a, &talked], 4194304.0).unwrap();
+        assert!((span - 189.4).abs() < 1e-9 && (starved - 153.4).abs() < 1e-9);
     }
 
     /// At snaplen 64 the receiver (and the router, at the client's end of a download)
