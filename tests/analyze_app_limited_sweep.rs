@@ -132,3 +132,20 @@ fn a_reopened_window_is_not_app_limited_away_from_the_sender() {
     assert!(!ids.contains(&APP_LIMITED), "{ids:?}");
     assert!(ids.contains(&"rwnd.zero_window"), "{ids:?}");
 }
+
+/// s11-000, the server's capture of a BBR download (RTT 1 ms, 18 Mbit/s into a
+/// 599-packet FIFO, TSO, snaplen 64): BBR paces 17,376-byte slots every 7–9 ms. Frame
+/// 641 (0.533496 s): the client's ACK 1,084,361 frees room with 34,752 B in flight (the
+/// server's highest byte 1,119,113, frame 640); six more ACKs of two segments arrive and
+/// the next data is frame 648 at 0.542821 s, 9.3 ms later, with no ACK before it. But
+/// the flight's last byte was ACKed only at frame 655 (0.550826 s, ACK 1,120,561), 8.0
+/// ms after frame 648 left, on a path whose quickest data → ACK took 3.5 ms (frame 4 →
+/// 12): the queue ahead of the new data never drained, so the path never waited for the
+/// application. tcp_info: nothing unsent or in flight for 0 ms of 1,756; the detector
+/// had called 16 such pauses 103 ms of app.limited.
+#[test]
+fn a_pause_that_the_senders_own_queue_spans_is_not_app_limited() {
+    let f = findings_json(sweep_path("s11-000-bulk-server.pcap"), &["--min-cost", "0"]);
+    let ids: Vec<&str> = f.iter().filter_map(|x| x["id"].as_str()).collect();
+    assert!(!ids.contains(&APP_LIMITED), "{ids:?}");
+}

@@ -25,7 +25,9 @@
 //! more than two segments must leave at once: a pacing sender's slot is two
 //! (tcp_tso_autosize's tcp_min_tso_segs) whenever its slots are `MIN_GAP_NS` apart.
 //! That is the paced writer whose writes come more often than once per RTT, whose flight
-//! never empties. Judged only at the sender, and only for a sender seen answering an ACK
+//! never empties. Its flight drains from the path's queue during the pause: a pause
+//! whose flight was ACKed later than the new data could have followed it on an empty
+//! path (`path_idle_ns`) is a pacing or cwnd-limited sender behind its own queue. Judged only at the sender, and only for a sender seen answering an ACK
 //! within `LAG_NOISE_NS` (elsewhere the ACK's effect is an estimate a millisecond off).
 //! Likewise a pause that begins when the receiver reopens a window that had closed on
 //! the sender (everything ACKed, no room for a burst, then an update): Linux sends what
@@ -129,6 +131,31 @@ struct Gap {
     /// New data it sent at once after the pause: until its first silence of half the
     /// pause or more (`Dir::prompt`).
     prompt_bytes: u64,
+    /// For a pause with data in flight: the end of that flight (the highest byte sent
+    /// before the pause ended), and once the ACK of it came, how long the path could
+    /// have idled before the new data reached the point where the old left it
+    /// ([`path_idle_ns`]).
+    flight_end: u64,
+    path_idle_ns: Option<u64>,
+}
+
+/// How long a path could have gone without this sender's data during a pause with data
+/// in flight: the flight's last byte left the path's bottleneck no sooner than one
+/// minimum RTT's return half before its ACK, and the data that ended the pause reached
+/// the bottleneck no later than one forward half after it left, so the bottleneck idled
+/// at most `data + min RTT − ACK of the flight` (zero when that ACK came later). A
+/// pause its own queue spans (less than `MIN_GAP_NS` of possible idling) is the
+/// sender's pacing or cwnd behind a standing queue, not a missing write: a sender with
+/// nothing to write lets the path drain (sweep s11-000: BBR paced 17 KB slots every
+/// 7–9 ms at 18 Mbit/s into a 599-packet FIFO, and each slot's data were ACKed 8 ms
+/// after the next slot left, on a 3.5 ms path). A pause that passes is counted whole,
+/// as every pause is: the time the sender waited with room (the bottleneck's idle time
+/// is shorter by the flight's own serialization, a paced writer's 3–7 ms).
+fn path_idle_ns(data_ts: Timestamp, min_rtt_ns: u64, flight_acked: Timestamp) -> u64 {
+    data_ts
+        .elapsed_since(flight_acked)
+        .saturating_add(min_rtt_ns)
+        .saturating_sub(flight_acked.elapsed_since(data_ts))
 }
 
 impl Gap {
@@ -184,6 +211,12 @@ struct Dir {
     gaps: Vec<Gap>,
     /// The gap whose burst is being sent.
     in_burst: Option<usize>,
+    /// The first gap whose flight's ACK has not come yet (`Gap::path_idle_ns`).
+    unsettled: usize,
+    /// When the latest ACK that advanced `acked` was seen.
+    advanced_ts: Option<Timestamp>,
+    /// The smallest RTT sample of this direction's data (data → its ACK).
+    min_rtt_ns: Option<u64>,
     /// The gap whose prompt burst is being sent, and when its latest data left.
     prompt: Option<(usize, Timestamp)>,
     /// The window of the peer's latest ACK of this direction's data (any ACK: it sets
@@ -300,6 +333,35 @@ impl Detector for AppLimited {
                 });
                 d.peer_spoke = false;
             }
+            // The flight's ACK, when it is not one a receiver may delay: an ACK of two
+            // full segments or more leaves at once (__tcp_ack_snd_check: more than one
+            // full-sized segment unacknowledged), one of less may wait for the
+            // delayed-ACK timer (40 ms and more), which would hide the path's idling
+            // (the lab's app-limited: a write's odd last segment, ACKed 40 ms late).
+            // For such a one the ACK before it stands in: it did not cover the flight's
+            // last data, so it left the receiver before that data arrived, and less
+            // than two segments were still to cross the path.
+            let segment = d.largest_segment.clamp(1, ETHERNET_SEGMENT);
+            let prompt = ack >= d.acked.saturating_add(2 * segment);
+            if let Some((_, rtt)) = ev.ack_rtt {
+                d.min_rtt_ns = Some(d.min_rtt_ns.map_or(rtt, |m| m.min(rtt)));
+            }
+            let flight_acked = if prompt { Some(seg.ts) } else { d.advanced_ts };
+            while let Some(g) = d.gaps.get_mut(d.unsettled) {
+                if g.in_flight > 0 {
+                    if ack < g.flight_end {
+                        break;
+                    }
+                    // The path's RTT without a queue, as far as this data's ACKs told
+                    // (the model's smallest sample may be the peer's own reaction).
+                    let min_rtt = d.min_rtt_ns.unwrap_or(0);
+                    g.path_idle_ns = flight_acked.map(|t| path_idle_ns(g.data_ts, min_rtt, t));
+                }
+                d.unsettled += 1;
+            }
+            if ack > d.acked {
+                d.advanced_ts = Some(seg.ts);
+            }
             d.last_ack_ts = Some(seg.ts);
             d.last_ack_window = ev.window_bytes;
             if ack > d.acked || d.acked_window == 0 {
@@ -388,6 +450,8 @@ impl Detector for AppLimited {
                     data_ts: seg.ts,
                     burst_bytes: 0,
                     prompt_bytes: u64::from(ev.payload_len),
+                    flight_end: d.highest.unwrap_or(0),
+                    path_idle_ns: None,
                 });
                 d.in_burst = Some(d.gaps.len() - 1);
                 d.prompt = Some((d.gaps.len() - 1, seg.ts));
@@ -467,6 +531,7 @@ impl Detector for AppLimited {
                 .filter(|g| g.in_flight == 0 || reacts_at_once)
                 .filter(|g| g.in_flight == 0 || g.prompt_bytes > 2 * segment)
                 .filter(|g| g.raw_ns() <= MAX_GAP_NS && g.burst_bytes >= MIN_BURST_BYTES)
+                .filter(|g| g.path_idle_ns.is_none_or(|idle| idle >= MIN_GAP_NS))
                 .map(|g| (*g, g.raw_ns().saturating_sub(rtt_inside)))
                 .filter(|&(_, open)| open >= MIN_GAP_NS)
                 .collect();
