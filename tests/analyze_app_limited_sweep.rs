@@ -149,3 +149,23 @@ fn a_pause_that_the_senders_own_queue_spans_is_not_app_limited() {
     let ids: Vec<&str> = f.iter().filter_map(|x| x["id"].as_str()).collect();
     assert!(!ids.contains(&APP_LIMITED), "{ids:?}");
 }
+
+/// s11-029, the client's capture of a slow reader (RTT 32 ms, 11,264 B read every
+/// 76 ms, SO_RCVBUF 75,776, snaplen 64 so the window scale is cut). Frame 300 ACKs
+/// 349,871 with raw window 8,574; the server's data stop at 367,019 (frame 312),
+/// exactly 8,574 << 1 past it: the window's edge. Frame 313 (1.627824 s) ACKs it all
+/// with raw window 3,148 and the next data arrive at frame 315, 104 ms later. In the
+/// server's capture that ACK arrived 66 ms after the client sent it (16 ms one way) and
+/// the data left 31 µs later (its frames 313, 314): the emulator's jitter on a window
+/// update's round trip, not the application (tcp_info: nothing unsent or in flight for
+/// 1 ms of 3,273). The detector had called this and two such releases (237 → 238,
+/// 500 → 501) 108.6 ms of app.limited.
+#[test]
+fn a_window_release_with_the_scale_cut_is_not_app_limited_away_from_the_sender() {
+    let f = findings_json(
+        sweep_path("s11-029-slow_reader-client.pcap"),
+        &["--min-cost", "0"],
+    );
+    let ids: Vec<&str> = f.iter().filter_map(|x| x["id"].as_str()).collect();
+    assert!(!ids.contains(&APP_LIMITED), "{ids:?}");
+}

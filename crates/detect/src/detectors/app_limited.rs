@@ -30,9 +30,10 @@
 //! path (`path_idle_ns`) is a pacing or cwnd-limited sender behind its own queue. Judged only at the sender, and only for a sender seen answering an ACK
 //! within `LAG_NOISE_NS` (elsewhere the ACK's effect is an estimate a millisecond off).
 //! Likewise a pause that begins when the receiver reopens a window that had closed on
-//! the sender (everything ACKed, no room for a burst, then an update): Linux sends what
-//! is queued on that update, so the data that follows is its answer, and away from the
-//! sender a late answer is the path's jitter as often as an idle application.
+//! the sender (everything ACKed, no room for a burst, then an update), or ACKs data that
+//! had filled its window to the edge: Linux sends what is queued on that update, so the
+//! data that follows is its answer, and away from the sender a late answer is the
+//! path's jitter as often as an idle application.
 //! At the sender the ACK and the next data are seen where they happen; at the receiver the ACK
 //! leaves one half RTT before the sender gets it and the data arrives one half RTT after
 //! it left, so one RTT is subtracted from the gap; in the middle, the tap-to-sender part
@@ -63,7 +64,7 @@ use crate::detector::{emptied_vec, ms, Connection, Detector, Reusable, Segment, 
 use crate::detectors::server_think_time::MIN_THINK_NS;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
-use tcpwhy_track::limits::{ETHERNET_MSS, LAG_NOISE_NS};
+use tcpwhy_track::limits::{Limit, ETHERNET_MSS, LAG_NOISE_NS};
 use tcpwhy_track::{SegmentKinds, Side, Vantage};
 
 use crate::catalogue::Entry;
@@ -215,6 +216,9 @@ struct Dir {
     unsettled: usize,
     /// When the latest ACK that advanced `acked` was seen.
     advanced_ts: Option<Timestamp>,
+    /// The latest new data filled the peer's window to its edge (`Limit::Rwnd` or
+    /// `ZeroWindow`): the ACK of it that opens room releases a window-limited sender.
+    at_edge: bool,
     /// The smallest RTT sample of this direction's data (data → its ACK).
     min_rtt_ns: Option<u64>,
     /// The gap whose prompt burst is being sent, and when its latest data left.
@@ -288,7 +292,7 @@ impl Detector for AppLimited {
                     ts: seg.ts,
                     window_bytes: ev.window_bytes,
                     in_flight: 0,
-                    reopened: closed,
+                    reopened: closed || d.at_edge,
                 });
                 d.peer_spoke = false;
                 d.in_burst = None;
@@ -457,6 +461,16 @@ impl Detector for AppLimited {
                 d.prompt = Some((d.gaps.len() - 1, seg.ts));
             }
         }
+        let end = ev.rel_seq + u64::from(ev.payload_len);
+        // With the window scale unknown the tracker cannot place the edge; the data that
+        // ends exactly at the latest ACK plus its raw window shifted by some scale (0–14,
+        // RFC 7323 §2.3) stopped there (sweep s11-029 at snaplen 64: 17,148 B past ACK
+        // 349,871 = raw window 8,574 << 1, then 71.8 ms of "pause" that was the path's
+        // jitter on the window update's round trip).
+        d.at_edge = matches!(ev.limit, Limit::Rwnd | Limit::ZeroWindow)
+            || (scale_unknown
+                && d.last_ack_window > 0
+                && (0..=14).any(|s| d.acked.saturating_add(d.last_ack_window << s) == end));
         d.largest_segment = d.largest_segment.max(u64::from(ev.payload_len));
         if let Some(t) = d.acked_ts.take() {
             let r = seg.ts.elapsed_since(t);
@@ -465,7 +479,6 @@ impl Detector for AppLimited {
         if let Some(g) = d.in_burst.and_then(|i| d.gaps.get_mut(i)) {
             g.burst_bytes += u64::from(ev.payload_len);
         }
-        let end = ev.rel_seq + u64::from(ev.payload_len);
         if scale_unknown
             && d.last_ack_ts.is_some()
             && end.saturating_sub(d.acked) >= MIN_BURST_BYTES
