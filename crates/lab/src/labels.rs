@@ -259,6 +259,23 @@ impl Conn<'_> {
             0.0
         }
     }
+    /// How long after its last sample the connection may still have been busy: up to
+    /// one sampling period when that sample shows data unsent or in flight, in any state
+    /// — TCP_CHRONO_BUSY runs until the ACK that empties the retransmission queue, and a
+    /// socket still holding data at the next tick would have been sampled again (after
+    /// that ACK a closed socket becomes a timewait sock, which ss shows without
+    /// tcp_info). s13-079: the last sample, FIN-WAIT-1 with 635 segments in flight, had
+    /// busy 1,144 ms; the client read its last byte 1,178 ms after it connected.
+    fn unsampled_busy_ms(&self) -> f64 {
+        let held = self.samples.last().is_some_and(|s| {
+            s.num("notsent").is_some_and(|n| n > 0.0) || s.num("unacked").is_some_and(|n| n > 0.0)
+        });
+        if held {
+            truth::SS_PERIOD.as_secs_f64() * 1e3
+        } else {
+            0.0
+        }
+    }
 }
 
 /// Slow-start rounds (a window doubling each RTT from [`IW`] segments, RFC 6928 / RFC
@@ -286,14 +303,34 @@ fn rwnd_cost_ms(c: &Conn<'_>) -> f64 {
 }
 
 /// The connection's busy time less the rounds slow start needs for its bytes (one
-/// minrtt each): the most any limit can have cost it.
+/// minrtt each): the most any limit can have cost it, as far as the samples saw.
 fn busy_beyond_slow_start_ms(c: &Conn<'_>) -> f64 {
+    busy_beyond_rounds_ms(c, c.max("busy"))
+}
+
+/// [`busy_beyond_slow_start_ms`] for a busy time of `busy` ms.
+fn busy_beyond_rounds_ms(c: &Conn<'_>, busy: f64) -> f64 {
     let bytes = c.max("bytes_sent") - c.max("bytes_retrans");
     let (Some(rtt), Some(mss)) = (c.min("minrtt"), c.min("mss")) else {
         return 0.0;
     };
     let unlimited = f64::from(slow_start_rounds(bytes, mss)) * rtt;
-    (c.max("busy") - unlimited).max(0.0)
+    (busy - unlimited).max(0.0)
+}
+
+/// The most the receiver's window can have cost one connection, with what its records
+/// leave open after the last sample: its chrono as read plus what it may have counted
+/// since (`unsampled_tail_ms`), and no more than its busy time beyond slow start's
+/// rounds with the busy time it may have had since (`unsampled_busy_ms`). For a paced
+/// sender the chrono is no bound (see `label_run`'s rwnd.limited).
+fn rwnd_cost_upto_ms(c: &Conn<'_>, paced: bool) -> f64 {
+    let beyond = busy_beyond_rounds_ms(c, c.max("busy") + c.unsampled_busy_ms());
+    let upto = if paced {
+        beyond
+    } else {
+        (c.max("rwnd_limited") + c.unsampled_tail_ms()).min(beyond)
+    };
+    upto.max(rwnd_cost_ms(c))
 }
 
 /// The longest run of consecutive samples whose smoothed RTT (`rtt`) meets `queued`,
@@ -601,6 +638,7 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     // window's 31 segments unacked in every sample for 4 s and 36 % of busy in the
     // chrono. Its cost is then bounded only by busy time beyond slow start's rounds.
     let rwnd_upto: f64 = conns.iter().map(busy_beyond_slow_start_ms).sum();
+    let rwnd_cost_upto: f64 = conns.iter().map(|c| rwnd_cost_upto_ms(c, bbr)).sum();
     o.put(
         "rwnd.limited",
         if rw {
@@ -624,16 +662,11 @@ pub fn label_run(r: &Records) -> Vec<Label> {
         ),
         rw.then_some(rwnd_cost),
     );
-    // A connection read before it ended may have been held after its last sample
-    // (`unsampled_tail_ms`): the records cannot rule out that much more.
+    // A connection read before it ended may have been held or busy after its last
+    // sample (`rwnd_cost_upto_ms`): the records cannot rule out that much more.
     if let Some(l) = o.0.last_mut() {
-        if l.want == Want::Must && (bbr || unsampled > 0.0) {
-            let hi = if bbr {
-                rwnd_upto.max(rwnd_cost)
-            } else {
-                rwnd_cost
-            };
-            l.truth_cost_upto_ms = Some(hi + unsampled);
+        if l.want == Want::Must && rwnd_cost_upto > rwnd_cost {
+            l.truth_cost_upto_ms = Some(rwnd_cost_upto);
         }
     }
     // The chrono counts jiffies (tcp_chrono_set reads tcp_jiffies32): "≤ 1 % of busy"
@@ -1455,6 +1488,35 @@ mod tests {
             label(&r, "rwnd.limited").truth_cost_upto_ms,
             Some(1656.0 + 50.0)
         );
+    }
+
+    /// Sweep s13-079 (CUBIC, 124 ms RTT, 4 MiB): the server's last sample, FIN-WAIT-1
+    /// with 635 segments still in flight, read busy 1,144 ms and rwnd_limited 136 ms;
+    /// slow start's 9 rounds take 1,121.4 ms, so 22.6 ms beyond them as far as sampled.
+    /// Shut, the sender could add no window-limited time, but it stayed busy until the
+    /// final ACK, up to one sampling period later: up to 72.6 ms (the detector's 49–56 ms
+    /// from the wire was called a 2.5-fold overestimate). Nothing in flight: no more.
+    #[test]
+    fn rwnd_cost_counts_the_busy_time_after_the_last_sample() {
+        let fields = [
+            ("busy", "1144ms"),
+            ("rwnd_limited", "136ms(11.9%)"),
+            ("mss", "1448"),
+            ("minrtt", "124.6"),
+            ("bytes_sent", "4194304"),
+            ("unacked", "635"),
+        ];
+        let mut r = records("bulk", Value::Null);
+        r.ss_server = vec![sample(1.0, "FIN-WAIT-1", &fields)];
+        let l = label(&r, "rwnd.limited");
+        assert_eq!(l.want, Want::Must, "{}", l.why);
+        let (lo, hi) = (l.truth_cost_ms.unwrap(), l.truth_cost_upto_ms.unwrap());
+        assert!(
+            (lo - 22.6).abs() < 1e-9 && (hi - 72.6).abs() < 1e-9,
+            "{lo} {hi}"
+        );
+        r.ss_server = vec![sample(1.0, "FIN-WAIT-1", &fields[..5])];
+        assert_eq!(label(&r, "rwnd.limited").truth_cost_upto_ms, None);
     }
 
     /// Sweep s3-013 (slow reader, 1 ms RTT, no rate limit on the path): the sender's
