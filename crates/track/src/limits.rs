@@ -139,11 +139,19 @@ struct AckView {
     edge: u64,
 }
 
+/// Echo samples the lag is the shortest of ([`Limits::echo_sample`]).
+const RECENT_ECHOES: usize = 4;
+
 /// Per-direction state of the limit accounting.
 #[derive(Clone, Debug)]
 pub(crate) struct Limits {
-    /// Capture-to-sender round trip, when known: the shortest sample so far.
+    /// Capture-to-sender round trip, when known: the shortest recent sample
+    /// ([`Limits::echo_sample`]).
     lag_ns: Option<u64>,
+    recent_echoes: [u64; RECENT_ECHOES],
+    recent_next: usize,
+    /// The latest data came after everything sent was acknowledged (`Limit::App`).
+    after_app: bool,
     /// Allocated at the first ACK that has to wait (empty until then): most connections
     /// of a busy capture never need it, and inline it made every tracked connection
     /// 3 KB larger (the 1 M-connection bench capture).
@@ -183,6 +191,9 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             lag_ns: None,
+            recent_echoes: [0; RECENT_ECHOES],
+            recent_next: 0,
+            after_app: false,
             ring: Box::default(),
             ring_head: 0,
             ring_len: 0,
@@ -218,7 +229,7 @@ impl Limits {
         self.shorter_lag(ns);
     }
 
-    /// A round-trip sample: the shortest so far is the lag. ACKs already waiting were
+    /// A shorter round trip than the lag: it is the lag now. ACKs already waiting were
     /// timed with the longer one: they take effect earlier by the difference (not
     /// before the time already accounted), or they would hold the view back behind the
     /// first packets' delay (sweep s1-055's client capture: 8 ms counted as `rwnd` at a
@@ -242,11 +253,42 @@ impl Limits {
     /// A TSval echo by the sender: a capture-to-sender round trip plus its ACK delay.
     /// Like the handshake's leg it cannot be shorter than the round trip (the sender
     /// cannot echo a TSval before a segment carrying it reached it), so the shortest of
-    /// all is the estimate: a handshake leg inflated by a slow first packet (the lab's
-    /// emulator: 36 ms for a 14 ms path in sweep s1-039's client capture) is replaced by
-    /// the first echo that shows the path is shorter.
+    /// the recent echoes is the estimate: a handshake leg inflated by a slow first
+    /// packet (the lab's emulator: 36 ms for a 14 ms path in sweep s1-039's client
+    /// capture) is replaced by the first echo that shows the path is shorter, and a
+    /// queue that builds on the way lengthens the round trip for every echo after it.
+    /// The shortest ever would apply each ACK a queue's delay before the sender saw it:
+    /// sweep s10-064's client (18 ms path, a 925-packet FIFO at 5 Mbit/s, echoes of
+    /// 97 ms) had the sender's answers to a full 59 KB window arrive "before" the ACKs
+    /// that released them took effect, and counted 4.7 s of a window-limited transfer
+    /// as the sender's own. "Recent" is the last [`RECENT_ECHOES`]: one echo stretched by
+    /// the sender's pause, a delayed ACK or a lost segment is one of them, and they
+    /// answer the ACKs of at most eight segments, within a round trip of any window
+    /// larger than that. Echoes by data after everything was acknowledged include the
+    /// sender's own pause: they may only shorten the lag.
     pub(crate) fn echo_sample(&mut self, ns: u64) {
-        self.shorter_lag(ns);
+        if self.after_app {
+            // Data after the sender's own pause echo an ACK that waited through it: no
+            // measure of the path (the lab's app-limited: every echo is a write 50 ms
+            // after the ACK on a 25 ms path). It can only show the path is shorter.
+            self.shorter_lag(ns);
+            return;
+        }
+        self.recent_echoes[self.recent_next % RECENT_ECHOES] = ns;
+        self.recent_next = self.recent_next.wrapping_add(1);
+        let n = self.recent_next.min(RECENT_ECHOES);
+        let recent = self.recent_echoes[..n].iter().copied().min().unwrap_or(ns);
+        match self.lag_ns {
+            Some(old) if recent > old && self.recent_next >= RECENT_ECHOES => {
+                self.lag_ns = Some(recent)
+            }
+            _ => self.shorter_lag(recent),
+        }
+    }
+
+    /// The capture-to-sender round trip as of now (`DirModel::round_trip_ns`).
+    pub(crate) fn lag_ns(&self) -> Option<u64> {
+        self.lag_ns
     }
 
     /// The segment size the sender may use: the MSS the receiver announced in its SYN.
@@ -446,6 +488,7 @@ impl Limits {
         self.largest_segment = self.largest_segment.max(u64::from(len));
         self.advance(t);
         self.account(t);
+        self.after_app = matches!(self.state, Limit::App | Limit::None);
         if self.state == Limit::App && self.highest.is_some_and(|h| end > h) {
             if !self.peer_spoke && self.pending_app_ns <= MAX_APP_GAP_NS {
                 self.out.app_ns = self.out.app_ns.saturating_add(self.pending_app_ns);
@@ -576,6 +619,27 @@ mod tests {
             (l.times().rwnd_ns, l.times().sender_ns),
             (MS as u64, MS as u64)
         );
+    }
+
+    /// The lag follows the shortest of the last four echoes: down at once (a slow first
+    /// packet), up once four in a row say the round trip grew (a queue).
+    #[test]
+    fn the_lag_follows_a_queue_that_builds() {
+        let mut l = Limits::default();
+        l.set_handshake_lag(19 * MS as u64);
+        l.echo_sample(18 * MS as u64);
+        assert_eq!(l.lag_ns, Some(18 * MS as u64));
+        for (k, ms) in [97, 99, 96].into_iter().enumerate() {
+            l.echo_sample(ms * MS as u64);
+            assert_eq!(l.lag_ns, Some(18 * MS as u64), "echo {k}");
+        }
+        l.echo_sample(98 * MS as u64);
+        assert_eq!(l.lag_ns, Some(96 * MS as u64));
+        // One long echo (the sender's pause) among short ones changes nothing.
+        l.echo_sample(300 * MS as u64);
+        assert_eq!(l.lag_ns, Some(96 * MS as u64));
+        l.echo_sample(20 * MS as u64);
+        assert_eq!(l.lag_ns, Some(20 * MS as u64));
     }
 
     /// In loss recovery (data sent again, not all ACKed) an opening ACK ends the window's
