@@ -169,3 +169,42 @@ fn a_window_release_with_the_scale_cut_is_not_app_limited_away_from_the_sender()
     let ids: Vec<&str> = f.iter().filter_map(|x| x["id"].as_str()).collect();
     assert!(!ids.contains(&APP_LIMITED), "{ids:?}");
 }
+
+/// s12-072, the client's capture of a paced download (37 ms path, BBR, the server
+/// writing 15,360 B every 62 ms through a 36 KB send buffer). Frame 201 ACKs everything
+/// with an 81,920-byte window; the next data arrive at frame 202, 53.9 ms later, of
+/// which one round trip to the server is the path: the shortest echo of the client's
+/// TSvals, 37.4 ms, not the handshake's 41.8 ms (the emulator's slow first packet).
+/// 28 such pauses, 391 ms; the server's tcp_info: nothing unsent or in flight for
+/// 392 ms. With the handshake's leg taken off each, they were 268 ms.
+#[test]
+fn a_receiver_takes_the_paths_round_trip_off_each_pause() {
+    let f = findings(sweep_path("s12-072-bulk-client.pcap"));
+    let a = one(&f, APP_LIMITED);
+    assert_eq!(a.vantage, "client");
+    assert_eq!(frames(a)[..2], [201, 202]);
+    assert!(a.explanation.contains("28 pause(s)"), "{}", a.explanation);
+    assert!(
+        a.explanation.contains("minus the 37.4 ms of path"),
+        "{}",
+        a.explanation
+    );
+    assert!((a.cost_ms - 391.3).abs() < 0.1, "{}", a.cost_ms);
+}
+
+/// s12-087, a router's capture (frames 1–600) of a control download on a loaded
+/// machine (3 ms path; the server's srtt reached 21.8 ms). Frame 267 ACKs everything
+/// (client TSval 3,078,361,128); the server's next data, frame 268, arrive 9.6 ms later
+/// but echo TSval 3,078,361,116, 12 ms older: the server sent them before that ACK
+/// reached it, answering an earlier ACK on a slower path. Likewise 271 → 272. tcp_info:
+/// nothing unsent or in flight. Judged with the path's shortest round trip (3.7 ms) and
+/// without the echo, these were two "pauses" of 5.3 ms.
+#[test]
+fn data_that_echo_an_older_ack_end_no_pause() {
+    let f = findings_json(
+        sweep_path("s12-087-control-router.pcap"),
+        &["--min-cost", "0"],
+    );
+    let ids: Vec<&str> = f.iter().filter_map(|x| x["id"].as_str()).collect();
+    assert!(!ids.contains(&APP_LIMITED), "{ids:?}");
+}

@@ -62,6 +62,15 @@ pub struct DirModel {
     /// The newest TSval the sender sent (RFC 7323 §5.3 modular order), capture
     /// duplicates left out.
     pub tsval_max: Option<u32>,
+    /// The TSecr of the sender's latest segment with an ACK: the newest of the peer's
+    /// TSvals it had received when it sent it (RFC 7323 §4.3's TS.Recent).
+    pub tsecr: Option<u32>,
+    /// The round trip from the capture point to the sender and back as of now: how long
+    /// an ACK seen here takes to reach the sender and its answer to come back (at the
+    /// sender, its own reaction). The handshake's leg, then the shortest of the recent
+    /// echoes of the peer's TSvals by this side (`limits.rs`, `Limits::echo_sample`):
+    /// it follows a queue that builds on the path.
+    pub round_trip_ns: Option<u64>,
 }
 
 /// What the tracker knows of a connection, as of the segment it comes with.

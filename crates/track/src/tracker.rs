@@ -1627,6 +1627,9 @@ impl Conn {
             {
                 fwd.model.tsval_max = Some(tsval);
             }
+            if O::EVENTS && flags.ack() && tsecr != 0 {
+                fwd.model.tsecr = Some(tsecr);
+            }
             // A TSval first sent at an untrusted time starts no sample.
             if fwd.last_tsval != Some(tsval) {
                 fwd.last_tsval = Some(tsval);
@@ -1718,7 +1721,10 @@ impl Conn {
     fn model(&self, client: usize) -> ConnModel {
         let c = client & 1;
         ConnModel {
-            dirs: [self.dirs[c].model, self.dirs[1 - c].model],
+            dirs: [c, 1 - c].map(|i| DirModel {
+                round_trip_ns: self.dirs[i].limits.lag_ns(),
+                ..self.dirs[i].model
+            }),
             syn_to_synack_ns: self.syn_to_synack_ns,
             synack_to_ack_ns: self.synack_to_ack_ns,
             tick_ns: self.tick_ns,

@@ -34,10 +34,13 @@
 //! had filled its window to the edge: Linux sends what is queued on that update, so the
 //! data that follows is its answer, and away from the sender a late answer is the
 //! path's jitter as often as an idle application.
-//! At the sender the ACK and the next data are seen where they happen; at the receiver the ACK
-//! leaves one half RTT before the sender gets it and the data arrives one half RTT after
-//! it left, so one RTT is subtracted from the gap; in the middle, the tap-to-sender part
-//! of the RTT (from the handshake), else the whole RTT.
+//! At the sender the ACK and the next data are seen where they happen; elsewhere the ACK
+//! takes the way to the sender and the data the way back, so the capture point's round
+//! trip to the sender as it was when the data came (`DirModel::round_trip_ns`: the
+//! handshake's leg, then the shortest recent echo of the peer's TSvals) is subtracted
+//! from the gap: at the receiver the whole RTT, in the middle the tap-to-sender part.
+//! There the data must also echo the ACK that began the pause (its TSecr at least that
+//! ACK's TSval): data echoing an older one left before that ACK reached the sender.
 //!
 //! Cost: the sum of those open-window gaps between `MIN_GAP_NS` and `MAX_GAP_NS`,
 //! conservatively: time with data in flight but a partly open window is not counted, nor
@@ -138,6 +141,9 @@ struct Gap {
     /// ([`path_idle_ns`]).
     flight_end: u64,
     path_idle_ns: Option<u64>,
+    /// The capture point's round trip to the sender when the data came
+    /// (`DirModel::round_trip_ns`).
+    round_trip_ns: Option<u64>,
 }
 
 /// How long a path could have gone without this sender's data during a pause with data
@@ -177,6 +183,8 @@ struct Drained {
     /// It reopened a window that had closed on the sender (no room for a burst after
     /// everything sent was acknowledged).
     reopened: bool,
+    /// Its TSval (the newest its sender had sent), when timestamps are on.
+    tsval: Option<u32>,
 }
 
 /// One direction's state: `[client → server, server → client]`.
@@ -293,6 +301,7 @@ impl Detector for AppLimited {
                     window_bytes: ev.window_bytes,
                     in_flight: 0,
                     reopened: closed || d.at_edge,
+                    tsval: ev.conn.dirs[me].tsval_max,
                 });
                 d.peer_spoke = false;
                 d.in_burst = None;
@@ -334,6 +343,7 @@ impl Detector for AppLimited {
                     window_bytes: ev.window_bytes,
                     in_flight: high - ack,
                     reopened: false,
+                    tsval: ev.conn.dirs[me].tsval_max,
                 });
                 d.peer_spoke = false;
             }
@@ -406,6 +416,7 @@ impl Detector for AppLimited {
             window_bytes,
             in_flight,
             reopened,
+            tsval,
         }) = d.drained.take()
         {
             // A pause with data in flight is kept only when it lasted: the data that
@@ -444,7 +455,23 @@ impl Detector for AppLimited {
             // s12-085's client, 9.6 ms after a zero window reopened, because the data
             // took 39 ms on a 29 ms path (they left 20 µs after the update arrived).
             let judged = !reopened || at_sender(seg, me);
-            if !d.peer_spoke && lasted && room && judged && d.gaps.len() < MAX_GAPS {
+            // And away from the sender the data must echo that ACK (RFC 7323 §4.3: its
+            // TSecr is the newest TSval the sender had received; Linux's
+            // tcp_store_ts_recent): data that echo an older one left before the ACK
+            // reached the sender, answering an earlier ACK on a path slower than the
+            // capture point's estimate of it (sweep s12-087's router, a loaded machine:
+            // frame 268 echoes the client's TSval of 12 ms before the drained ACK 267,
+            // and arrived 9.6 ms after it on a 3.7 ms path). At the sender the ACK's
+            // arrival is seen. (Stacks differ in which ACKs update TS.Recent:
+            // sharkfest20-trace3's client, captured without its handshake so not known
+            // to be at the sender, echoes the ACK before the one that drained it after
+            // 11 of its 264 pauses, 74 ms of 33 s, which are no longer counted.)
+            let echoed = at_sender(seg, me)
+                || match (tsval, ev.conn.dirs[me].tsecr) {
+                    (Some(a), Some(e)) => e.wrapping_sub(a) as i32 >= 0,
+                    _ => true,
+                };
+            if !d.peer_spoke && lasted && room && judged && echoed && d.gaps.len() < MAX_GAPS {
                 d.gaps.push(Gap {
                     ack_frame: frame,
                     ack_ts: ts,
@@ -456,6 +483,7 @@ impl Detector for AppLimited {
                     prompt_bytes: u64::from(ev.payload_len),
                     flight_end: d.highest.unwrap_or(0),
                     path_idle_ns: None,
+                    round_trip_ns: ev.conn.dirs[me].round_trip_ns,
                 });
                 d.in_burst = Some(d.gaps.len() - 1);
                 d.prompt = Some((d.gaps.len() - 1, seg.ts));
@@ -504,7 +532,14 @@ impl Detector for AppLimited {
                 (conn.vantage, sender_is_server),
                 (Vantage::Server, true) | (Vantage::Client, false)
             );
-            let rtt_inside = if at_sender {
+            // The handshake's part, for a gap whose data came before any round trip to the
+            // sender was known; otherwise the round trip as of that data
+            // (`DirModel::round_trip_ns`: the recent echoes' shortest), which follows a
+            // queue or a path that changed (sweep s13-086: 31 → 287 ms mid-connection,
+            // 458 ms of "pauses" at the client that were the new path; s12-072's
+            // client: a 41.8 ms handshake on a 37.4 ms path, 4.4 ms too much off each
+            // of 28 pauses).
+            let handshake_inside = if at_sender {
                 0
             } else if conn.vantage == Vantage::Middle {
                 let part = if sender_is_server {
@@ -545,7 +580,16 @@ impl Detector for AppLimited {
                 .filter(|g| g.in_flight == 0 || g.prompt_bytes > 2 * segment)
                 .filter(|g| g.raw_ns() <= MAX_GAP_NS && g.burst_bytes >= MIN_BURST_BYTES)
                 .filter(|g| g.path_idle_ns.is_none_or(|idle| idle >= MIN_GAP_NS))
-                .map(|g| (*g, g.raw_ns().saturating_sub(rtt_inside)))
+                .map(|g| {
+                    let inside = if at_sender {
+                        0
+                    } else {
+                        g.round_trip_ns
+                            .filter(|&r| r > 0)
+                            .unwrap_or(handshake_inside)
+                    };
+                    (*g, g.raw_ns().saturating_sub(inside))
+                })
                 .filter(|&(_, open)| open >= MIN_GAP_NS)
                 .collect();
             if kept.len() < MIN_GAPS {
@@ -574,13 +618,22 @@ impl Detector for AppLimited {
             } else {
                 String::new()
             };
-            let rtt_note = if rtt_inside > 0 {
+            let inside = kept.iter().map(|(g, open)| g.raw_ns() - open);
+            let (lo, hi) = (inside.clone().min().unwrap_or(0), inside.max().unwrap_or(0));
+            let rtt_note = if hi == 0 {
+                String::new()
+            } else if ms(lo) == ms(hi) {
                 format!(
                     " (each gap seen here minus the {} of path it contains)",
-                    ms(rtt_inside)
+                    ms(hi)
                 )
             } else {
-                String::new()
+                format!(
+                    " (each gap seen here minus the {}–{} of path it contains, the round \
+                     trip to the {sender} as it was then)",
+                    ms(lo),
+                    ms(hi)
+                )
             };
             let held = if kept.iter().any(|k| k.0.in_flight > 0) {
                 "room in its window (ACKs had freed it; some pauses with data still in \
