@@ -373,6 +373,140 @@ pub fn flow_addrs(frame: &Frame<'_>) -> Option<FlowAddrs> {
 /// snaplen keep what was captured: TCP options cut short are marked `truncated`.
 #[inline]
 pub fn decode<'a>(frame: &Frame<'a>) -> Result<Packet<'a>, SkipReason> {
+    match plain_ipv4(frame) {
+        // Built right in the result: a `Packet` made by the shortcut and moved into it
+        // was a 136-byte copy a frame (≈ 23 instructions, callgrind).
+        Some((h, lens)) => Ok(plain_packet(frame.data, h, lens)),
+        None => decode_any(frame),
+    }
+}
+
+/// Untagged Ethernet, an IPv4 header without options, the fixed TCP header: what
+/// [`plain_ipv4`] reads with one length check.
+const PLAIN_IPV4_LEN: usize = PLAIN_TCP_AT + TCP_HEADER_LEN;
+/// Where the IPv4 and the TCP header start in such a frame.
+const PLAIN_IP_AT: usize = 14;
+const PLAIN_TCP_AT: usize = PLAIN_IP_AT + IPV4_HEADER_LEN;
+/// An IPv4 header without options; the TCP header without options.
+const IPV4_HEADER_LEN: usize = 20;
+const TCP_HEADER_LEN: usize = 20;
+/// Version 4, IHL 5 words.
+const IPV4_NO_OPTIONS: u8 = 0x45;
+const ETHERTYPE_IPV4: u16 = 0x0800;
+/// The fragment offset bits of IPv4's flags/offset field (RFC 791).
+const IPV4_FRAG_OFFSET_MASK: u16 = 0x1fff;
+/// The 9 flag bits NS … FIN of the TCP header's offset/flags field.
+const TCP_FLAGS_MASK: u16 = 0x01ff;
+
+/// The lengths [`plain_ipv4`] worked out: the TCP header's (from its data offset), and
+/// the segment's on the wire.
+#[derive(Copy, Clone)]
+struct PlainLens {
+    tcp_header: usize,
+    segment_wire: usize,
+}
+
+fn be16_at(h: &[u8; PLAIN_IPV4_LEN], at: usize) -> u16 {
+    u16::from_be_bytes([h[at], h[at + 1]])
+}
+
+fn be32_at(h: &[u8; PLAIN_IPV4_LEN], at: usize) -> u32 {
+    u32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]])
+}
+
+/// Whether [`decode`] can take its shortcut for `frame`: the frames of almost every
+/// capture, untagged Ethernet, IPv4 without options (version and IHL byte 0x45), TCP
+/// right in it, not a later fragment, the fixed TCP header captured and its data offset
+/// within the segment. Then [`plain_packet`] gives the same [`Packet`] as
+/// [`decode_any`], which reads every other frame (and every one this declines: `None`
+/// says only "not the common case"): the rules here are its rules for these headers,
+/// with the offsets fixed. The general walk built the IP and TCP headers as values and
+/// copied them into the packet: ≈ 300 instructions a frame against ≈ 120 here
+/// (callgrind, `flows -j 1`, 300 k packets of the mixed bench capture).
+#[inline(always)]
+fn plain_ipv4<'f>(frame: &Frame<'f>) -> Option<(&'f [u8; PLAIN_IPV4_LEN], PlainLens)> {
+    let data = frame.data;
+    if !matches!(frame.link, LinkType::Ethernet) {
+        return None;
+    }
+    let h: &[u8; PLAIN_IPV4_LEN] = data.get(..PLAIN_IPV4_LEN)?.try_into().ok()?;
+    let (at_ip, at_tcp) = (PLAIN_IP_AT, PLAIN_TCP_AT);
+    // EtherType, version and IHL, protocol, fragment offset.
+    if be16_at(h, at_ip - 2) != ETHERTYPE_IPV4
+        || h[at_ip] != IPV4_NO_OPTIONS
+        || h[at_ip + 9] != ip::PROTO_TCP
+        || be16_at(h, at_ip + 6) & IPV4_FRAG_OFFSET_MASK != 0
+    {
+        return None;
+    }
+    // `ip::ipv4`'s lengths: the wire length from the IP header on (a bogus orig_len
+    // below what was captured is not believed), the total length field capped by it, or
+    // the wire length when the field is 0 (TSO).
+    let ip_wire_len = (frame.orig_len as usize)
+        .saturating_sub(at_ip)
+        .max(data.len() - at_ip);
+    let total = usize::from(be16_at(h, at_ip + 2));
+    let datagram_len = if total == 0 {
+        ip_wire_len
+    } else {
+        total.min(ip_wire_len)
+    };
+    // `tcp::parse`'s checks: room for the fixed header on the wire, a data offset of at
+    // least 5 words and within the segment.
+    let segment_wire = datagram_len.checked_sub(IPV4_HEADER_LEN)?;
+    let tcp_header = usize::from(h[at_tcp + 12] >> 4) * 4;
+    if segment_wire < TCP_HEADER_LEN || tcp_header < TCP_HEADER_LEN || tcp_header > segment_wire {
+        return None;
+    }
+    Some((
+        h,
+        PlainLens {
+            tcp_header,
+            segment_wire,
+        },
+    ))
+}
+
+/// The packet of a frame [`plain_ipv4`] accepted (`h`: its first bytes, `data`: all).
+#[inline(always)]
+fn plain_packet<'a>(data: &'a [u8], h: &[u8; PLAIN_IPV4_LEN], lens: PlainLens) -> Packet<'a> {
+    let (at_ip, at_tcp) = (PLAIN_IP_AT, PLAIN_TCP_AT);
+    let PlainLens {
+        tcp_header,
+        segment_wire,
+    } = lens;
+    let seg = data.get(at_tcp..).unwrap_or(&[]);
+    let mut options = tcp::parse_options(
+        seg.get(TCP_HEADER_LEN..tcp_header.min(seg.len()))
+            .unwrap_or(&[]),
+        tcp_header - TCP_HEADER_LEN,
+    );
+    if seg.len() < tcp_header {
+        options.truncated = true;
+    }
+    Packet {
+        src: IpAddr::V4(be32_at(h, at_ip + 12).into()),
+        dst: IpAddr::V4(be32_at(h, at_ip + 16).into()),
+        ip_id: Some(be16_at(h, at_ip + 4)),
+        ttl: h[at_ip + 8],
+        src_port: be16_at(h, at_tcp),
+        dst_port: be16_at(h, at_tcp + 2),
+        seq: be32_at(h, at_tcp + 4),
+        ack: be32_at(h, at_tcp + 8),
+        flags: TcpFlags(be16_at(h, at_tcp + 12) & TCP_FLAGS_MASK),
+        window: be16_at(h, at_tcp + 14),
+        urgent: be16_at(h, at_tcp + 18),
+        options,
+        payload_len: u32::try_from(segment_wire - tcp_header).unwrap_or(u32::MAX),
+        payload: seg
+            .get(tcp_header..segment_wire.min(seg.len()))
+            .unwrap_or(&[]),
+    }
+}
+
+/// [`decode`] for every frame: link layers, IPv6, tunnels, and each reason to skip.
+#[inline(never)]
+fn decode_any<'a>(frame: &Frame<'a>) -> Result<Packet<'a>, SkipReason> {
     let data = frame.data;
     let (net, ip_start) = link::locate(frame.link, data)?;
     let mut ip_bytes = data
@@ -534,6 +668,60 @@ mod tests {
         let fr = frame(LinkType::RawIp, &t, 80);
         assert!(decode(&fr).is_ok());
         assert_eq!(flow_addrs(&fr), None);
+    }
+
+    /// The shortcut for plain Ethernet/IPv4/TCP frames gives what the general walk
+    /// gives, or declines: over cut lengths, wire lengths, IP total lengths, data
+    /// offsets, options and the headers it must leave to the walk.
+    #[test]
+    fn plain_ipv4_agrees_with_the_general_walk() {
+        let mut base = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x08, 0x00];
+        base.extend_from_slice(&[0x45, 0, 0, 57, 0x01, 0x01, 0x40, 0, 63, 6, 0, 0]);
+        base.extend_from_slice(&[10, 1, 1, 1, 10, 2, 2, 2]);
+        base.extend_from_slice(&[0, 80, 0x9c, 0x40]);
+        base.extend_from_slice(&1000u32.to_be_bytes());
+        base.extend_from_slice(&2000u32.to_be_bytes());
+        base.extend_from_slice(&[0x80, 0x18, 0x01, 0xf5, 0, 0, 0, 0]);
+        base.extend_from_slice(&[1, 1, 8, 10, 0, 0, 0, 7, 0, 0, 0, 5]);
+        base.extend_from_slice(b"hello");
+        base.extend_from_slice(&[0; 4]);
+        let sack = [1u8, 1, 5, 10, 0, 0, 0, 9, 0, 0, 0, 12];
+        let mut taken = 0;
+        for (byte, values) in [
+            (12usize, &[0x08u8, 0x86, 0x81][..]), // EtherType
+            (14, &[0x45, 0x46, 0x44, 0x65][..]),  // version, IHL
+            (16, &[0, 1][..]),                    // total length, high byte
+            (17, &[0, 19, 20, 39, 40, 52, 57, 200][..]),
+            (20, &[0, 0x20, 0x40, 0x01][..]), // flags, fragment offset
+            (23, &[6, 17, 41][..]),           // protocol
+            (46, &[0x00, 0x40, 0x50, 0x70, 0x80, 0x90, 0xf0][..]), // data offset
+            (54, &[1, 2, 5, 8][..]),          // first option byte
+        ] {
+            for &v in values {
+                for opts in [None, Some(&sack)] {
+                    let mut f = base.clone();
+                    f[byte] = v;
+                    if let Some(o) = opts {
+                        f[54..66].copy_from_slice(o);
+                    }
+                    for cut in 0..=f.len() {
+                        for orig in [0, 40, cut as u32, f.len() as u32, 2000] {
+                            let fr = frame(LinkType::Ethernet, &f[..cut], orig);
+                            let general = format!("{:?}", decode_any(&fr));
+                            if let Some((h, lens)) = plain_ipv4(&fr) {
+                                taken += 1;
+                                let p = plain_packet(fr.data, h, lens);
+                                assert_eq!(format!("{:?}", Ok::<_, SkipReason>(p)), general);
+                            }
+                            assert_eq!(format!("{:?}", decode(&fr)), general);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(taken > 1000, "{taken}");
+        let f = frame(LinkType::LinuxSll, &base, base.len() as u32);
+        assert!(plain_ipv4(&f).is_none());
     }
 
     #[test]

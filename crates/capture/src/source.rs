@@ -8,6 +8,7 @@
 use flate2::read::MultiGzDecoder;
 use memmap2::{Advice, Mmap, UncheckedAdvice};
 use std::io::{self, Read};
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -191,11 +192,56 @@ impl Whole {
     /// reader's last position), and the only paging reader never falls behind it.
     #[cold]
     fn advise(&mut self) {
-        let start = self.next_advice.max(self.pos / MAP_CHUNK * MAP_CHUNK);
-        if let Backing::Map { map, reader } = &self.backing {
-            map.advise(*reader, self.pos, start);
+        Self::advise_at(&self.backing, self.pos, &mut self.next_advice);
+    }
+
+    /// [`Self::advise`] on the fields, for a caller that holds the bytes borrowed.
+    #[cold]
+    fn advise_at(backing: &Backing, pos: usize, next_advice: &mut usize) {
+        let start = (*next_advice).max(pos / MAP_CHUNK * MAP_CHUNK);
+        if let Backing::Map { map, reader } = backing {
+            map.advise(*reader, pos, start);
         }
-        self.next_advice = start.saturating_add(MAP_CHUNK);
+        *next_advice = start.saturating_add(MAP_CHUNK);
+    }
+
+    /// Consumes up to `max` records from the current position, one after the other: for
+    /// each, `parse` looks at the rest of the input and gives the record's length (at
+    /// most what is left) and what it read of it, or `None` to stop there; then `each`
+    /// gets that and the record's bytes, and may stop the walk after it
+    /// (`ControlFlow::Break`). Returns how many were consumed. The same as
+    /// [`Source::window`] and [`Source::take`] record by record, with the backing looked
+    /// up once for all of them rather than twice a record.
+    #[inline(always)]
+    pub(crate) fn walk<R>(
+        &mut self,
+        max: u64,
+        mut parse: impl FnMut(&[u8]) -> Option<(usize, R)>,
+        mut each: impl FnMut(R, &[u8]) -> ControlFlow<()>,
+    ) -> u64 {
+        let Whole {
+            backing,
+            pos,
+            next_advice,
+        } = self;
+        let bytes = backing.bytes();
+        let mut n = 0;
+        while n < max {
+            let window = bytes.get(*pos..).unwrap_or(&[]);
+            let Some((len, r)) = parse(window) else {
+                break;
+            };
+            if *pos >= *next_advice {
+                Self::advise_at(backing, *pos, next_advice);
+            }
+            let record = window.get(..len).unwrap_or(window);
+            *pos += record.len();
+            n += 1;
+            if each(r, record).is_break() {
+                break;
+            }
+        }
+        n
     }
 }
 

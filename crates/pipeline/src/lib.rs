@@ -35,6 +35,7 @@ pub use findings::{Findings, Render, Rendered, StreamMark};
 pub use report::{ConnStats, FileReport, ReadError};
 
 use spill::{Sorted, SpillSort};
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use tcpwhy_capture::{
@@ -264,6 +265,18 @@ fn run<S: Sink>(cap: &mut Capture, sink: S, progress: Option<&dyn Progress>) -> 
                 p.update(cap.bytes_read());
             }
         }
+        // The frames of a pcap file in a loop of their own, up to the next progress
+        // update; `next_frame` for the rest.
+        let until_update = PROGRESS_EVERY - t.frames % PROGRESS_EVERY;
+        let plain = cap.plain_frames(until_update, |mut frame| {
+            t.frames += 1;
+            t.skipped.observe_time(&mut frame);
+            stage.frame(&frame, &mut t);
+            ControlFlow::Continue(())
+        });
+        if plain > 0 {
+            continue;
+        }
         match next_frame(cap) {
             Ok(Some(mut frame)) => {
                 t.frames += 1;
@@ -336,17 +349,9 @@ fn hand_out(
     if let Some(p) = progress {
         p.start(cap.total_bytes());
     }
-    t.error = loop {
-        if t.frames % PROGRESS_EVERY == 0 {
-            if let Some(p) = progress {
-                p.update(cap.bytes_read());
-            }
-        }
-        let mut frame = match next_frame(cap) {
-            Ok(Some(f)) => f,
-            Ok(None) => break None,
-            Err(e) => break Some(e),
-        };
+    // Hands one frame to its owner's batch; `Break` when that worker is gone (it
+    // panicked: the pass fails when it is joined).
+    let mut hand = |mut frame: Frame<'_>, t: &mut Tally| -> ControlFlow<()> {
         t.frames += 1;
         t.skipped.observe_time(&mut frame);
         // The endpoints alone, before a full decode; the decode only when they cannot be
@@ -364,7 +369,7 @@ fn hand_out(
             },
         };
         let Some(batch) = filling.get_mut(owner) else {
-            continue;
+            return ControlFlow::Continue(());
         };
         match map {
             // An empty frame's bytes may lie outside the map: any position gives them.
@@ -378,10 +383,41 @@ fn hand_out(
         }
         if batch.frames.len() >= BATCH_FRAMES || batch.bytes.len() >= BATCH_BYTES {
             let full = std::mem::replace(batch, spent.try_recv().unwrap_or_else(|_| Batch::new()));
-            // A worker gone (it panicked): the pass fails when it is joined.
             if workers[owner].send(full).is_err() {
-                break None;
+                return ControlFlow::Break(());
             }
+        }
+        ControlFlow::Continue(())
+    };
+    t.error = loop {
+        if t.frames % PROGRESS_EVERY == 0 {
+            if let Some(p) = progress {
+                p.update(cap.bytes_read());
+            }
+        }
+        // The frames of a pcap file in a loop of their own, up to the next progress
+        // update; `next_frame` for the rest.
+        let until_update = PROGRESS_EVERY - t.frames % PROGRESS_EVERY;
+        let mut stop = false;
+        let plain = cap.plain_frames(until_update, |frame| {
+            let flow = hand(frame, &mut t);
+            stop = flow.is_break();
+            flow
+        });
+        if stop {
+            break None;
+        }
+        if plain > 0 {
+            continue;
+        }
+        match next_frame(cap) {
+            Ok(Some(frame)) => {
+                if hand(frame, &mut t).is_break() {
+                    break None;
+                }
+            }
+            Ok(None) => break None,
+            Err(e) => break Some(e),
         }
     };
     for (batch, to) in filling.into_iter().zip(workers) {
