@@ -265,9 +265,10 @@ impl Limits {
     /// the sender's pause, a delayed ACK or a lost segment is one of them, and they
     /// answer the ACKs of at most eight segments, within a round trip of any window
     /// larger than that. Echoes by data after everything was acknowledged include the
-    /// sender's own pause: they may only shorten the lag.
-    pub(crate) fn echo_sample(&mut self, ns: u64) {
-        if self.after_app {
+    /// sender's own pause: they may only shorten the lag. (A pure ACK's echo holds at
+    /// most the receiver's ACK delay, and the recent echoes' shortest leaves it out.)
+    pub(crate) fn echo_sample(&mut self, ns: u64, data: bool) {
+        if data && self.after_app {
             // Data after the sender's own pause echo an ACK that waited through it: no
             // measure of the path (the lab's app-limited: every echo is a write 50 ms
             // after the ACK on a 25 ms path). It can only show the path is shorter.
@@ -627,19 +628,33 @@ mod tests {
     fn the_lag_follows_a_queue_that_builds() {
         let mut l = Limits::default();
         l.set_handshake_lag(19 * MS as u64);
-        l.echo_sample(18 * MS as u64);
+        l.echo_sample(18 * MS as u64, true);
         assert_eq!(l.lag_ns, Some(18 * MS as u64));
         for (k, ms) in [97, 99, 96].into_iter().enumerate() {
-            l.echo_sample(ms * MS as u64);
+            l.echo_sample(ms * MS as u64, true);
             assert_eq!(l.lag_ns, Some(18 * MS as u64), "echo {k}");
         }
-        l.echo_sample(98 * MS as u64);
+        l.echo_sample(98 * MS as u64, true);
         assert_eq!(l.lag_ns, Some(96 * MS as u64));
         // One long echo (the sender's pause) among short ones changes nothing.
-        l.echo_sample(300 * MS as u64);
+        l.echo_sample(300 * MS as u64, true);
         assert_eq!(l.lag_ns, Some(96 * MS as u64));
-        l.echo_sample(20 * MS as u64);
+        l.echo_sample(20 * MS as u64, true);
         assert_eq!(l.lag_ns, Some(20 * MS as u64));
+        // Data after everything was ACKed echo an ACK that waited through the sender's
+        // pause: they only shorten. A pure ACK's echo is the path's again.
+        l.on_ack(t(0), 0, 10 * u64::from(SEG));
+        l.on_data(t(0), u64::from(SEG), SEG);
+        l.on_ack(t(1), u64::from(SEG), 10 * u64::from(SEG));
+        l.on_data(t(60), 2 * u64::from(SEG), SEG);
+        for _ in 0..4 {
+            l.echo_sample(60 * MS as u64, true);
+        }
+        assert_eq!(l.lag_ns, Some(20 * MS as u64));
+        for _ in 0..4 {
+            l.echo_sample(60 * MS as u64, false);
+        }
+        assert_eq!(l.lag_ns, Some(60 * MS as u64));
     }
 
     /// In loss recovery (data sent again, not all ACKed) an opening ACK ends the window's

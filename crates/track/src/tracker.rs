@@ -1647,7 +1647,7 @@ impl Conn {
                         let ns = ts.elapsed_since(t);
                         rev.rtt_ts.add(ns);
                         min_sample = min_sample.min(ns);
-                        fwd.limits.echo_sample(ns);
+                        fwd.limits.echo_sample(ns, seglen > 0);
                         ts_rtt = Some((fr, ns));
                     }
                     rev.ts_sent.drain(..=i);
