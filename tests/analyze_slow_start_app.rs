@@ -295,3 +295,30 @@ fn no_restart_when_the_rtt_rose_after_the_handshake() {
     );
     assert!(f.iter().all(|f| f["id"] != RESTART), "{f:?}");
 }
+
+/// Issue 12, held-out sweep s12-078 at the client (CUBIC; the to-client delay rose from 10
+/// to 150 ms after the SYN/ACK; tests/data/sweep/README.md): response 1 arrives in
+/// rounds of 10 segments (frames 6–24, 0.183 s), 1 (frame 26, 45 ms later) and 5
+/// (frame 28, 0.343 s); after 1,486 ms of idle, response 2 arrives as 8 segments (frames
+/// 37–51, 1.829 s), 2 more 26 ms later (frames 53, 55) and 5 at frame 57 (2.085 s).
+/// Split at half the handshake's 21.5 ms RTT, the rounds of 8, 2 and 5 did not grow and
+/// the restart went unnamed; the kernel's tcp_info had cwnd fall across the idle with
+/// no retransmission. A wait under half the response's longest one (229 ms) is a burst
+/// the path's jitter split: 10 and 5, one round more than response 1's window needed.
+#[test]
+fn a_restart_is_named_when_the_paths_jitter_splits_a_round() {
+    let f = common::analyze::findings(sweep_path("s12-078-rtt_step-client.pcap"));
+    let r = one(&f, RESTART);
+    assert_eq!(frames(r), [6, 34, 37, 57]);
+    assert!(
+        r.explanation.contains("began with 14480 B"),
+        "{}",
+        r.explanation
+    );
+    assert!(
+        r.explanation.contains("needed 2 rounds"),
+        "{}",
+        r.explanation
+    );
+    assert!((r.cost_ms - 256.2).abs() < 0.1, "{}", r.cost_ms);
+}

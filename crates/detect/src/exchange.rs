@@ -59,6 +59,33 @@ impl Span {
     }
 }
 
+/// A response's rounds with the bursts that a path's jitter split joined again: rounds
+/// are the ACK clock's, one round trip apart, so a wait between two of them shorter than
+/// half the response's longest one is a burst that arrived in pieces, not a round of its
+/// own — the round trip does not halve within one response. (Sweep s12-078's client: a
+/// path of 160 ms where the handshake's was 19, and a restarted response's 10 segments
+/// arriving as 8 and 2, 26 ms apart, then 5 after 229 ms: rounds of 8, 2 and 5 did not
+/// grow, 10 and 5 did.) A response of two rounds has one wait, which stays.
+pub fn joined_rounds(rounds: &[Span]) -> Vec<Span> {
+    let waits = rounds
+        .windows(2)
+        .map(|w| w[1].start.elapsed_since(w[0].end));
+    let longest = waits.max().unwrap_or(0);
+    let mut out: Vec<Span> = Vec::with_capacity(rounds.len());
+    for r in rounds {
+        match out.last_mut() {
+            Some(prev) if r.start.elapsed_since(prev.end).saturating_mul(2) < longest => {
+                prev.last_frame = r.last_frame;
+                prev.end = r.end;
+                prev.bytes += r.bytes;
+                prev.segments += r.segments;
+            }
+            _ => out.push(*r),
+        }
+    }
+    out
+}
+
 /// One request and its response.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Exchange {
@@ -204,6 +231,33 @@ mod tests {
 
     fn t(ms: f64) -> Timestamp {
         Timestamp::from_nanos((ms * 1e6) as i64)
+    }
+
+    /// s12-078's restarted response at the client: 8 segments, 2 more 26 ms later, 5
+    /// after 229 ms: the 26 ms wait is under half the longest, the burst it split is
+    /// joined (10 and 5). Rounds one RTT apart stay apart, and two rounds always do.
+    #[test]
+    fn rounds_split_by_jitter_are_joined() {
+        let span = |first: u64, at: f64, n: u32| Span {
+            first_frame: first,
+            last_frame: first + u64::from(n) - 1,
+            start: t(at),
+            end: t(at + 0.1),
+            bytes: u64::from(n) * 1448,
+            segments: n,
+        };
+        let split = [
+            span(37, 1828.8, 8),
+            span(53, 1856.1, 2),
+            span(57, 2085.0, 5),
+        ];
+        let sizes = |r: &[Span]| r.iter().map(|r| r.segments).collect::<Vec<_>>();
+        let joined = joined_rounds(&split);
+        assert_eq!(sizes(&joined), [10, 5]);
+        assert_eq!((joined[0].first_frame, joined[0].last_frame), (37, 54));
+        let clocked = [span(5, 45.0, 10), span(15, 70.0, 20), span(35, 95.0, 5)];
+        assert_eq!(sizes(&joined_rounds(&clocked)), [10, 20, 5]);
+        assert_eq!(sizes(&joined_rounds(&split[..2])), [8, 2]);
     }
 
     /// A request, 20 ms of server time, then a response in three rounds one 25 ms RTT

@@ -43,7 +43,7 @@
 //! round are not reported.
 
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
-use crate::exchange::Exchange;
+use crate::exchange::{joined_rounds, Exchange};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ConnSummary, SegmentKinds, Vantage};
@@ -392,7 +392,10 @@ fn restart(
     rtt: u64,
 ) -> Option<Restart> {
     let resp = x.response.as_ref()?;
-    if x.rounds.len() < 2 {
+    // The response's rounds, the jitter's splits joined (`joined_rounds`).
+    let joined = joined_rounds(&x.rounds);
+    let x_rounds = &joined[..];
+    if x_rounds.len() < 2 {
         return None; // it fitted in one round: the restart cost nothing
     }
     // The previous response (the last data the sender sent before the pause) and the
@@ -420,7 +423,7 @@ fn restart(
         return None;
     }
     let window_before = window_before(st, earlier, resp.first_frame, big.bytes, rto_ns);
-    let first = x.rounds[0];
+    let first = x_rounds[0];
     // A window-limited round is made of full-sized segments; a short one means the
     // application wrote a small piece first (NNTP's status line before the article).
     // Full-sized is the sender's own segment size (the kernel's mss_cache), as its
@@ -451,7 +454,7 @@ fn restart(
     }
     // Slow start again: each full round (not the last, which may be cut by the response's
     // end) grows by about ×2 over the one before.
-    let full = &x.rounds[..x.rounds.len() - 1];
+    let full = &x_rounds[..x_rounds.len() - 1];
     let mut growth_seen = false;
     for w in full.windows(2) {
         if (w[1].bytes as f64) < MIN_GROWTH * w[0].bytes as f64 {
@@ -474,16 +477,16 @@ fn restart(
         .max(big.bytes);
     let round_cap = largest_seen.saturating_mul(ROUND_CAP_FACTOR);
     let rounds_needed = rounds_from_capped(window_before, resp.bytes, round_cap);
-    let rounds = x.rounds.len();
+    let rounds = x_rounds.len();
     if rounds <= rounds_needed {
         return None;
     }
     let extra = (rounds - rounds_needed) as u64;
-    let second = x.rounds[1];
+    let second = x_rounds[1];
     // A round lasts the RTT of the moment, which may no longer be the handshake's (a
     // path whose delay rose after the SYN/ACK: seed 2's s2-006, 1 ms → 10 ms): the
     // response's own rounds, first to last start, give it.
-    let last = x.rounds[rounds - 1];
+    let last = x_rounds[rounds - 1];
     let round_ns = last.start.elapsed_since(first.start) / (rounds as u64 - 1);
     let round_ns = if round_ns > 0 { round_ns } else { rtt };
     Some(Restart {
