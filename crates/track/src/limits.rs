@@ -264,14 +264,13 @@ impl Limits {
     /// as the sender's own. "Recent" is the last [`RECENT_ECHOES`]: one echo stretched by
     /// the sender's pause, a delayed ACK or a lost segment is one of them, and they
     /// answer the ACKs of at most eight segments, within a round trip of any window
-    /// larger than that. Echoes by data after everything was acknowledged include the
-    /// sender's own pause: they may only shorten the lag. (A pure ACK's echo holds at
-    /// most the receiver's ACK delay, and the recent echoes' shortest leaves it out.)
+    /// larger than that. Only data that answer ACKs measure that loop: data after
+    /// everything was acknowledged echo an ACK that waited through the sender's own pause
+    /// (the lab's app-limited: every echo is a write 50 ms after the ACK on a 25 ms
+    /// path), and a pure ACK's echo holds its delayed-ACK timer (a run of one-segment
+    /// answers delays every one of them 40 ms), so those may only shorten the lag.
     pub(crate) fn echo_sample(&mut self, ns: u64, data: bool) {
-        if data && self.after_app {
-            // Data after the sender's own pause echo an ACK that waited through it: no
-            // measure of the path (the lab's app-limited: every echo is a write 50 ms
-            // after the ACK on a 25 ms path). It can only show the path is shorter.
+        if !data || self.after_app {
             self.shorter_lag(ns);
             return;
         }
@@ -642,7 +641,7 @@ mod tests {
         l.echo_sample(20 * MS as u64, true);
         assert_eq!(l.lag_ns, Some(20 * MS as u64));
         // Data after everything was ACKed echo an ACK that waited through the sender's
-        // pause: they only shorten. A pure ACK's echo is the path's again.
+        // pause, and pure ACKs their ACK delay: they only shorten.
         l.on_ack(t(0), 0, 10 * u64::from(SEG));
         l.on_data(t(0), u64::from(SEG), SEG);
         l.on_ack(t(1), u64::from(SEG), 10 * u64::from(SEG));
@@ -654,7 +653,9 @@ mod tests {
         for _ in 0..4 {
             l.echo_sample(60 * MS as u64, false);
         }
-        assert_eq!(l.lag_ns, Some(60 * MS as u64));
+        assert_eq!(l.lag_ns, Some(20 * MS as u64));
+        l.echo_sample(19 * MS as u64, false);
+        assert_eq!(l.lag_ns, Some(19 * MS as u64));
     }
 
     /// In loss recovery (data sent again, not all ACKed) an opening ACK ends the window's
