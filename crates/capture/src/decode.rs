@@ -600,15 +600,7 @@ mod tests {
         let mut f = vec![
             2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x81, 0x00, 0x00, 42, 0x08, 0x00,
         ];
-        f.extend_from_slice(&[0x45, 0, 0, 57, 0x01, 0x01, 0x40, 0, 63, 6, 0, 0]);
-        f.extend_from_slice(&[10, 1, 1, 1, 10, 2, 2, 2]);
-        f.extend_from_slice(&[0, 80, 0x9c, 0x40]);
-        f.extend_from_slice(&1000u32.to_be_bytes());
-        f.extend_from_slice(&2000u32.to_be_bytes());
-        f.extend_from_slice(&[0x80, 0x18, 0x01, 0xf5, 0, 0, 0, 0]);
-        f.extend_from_slice(&[1, 1, 8, 10, 0, 0, 0, 7, 0, 0, 0, 5]);
-        f.extend_from_slice(b"hello");
-        f.extend_from_slice(&[0; 4]);
+        ipv4_tcp_hello(&mut f);
         let p = decode(&frame(LinkType::Ethernet, &f, f.len() as u32)).unwrap();
         assert_eq!(p.src, "10.1.1.1".parse::<IpAddr>().unwrap());
         assert_eq!(p.dst, "10.2.2.2".parse::<IpAddr>().unwrap());
@@ -673,18 +665,25 @@ mod tests {
     /// The shortcut for plain Ethernet/IPv4/TCP frames gives what the general walk
     /// gives, or declines: over cut lengths, wire lengths, IP total lengths, data
     /// offsets, options and the headers it must leave to the walk.
+    /// Appends to a link header: IPv4 10.1.1.1 → 10.2.2.2 (no options, total length
+    /// 57), TCP 80 → 40000, seq 1000, ack 2000, PSH/ACK, NOP NOP TS 7/5, "hello", and 4
+    /// bytes of link trailer.
+    fn ipv4_tcp_hello(f: &mut Vec<u8>) {
+        f.extend_from_slice(&[0x45, 0, 0, 57, 0x01, 0x01, 0x40, 0, 63, 6, 0, 0]);
+        f.extend_from_slice(&[10, 1, 1, 1, 10, 2, 2, 2]);
+        f.extend_from_slice(&[0, 80, 0x9c, 0x40]);
+        f.extend_from_slice(&1000u32.to_be_bytes());
+        f.extend_from_slice(&2000u32.to_be_bytes());
+        f.extend_from_slice(&[0x80, 0x18, 0x01, 0xf5, 0, 0, 0, 0]);
+        f.extend_from_slice(&[1, 1, 8, 10, 0, 0, 0, 7, 0, 0, 0, 5]);
+        f.extend_from_slice(b"hello");
+        f.extend_from_slice(&[0; 4]);
+    }
+
     #[test]
     fn plain_ipv4_agrees_with_the_general_walk() {
         let mut base = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x08, 0x00];
-        base.extend_from_slice(&[0x45, 0, 0, 57, 0x01, 0x01, 0x40, 0, 63, 6, 0, 0]);
-        base.extend_from_slice(&[10, 1, 1, 1, 10, 2, 2, 2]);
-        base.extend_from_slice(&[0, 80, 0x9c, 0x40]);
-        base.extend_from_slice(&1000u32.to_be_bytes());
-        base.extend_from_slice(&2000u32.to_be_bytes());
-        base.extend_from_slice(&[0x80, 0x18, 0x01, 0xf5, 0, 0, 0, 0]);
-        base.extend_from_slice(&[1, 1, 8, 10, 0, 0, 0, 7, 0, 0, 0, 5]);
-        base.extend_from_slice(b"hello");
-        base.extend_from_slice(&[0; 4]);
+        ipv4_tcp_hello(&mut base);
         let sack = [1u8, 1, 5, 10, 0, 0, 0, 9, 0, 0, 0, 12];
         let mut taken = 0;
         for (byte, values) in [
