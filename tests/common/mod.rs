@@ -155,4 +155,13 @@ pub mod analyze {
             .expect("findings")
             .clone()
     }
+
+    /// The ids of every finding of one capture, those below `--min-cost` included: for
+    /// tests that a mechanism is not named at any cost.
+    pub fn ids_at_any_cost(path: impl AsRef<OsStr>) -> Vec<String> {
+        findings_json(path, &["--min-cost", "0"])
+            .iter()
+            .filter_map(|x| x["id"].as_str().map(str::to_string))
+            .collect()
+    }
 }
