@@ -385,18 +385,13 @@ pub fn decode<'a>(frame: &Frame<'a>) -> Result<Packet<'a>, SkipReason> {
 /// [`plain_ipv4`] reads with one length check.
 const PLAIN_IPV4_LEN: usize = PLAIN_TCP_AT + TCP_HEADER_LEN;
 /// Where the IPv4 and the TCP header start in such a frame.
-const PLAIN_IP_AT: usize = 14;
+const PLAIN_IP_AT: usize = link::ETHERNET_HEADER_LEN;
 const PLAIN_TCP_AT: usize = PLAIN_IP_AT + IPV4_HEADER_LEN;
 /// An IPv4 header without options; the TCP header without options.
-const IPV4_HEADER_LEN: usize = 20;
-const TCP_HEADER_LEN: usize = 20;
+const IPV4_HEADER_LEN: usize = ip::IPV4_MIN_HEADER_LEN;
+const TCP_HEADER_LEN: usize = tcp::TCP_MIN_HEADER_LEN;
 /// Version 4, IHL 5 words.
 const IPV4_NO_OPTIONS: u8 = 0x45;
-const ETHERTYPE_IPV4: u16 = 0x0800;
-/// The fragment offset bits of IPv4's flags/offset field (RFC 791).
-const IPV4_FRAG_OFFSET_MASK: u16 = 0x1fff;
-/// The 9 flag bits NS … FIN of the TCP header's offset/flags field.
-const TCP_FLAGS_MASK: u16 = 0x01ff;
 
 /// The lengths [`plain_ipv4`] worked out: the TCP header's (from its data offset), and
 /// the segment's on the wire.
@@ -432,10 +427,10 @@ fn plain_ipv4<'f>(frame: &Frame<'f>) -> Option<(&'f [u8; PLAIN_IPV4_LEN], PlainL
     let h: &[u8; PLAIN_IPV4_LEN] = data.get(..PLAIN_IPV4_LEN)?.try_into().ok()?;
     let (at_ip, at_tcp) = (PLAIN_IP_AT, PLAIN_TCP_AT);
     // EtherType, version and IHL, protocol, fragment offset.
-    if be16_at(h, at_ip - 2) != ETHERTYPE_IPV4
+    if be16_at(h, at_ip - 2) != link::ETHERTYPE_IPV4
         || h[at_ip] != IPV4_NO_OPTIONS
         || h[at_ip + 9] != ip::PROTO_TCP
-        || be16_at(h, at_ip + 6) & IPV4_FRAG_OFFSET_MASK != 0
+        || be16_at(h, at_ip + 6) & ip::IPV4_FRAG_OFFSET_MASK != 0
     {
         return None;
     }
@@ -493,7 +488,7 @@ fn plain_packet<'a>(data: &'a [u8], h: &[u8; PLAIN_IPV4_LEN], lens: PlainLens) -
         dst_port: be16_at(h, at_tcp + 2),
         seq: be32_at(h, at_tcp + 4),
         ack: be32_at(h, at_tcp + 8),
-        flags: TcpFlags(be16_at(h, at_tcp + 12) & TCP_FLAGS_MASK),
+        flags: TcpFlags(be16_at(h, at_tcp + 12) & tcp::FLAGS_MASK),
         window: be16_at(h, at_tcp + 14),
         urgent: be16_at(h, at_tcp + 18),
         options,

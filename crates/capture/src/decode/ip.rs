@@ -45,7 +45,7 @@ fn fragment_reason(protocol: u8) -> SkipReason {
     }
 }
 
-const IPV4_MIN_HEADER_LEN: usize = 20;
+pub(super) const IPV4_MIN_HEADER_LEN: usize = 20;
 const IPV4_TOTAL_LEN_OFFSET: usize = 2;
 const IPV4_ID_OFFSET: usize = 4;
 const IPV4_FRAG_OFFSET: usize = 6;
@@ -54,7 +54,7 @@ const IPV4_PROTO_OFFSET: usize = 9;
 const IPV4_SRC_OFFSET: usize = 12;
 const IPV4_DST_OFFSET: usize = 16;
 /// Fragment offset bits of the flags/offset field (RFC 791).
-const IPV4_FRAG_OFFSET_MASK: u16 = 0x1fff;
+pub(super) const IPV4_FRAG_OFFSET_MASK: u16 = 0x1fff;
 
 const IPV6_HEADER_LEN: usize = 40;
 const IPV6_PAYLOAD_LEN_OFFSET: usize = 4;

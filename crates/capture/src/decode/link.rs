@@ -17,7 +17,7 @@ pub(crate) enum Network {
 }
 
 // EtherTypes (IEEE registry).
-const ETHERTYPE_IPV4: u16 = 0x0800;
+pub(super) const ETHERTYPE_IPV4: u16 = 0x0800;
 const ETHERTYPE_IPV6: u16 = 0x86dd;
 /// 802.1Q customer tag.
 const ETHERTYPE_VLAN: u16 = 0x8100;
@@ -102,7 +102,7 @@ const NFULA_PAYLOAD: u16 = 9;
 /// A VLAN tag: TCI (2) + the next EtherType (2).
 const VLAN_TAG_LEN: usize = 4;
 
-const ETHERNET_HEADER_LEN: usize = 14;
+pub(super) const ETHERNET_HEADER_LEN: usize = 14;
 const ETHERNET_TYPE_OFFSET: usize = 12;
 
 /// 802.2 LLC (DSAP, SSAP, control) + SNAP (OUI 3, EtherType 2).

@@ -4,14 +4,14 @@
 use super::bytes::{array, be16, be32};
 use crate::decode::{SkipReason, TcpFlags, TcpOptions, MAX_SACK_BLOCKS};
 
-const TCP_MIN_HEADER_LEN: usize = 20;
+pub(super) const TCP_MIN_HEADER_LEN: usize = 20;
 const SRC_PORT_OFFSET: usize = 0;
 const DST_PORT_OFFSET: usize = 2;
 const SEQ_OFFSET: usize = 4;
 const ACK_OFFSET: usize = 8;
 /// Data offset (4 bits), reserved (3 bits), then the 9 flag bits NS … FIN.
 const OFFSET_FLAGS_OFFSET: usize = 12;
-const FLAGS_MASK: u16 = 0x01ff;
+pub(super) const FLAGS_MASK: u16 = 0x01ff;
 const WINDOW_OFFSET: usize = 14;
 const URGENT_OFFSET: usize = 18;
 
