@@ -999,13 +999,21 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
     // apart: the last sample is 2,072 ms into the gap, the second response, started back
     // at cwnd 10 from 21, is in the capture only), so whether cwnd restarted is unseen.
     let mut gap_unseen = false;
+    // A restart behind a smaller window: the peer's window (snd_wnd) stayed below the
+    // restarted cwnd for as long as the sender was busy again, so the flight never
+    // reached cwnd and the restart changed nothing a capture shows or a user pays
+    // (sweep s14-037, a slow reader reopening 7–23 KB at a time: cwnd 131 → 65 after
+    // 248 ms without data behind a closed window, 94 KB of cwnd against a window of
+    // at most 23.6 KB). `tcp_cwnd_test` gates on cwnd, `tcp_snd_wnd_test` on the
+    // window: the smaller one is the limit.
+    let mut restart_unseen = false;
     for c in conns {
         let mut max_before = 0.0f64;
         let mut retr = 0.0f64;
         let mut last_snd_gap = false;
         let mut closed = false;
         let mut last = None;
-        for s in &c.samples {
+        for (i, s) in c.samples.iter().enumerate() {
             // A socket past its FIN (FIN-WAIT-2 after the server's idle close) is still
             // listed, without tcp_info: no cwnd of 0 and no "sending again" (sweep s4-041,
             // server tcp_slow_start_after_idle=0, labelled a restart on every connection).
@@ -1023,7 +1031,11 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
                 idle_gap = true;
                 last_snd_gap = false;
                 if r2 == retr && max_before > 2.0 * IW as f64 && cw < max_before / 2.0 {
-                    restart = true;
+                    if window_below_cwnd(&c.samples[i..], cw) {
+                        restart_unseen = true;
+                    } else {
+                        restart = true;
+                    }
                 }
             }
             retr = r2;
@@ -1034,9 +1046,34 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
     o.yes_no(
         "slow_start.restart_after_idle",
         restart,
-        !idle_gap && !gap_unseen,
-        format!("cwnd fell after an idle gap > RTO without retransmission: {restart}; idle gap > RTO seen: {idle_gap}; samples end in a gap: {gap_unseen}"),
+        !idle_gap && !gap_unseen && !restart_unseen,
+        format!("cwnd fell after an idle gap > RTO without retransmission: {restart}; idle gap > RTO seen: {idle_gap}; samples end in a gap: {gap_unseen}; restart behind a smaller peer window only: {restart_unseen}"),
     );
+}
+
+/// The peer's window (snd_wnd, bytes) stayed below `cwnd` segments of the sender's MSS
+/// in every sample from the first one sending again (`busy[0]`) until the sender idled
+/// longer than its RTO again or the samples end. False when a sample lacks either field.
+fn window_below_cwnd(busy: &[&SsSocket], cwnd: f64) -> bool {
+    let mut seen = false;
+    for s in busy {
+        if s.num("cwnd").is_none()
+            || s.num("lastsnd").unwrap_or(0.0) > s.num("rto").unwrap_or(200.0)
+        {
+            break;
+        }
+        // Without unacknowledged data or a window the sample says nothing of it (ss
+        // leaves snd_wnd out when it is 0: a closed window is below any cwnd).
+        let Some(mss) = s.num("mss") else {
+            return false;
+        };
+        let wnd = s.num("snd_wnd").unwrap_or(0.0);
+        if wnd >= cwnd * mss {
+            return false;
+        }
+        seen = true;
+    }
+    seen
 }
 
 /// The time inside a one-transfer workload's transfer when the sender's socket had
@@ -1609,6 +1646,46 @@ mod tests {
             &[("cwnd", "40"), ("rto", "228"), ("lastsnd", "4")],
         );
         r.ss_server = v;
+        let l = label(&r, "slow_start.restart_after_idle");
+        assert_eq!(l.want, Want::Must, "{}", l.why);
+    }
+
+    /// s14-037, a slow reader at 2 ms: cwnd 131 → 65 after 248 ms without data (RTO
+    /// 224 ms) behind a closed window, which then reopened at most 23.6 KB at a time:
+    /// 65 segments of cwnd (94 KB) never limited a flight, so the restart is neither
+    /// required nor ruled out. The same restart with the window above cwnd is required.
+    #[test]
+    fn restart_label_unknown_when_the_window_stayed_below_the_restarted_cwnd() {
+        let s = |t: f64, cwnd: &str, lastsnd: &str, wnd: Option<&str>| {
+            let mut f = vec![
+                ("cwnd", cwnd),
+                ("rto", "224"),
+                ("lastsnd", lastsnd),
+                ("mss", "1448"),
+            ];
+            if let Some(w) = wnd {
+                f.push(("snd_wnd", w));
+            }
+            sample(t, "FIN-WAIT-1", &f)
+        };
+        let mut r = records("slow_reader", Value::Null);
+        r.ss_server = vec![
+            s(0.983, "131", "4", Some("22728")),
+            s(1.233, "131", "248", None),
+            s(1.283, "65", "48", Some("532")),
+            s(1.583, "65", "12", Some("23564")),
+            s(1.683, "65", "64", None),
+            // idle again: what follows is another period
+            s(1.783, "65", "250", Some("200000")),
+        ];
+        let l = label(&r, "slow_start.restart_after_idle");
+        assert_eq!(l.want, Want::Unknown, "{}", l.why);
+        assert!(
+            l.why.contains("smaller peer window only: true"),
+            "{}",
+            l.why
+        );
+        r.ss_server[3] = s(1.583, "65", "12", Some("94120"));
         let l = label(&r, "slow_start.restart_after_idle");
         assert_eq!(l.want, Want::Must, "{}", l.why);
     }
