@@ -322,3 +322,57 @@ fn a_restart_is_named_when_the_paths_jitter_splits_a_round() {
     );
     assert!((r.cost_ms - 256.2).abs() < 0.1, "{}", r.cost_ms);
 }
+
+/// Issue 12, fresh sweep s13-009 (CUBIC, 3 ms path, snaplen 96; tests/data/sweep/README.md):
+/// two 736,751-byte responses 1.7 s apart. tcp_info at the server: cwnd 109 and ssthresh
+/// 88 before the idle (HyStart had ended slow start), cwnd 26 in the restarted response.
+/// In tshark (client.pcap) response 2 starts at frame 869 echoing TSval 203315417 (the
+/// request's); the client's first ACK of it (frame 870) has TSval 203315423, and the
+/// first data echoing it is frame 889, 8 ms later; the ACK of frame 889 (frame 890) has
+/// TSval 203315431, first echoed by frame 916. Those are the ACK clock's rounds, 10, 20
+/// and 40 segments, though the path's jitter delivered them as bursts of 10, 20, 10, 30,
+/// 20 (the waits inside the third round are longer than the one after it), so rounds
+/// split by time did not double and the restart went unnamed at every vantage point.
+/// Response 1's clocked rounds (10, 20, 40, 80, 80, 95, 100 and a last of 84) stop
+/// doubling at 80: slow start ended there, and the warm window would have sent the
+/// 509 segments in rounds of about 100 (6), not doubling from 519 (3). Response 2 took
+/// 8 rounds, 5.33 ms apart at the client: 2 × 5.33 = 10.7 ms. (The kernel's cwnd was
+/// 109 where the largest round shows 100, so the cost is a lower bound: from 109, 5
+/// rounds would have done.)
+#[test]
+fn a_restart_is_named_in_rounds_of_the_ack_clock_on_a_jittery_short_path() {
+    for (vantage, want_frames, cost) in [
+        ("client", [554, 866, 869, 889], 10.66),
+        ("server", [477, 818, 869, 880], 10.58),
+    ] {
+        let f = common::analyze::findings(sweep_path(&format!("s13-009-http-{vantage}.pcap")));
+        let r = one(&f, RESTART);
+        assert_eq!(frames(r), want_frames, "{vantage}");
+        for part in [
+            "began with 14480 B",
+            "needed 8 rounds",
+            "instead of 6",
+            "slow start had ended at ≈ 144800 B",
+        ] {
+            assert!(r.explanation.contains(part), "{vantage}: {}", r.explanation);
+        }
+        assert!((r.cost_ms - cost).abs() < 0.05, "{vantage}: {}", r.cost_ms);
+    }
+}
+
+/// Issue 12, fresh sweep s15-003 at the client (CUBIC, 35 ms, full snaplen): the first
+/// response's 10th segment (seq 13033, IP ID 0xa721) was dropped before the capture
+/// point; frame 24 (ID 0xa722) follows frame 22 (ID 0xa720) and the repair is frame 44,
+/// 35 ms later. The loss lowered cwnd, so the third response's first round of 10
+/// segments after 264 ms of idle is no restart (the kernel's tcp_info: no idle gap
+/// longer than its RTO). Before, the skipped IP ID was not read as a loss and a restart
+/// was named for 35.5 ms.
+#[test]
+fn no_restart_after_a_loss_the_capture_saw_only_as_a_skipped_ip_id() {
+    let f = common::analyze::findings_json(
+        sweep_path("s15-003-loss-client.pcap"),
+        &["--min-cost", "0"],
+    );
+    assert!(f.iter().all(|f| f["id"] != RESTART), "{f:?}");
+    assert!(f.iter().any(|f| f["id"] == "loss.fast_retransmit"), "{f:?}");
+}

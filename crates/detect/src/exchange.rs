@@ -38,7 +38,7 @@ pub struct Span {
 }
 
 impl Span {
-    fn new(frame: u64, ts: Timestamp, len: u32) -> Span {
+    pub(crate) fn new(frame: u64, ts: Timestamp, len: u32) -> Span {
         Span {
             first_frame: frame,
             last_frame: frame,
@@ -48,7 +48,7 @@ impl Span {
             segments: 1,
         }
     }
-    fn extend(&mut self, frame: u64, ts: Timestamp, len: u32) {
+    pub(crate) fn extend(&mut self, frame: u64, ts: Timestamp, len: u32) {
         self.last_frame = frame;
         self.end = ts;
         self.bytes += u64::from(len);

@@ -13,8 +13,11 @@
 //! connection whose earlier response already sent a round of W bytes, a response that
 //! follows a gap with no data from the sender longer than the estimated RTO starts with a
 //! round of at most W/2 (at least one halving; ≈ IW after a long idle), and the rounds
-//! after it roughly double again. At the server, rounds are bursts of data leaving between
-//! the returns of ACKs; at the client, bursts arriving one RTT apart. The RTO estimate
+//! after it roughly double again (up to the slow-start threshold). Rounds are the ACK
+//! clock's when the segments carry timestamps ([`Clock`]: data echoing the ACK of the
+//! round before), read the same at either end and in the middle; without timestamps, at
+//! the server bursts of data leaving between the returns of ACKs, at the client bursts
+//! arriving one RTT apart, with the path's jitter's splits joined. The RTO estimate
 //! uses the RFC 6298 filter over full-RTT samples of the sender's data: at the server,
 //! data → the client's ACK; at the client, the client's ACK → the server data echoing its
 //! timestamp in the middle of a response (the request → response samples hold the
@@ -30,7 +33,8 @@
 //! shows it as a round.
 //!
 //! Cost: per restarted response, (rounds observed − rounds it would have needed starting
-//! from W and doubling) × the response's own round time (first to last round start per
+//! from W and doubling, or in rounds of W once an earlier response showed slow start's
+//! end: [`slow_start_end`]) × the response's own round time (first to last round start per
 //! round: the RTT may have changed since the handshake), summed over the connection.
 //!
 //! Fix (on the sender, usually the server): `sysctl -w
@@ -38,12 +42,13 @@
 //!
 //! Known false positives: an application that writes a response in pieces (a small
 //! first piece, then the rest once it is ready) also makes a small first round; a first
-//! round with a less than full-sized segment and the doubling check reject them. A loss or an RTO at the end of the previous
-//! response also shrinks cwnd: responses with retransmissions since the earlier large
-//! round are not reported.
+//! round with a less than full-sized segment and the doubling check reject them. A loss
+//! or an RTO at the end of the previous response also shrinks cwnd: responses with
+//! retransmissions since the earlier large round, or with the sender's IP IDs skipped
+//! there (a loss before the capture point), are not reported.
 
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
-use crate::exchange::{joined_rounds, Exchange};
+use crate::exchange::{joined_rounds, Exchange, Span, MAX_ROUNDS};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ConnSummary, SegmentKinds, Vantage};
@@ -73,6 +78,9 @@ pub const MIN_WINDOW_BEFORE_SEGMENTS: u64 = 4;
 /// before (both full, i.e. not the last) is not slow start — the small first round had
 /// another cause (the application wrote a small piece first).
 pub const MIN_GROWTH: f64 = 1.5;
+/// The share of cwnd that `tcp_cwnd_restart` keeps as ssthresh (`tcp_current_ssthresh`:
+/// max(ssthresh, ¾ cwnd)), where the restarted slow start ends.
+pub const SSTHRESH_KEPT: f64 = 0.75;
 /// Linux's slow start keeps growing cwnd up to this multiple of the largest flight
 /// (`tcp_is_cwnd_limited`).
 pub const SLOW_START_FLIGHT_FACTOR: u64 = 2;
@@ -124,13 +132,91 @@ impl RttEstimator {
 }
 
 /// The estimates when the server started sending again after a pause.
-#[derive(Copy, Clone, Debug)]
+#[derive(Clone, Debug)]
 struct Gap {
     /// The first data frame after the pause.
     frame: u64,
     /// RTO from samples valid at the server's vantage, and at the client's.
     rto_server_view: Option<u64>,
     rto_client_view: Option<u64>,
+}
+
+/// Most responses whose clocked rounds are kept per connection.
+const MAX_CLOCKED: usize = 4096;
+
+/// A response (the server's data from after the client's data, or after a pause, to the
+/// client's next data) in rounds of the ACK clock: a round ends when the
+/// client acknowledges data sent in it, and the data sent after that ACK reached the
+/// server is the next round (BBR's round: `bbr_update_round_start`, a packet sent
+/// after the round began is delivered; HyStart's `end_seq` is the same clock). A
+/// round's data is told by its timestamp echo: the server echoes the TSval of the
+/// latest ACK it received (`tcp_store_ts_recent`), so its data from round k + 1 on
+/// echoes the TSval of the ACK that ended round k or a later one, at any vantage
+/// point. Gaps in time cannot tell rounds apart on a jittery short path: sweep s13-009
+/// at 3 ms, where slow start's 10, 20, 40 segments left as bursts of 10, 20, 10, 30,
+/// 20 (a wait of 2.5 ms inside the third round, 0.9 ms between it and the fourth).
+#[derive(Debug)]
+struct Clock {
+    rounds: Vec<Span>,
+    /// The relative sequence number of the current round's first byte.
+    round_seq: u64,
+    /// The TSecr from which the server's data belongs to the next round: the TSval of
+    /// the client's first ACK beyond `round_seq`, or one tick later when the ACK before
+    /// it had the same TSval (data clocked by that earlier ACK echoes it too).
+    next_from: Option<u32>,
+    /// The TSval of the client's previous ACK.
+    last_tsval: Option<u32>,
+    /// A segment without timestamps: the rounds cannot be told.
+    broken: bool,
+}
+
+impl Clock {
+    fn start(frame: u64, ts: Timestamp, seq: u64, len: u32) -> Clock {
+        Clock {
+            rounds: vec![Span::new(frame, ts, len)],
+            round_seq: seq,
+            next_from: None,
+            last_tsval: None,
+            broken: false,
+        }
+    }
+
+    /// A pure ACK from the client: `ack` relative, `tsval` its timestamp.
+    fn ack(&mut self, ack: Option<u64>, tsval: Option<u32>) {
+        let Some(tsval) = tsval else {
+            self.broken = true;
+            return;
+        };
+        if self.next_from.is_none() && ack.is_some_and(|a| a > self.round_seq) {
+            let same_tick = self.last_tsval == Some(tsval);
+            self.next_from = Some(if same_tick {
+                tsval.wrapping_add(1)
+            } else {
+                tsval
+            });
+        }
+        self.last_tsval = Some(tsval);
+    }
+
+    /// New data from the server: `tsecr` its timestamp echo.
+    fn data(&mut self, frame: u64, ts: Timestamp, seq: u64, len: u32, tsecr: Option<u32>) {
+        let Some(tsecr) = tsecr else {
+            self.broken = true;
+            return;
+        };
+        let next = self
+            .next_from
+            .is_some_and(|from| (tsecr.wrapping_sub(from) as i32) >= 0);
+        let full = self.rounds.len() >= MAX_ROUNDS;
+        match self.rounds.last_mut() {
+            Some(r) if !next || full => r.extend(frame, ts, len),
+            _ => {
+                self.rounds.push(Span::new(frame, ts, len));
+                self.round_seq = seq;
+                self.next_from = None;
+            }
+        }
+    }
 }
 
 #[derive(Default)]
@@ -142,7 +228,16 @@ struct Conn {
     last_server_data: Option<Timestamp>,
     /// The server's last data segment came after the client's last one (mid-response).
     server_mid_response: bool,
+    /// The current response in rounds, while the client sends no data.
+    clock: Option<Clock>,
+    /// Finished responses by first frame, in rounds of the ACK clock, when every
+    /// segment had timestamps.
+    clocked: Vec<(u64, Vec<Span>)>,
+    /// The acknowledgement number of the server's previous data segment.
+    last_server_ack: Option<u64>,
     gaps: Vec<Gap>,
+    /// The server's retransmissions, and its data after transmissions lost before the
+    /// capture point.
     server_retrans: Vec<u64>,
 }
 
@@ -151,12 +246,36 @@ pub struct RestartAfterIdle {
     conns: Slots<Conn>,
 }
 
+impl Conn {
+    /// Ends the current response's rounds.
+    fn close_clock(&mut self) {
+        if let Some(clock) = self.clock.take() {
+            if !clock.broken && self.clocked.len() < MAX_CLOCKED {
+                let first = clock.rounds.first().map_or(0, |r| r.first_frame);
+                self.clocked.push((first, clock.rounds));
+            }
+        }
+    }
+
+    /// The rounds of the response that began at `first_frame`, when they hold its
+    /// `bytes` (a pause inside it starts rounds of its own).
+    fn clocked(&self, first_frame: u64, bytes: u64) -> Option<&[Span]> {
+        let i = self
+            .clocked
+            .binary_search_by_key(&first_frame, |(f, _)| *f)
+            .ok()?;
+        let rounds = &self.clocked[i].1[..];
+        (rounds.iter().map(|r| r.bytes).sum::<u64>() == bytes).then_some(rounds)
+    }
+}
+
 impl RestartAfterIdle {
-    /// A segment with data, or the client's with an RTT sample (not a capture duplicate).
+    /// A segment with data, or any of the client's (not a capture duplicate).
     #[inline]
     fn segment(&mut self, seg: &Segment<'_>, client_sample: Option<(u64, u64)>) {
         let ev = seg.ev;
         let c = self.conns.get_or_default(seg);
+        let ts_opt = seg.pkt.options.timestamps;
         if ev.from_client {
             // The server's data → this ACK: a full RTT when the capture is at the server.
             if let Some((_, ns)) = client_sample {
@@ -164,6 +283,9 @@ impl RestartAfterIdle {
             }
             if ev.payload_len > 0 {
                 c.server_mid_response = false;
+                c.close_clock();
+            } else if let Some(clock) = c.clock.as_mut() {
+                clock.ack(ev.rel_ack, ts_opt.map(|t| t.0));
             }
             return;
         }
@@ -177,19 +299,42 @@ impl RestartAfterIdle {
         if ev.payload_len == 0 {
             return;
         }
-        if ev.kinds.has(SegmentKinds::RETRANSMISSION) && c.server_retrans.len() < MAX_RETRANS {
+        // A repair the capture cannot show as one: transmissions lost before the capture
+        // point leave the sender's IP IDs skipped (`IdStep::hidden`) and the repair looks
+        // like new data here (sweep s15-003 at client and router: the first response's
+        // tail dropped upstream and resent, the loss's cwnd cut read as a restart). A
+        // segment acknowledging more than the server's previous data may follow a lost
+        // pure ACK of a request instead, which lowers no cwnd.
+        let hidden_loss =
+            ev.ip_id.hidden().is_some() && c.last_server_ack.is_some_and(|a| ev.rel_ack == Some(a));
+        c.last_server_ack = ev.rel_ack;
+        if (ev.kinds.has(SegmentKinds::RETRANSMISSION) || hidden_loss)
+            && c.server_retrans.len() < MAX_RETRANS
+        {
             c.server_retrans.push(seg.frame);
         }
         let new = ev.kinds.0 & (SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER) == 0;
         if new {
-            if let Some(prev) = c.last_server_data {
-                let gap = seg.ts.elapsed_since(prev);
-                if gap >= TCP_RTO_MIN_NS && c.gaps.len() < MAX_GAPS {
-                    c.gaps.push(Gap {
-                        frame: seg.frame,
-                        rto_server_view: c.est_server_view.rto_ns(),
-                        rto_client_view: c.est_client_view.rto_ns(),
-                    });
+            let paused = c
+                .last_server_data
+                .is_some_and(|prev| seg.ts.elapsed_since(prev) >= TCP_RTO_MIN_NS);
+            if paused && c.gaps.len() < MAX_GAPS {
+                c.gaps.push(Gap {
+                    frame: seg.frame,
+                    rto_server_view: c.est_server_view.rto_ns(),
+                    rto_client_view: c.est_client_view.rto_ns(),
+                });
+            }
+            match c.clock.as_mut() {
+                Some(clock) if !paused => {
+                    let tsecr = ts_opt.map(|t| t.1);
+                    clock.data(seg.frame, seg.ts, ev.rel_seq, ev.payload_len, tsecr);
+                }
+                _ => {
+                    c.close_clock();
+                    let mut clock = Clock::start(seg.frame, seg.ts, ev.rel_seq, ev.payload_len);
+                    clock.broken = ts_opt.is_none();
+                    c.clock = Some(clock);
                 }
             }
             c.last_server_data = Some(seg.ts);
@@ -209,13 +354,14 @@ impl Detector for RestartAfterIdle {
             return;
         }
         let client_sample = ev.from_client.then(|| ev.ack_rtt.or(ev.ts_rtt)).flatten();
-        if ev.payload_len > 0 || client_sample.is_some() {
+        if ev.payload_len > 0 || ev.from_client {
             self.segment(seg, client_sample);
         }
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let st = self.conns.take(conn).unwrap_or_default();
+        let mut st = self.conns.take(conn).unwrap_or_default();
+        st.close_clock();
         let Some(rtt) = conn.rtt_ns.filter(|&r| r > 0) else {
             return; // rounds and their cost need the path RTT
         };
@@ -285,7 +431,14 @@ impl Detector for RestartAfterIdle {
             String::new()
         };
         let halvings = (r.idle_ns / r.rto_ns.max(1)).max(1);
-        let before_note = if r.window_before > r.largest_round {
+        let before_note = if r.avoidance {
+            format!(
+                "slow start had ended at ≈ {} B (≈ {} segments: an earlier response's rounds \
+                 stopped doubling there), where congestion avoidance adds a segment a round",
+                r.window_before,
+                r.window_before.div_ceil(mss)
+            )
+        } else if r.window_before > r.largest_round {
             format!(
                 "its congestion window had reached ≈ {} B (≈ {} segments: slow start added \
                  each acknowledged segment to its first round while the window was in \
@@ -365,6 +518,8 @@ struct Restart {
     rto_ns: u64,
     /// The sender's congestion window before the idle, as estimated ([`window_before`]).
     window_before: u64,
+    /// Slow start had ended before the idle (see [`Warm`]).
+    avoidance: bool,
     /// The most a round is assumed to carry when pricing: twice the largest seen.
     round_cap: u64,
     largest_round: u64,
@@ -392,9 +547,19 @@ fn restart(
     rtt: u64,
 ) -> Option<Restart> {
     let resp = x.response.as_ref()?;
-    // The response's rounds, the jitter's splits joined (`joined_rounds`).
-    let joined = joined_rounds(&x.rounds);
-    let x_rounds = &joined[..];
+    let gap = st.gaps.iter().find(|g| g.frame == resp.first_frame);
+    // The response's rounds: the ACK clock's when the timestamps tell them and they hold
+    // the whole response ([`Clock`]), else the bursts with the jitter's splits joined
+    // (`joined_rounds`).
+    let clocked = st.clocked(resp.first_frame, resp.bytes);
+    let joined;
+    let x_rounds = match clocked {
+        Some(r) => r,
+        None => {
+            joined = joined_rounds(&x.rounds);
+            &joined[..]
+        }
+    };
     if x_rounds.len() < 2 {
         return None; // it fitted in one round: the restart cost nothing
     }
@@ -410,7 +575,6 @@ fn restart(
         return None;
     }
     let idle_ns = resp.start.elapsed_since(prev_resp.end);
-    let gap = st.gaps.iter().find(|g| g.frame == resp.first_frame);
     let sampled = gap.and_then(|g| match conn.vantage {
         Vantage::Server => g.rto_server_view,
         Vantage::Client => g.rto_client_view,
@@ -422,7 +586,10 @@ fn restart(
     if idle_ns <= rto_ns {
         return None;
     }
-    let window_before = window_before(st, earlier, resp.first_frame, big.bytes, rto_ns);
+    let Warm {
+        cwnd: window_before,
+        avoidance,
+    } = window_before(st, earlier, resp.first_frame, big.bytes, rto_ns);
     let first = x_rounds[0];
     // A window-limited round is made of full-sized segments; a short one means the
     // application wrote a small piece first (NNTP's status line before the article).
@@ -453,11 +620,24 @@ fn restart(
         return None;
     }
     // Slow start again: each full round (not the last, which may be cut by the response's
-    // end) grows by about ×2 over the one before.
+    // end) grows by about ×2 over the one before, until it reaches the slow-start
+    // threshold: `tcp_cwnd_restart` keeps ssthresh at least ¾ of the window before
+    // (`tcp_current_ssthresh`), and beyond it congestion avoidance adds a segment a round
+    // (s13-009: 10, 20, 40, then rounds of 95–107 segments after a warm window of 109
+    // with ssthresh 88). The restarted round itself must be followed by growth: a
+    // sender that did not restart sends flat rounds from its first one (sweep s14-014,
+    // BBR, which skips the restart: rounds of 18, 18 segments against a largest of 17).
+    let threshold = big.bytes as f64 * SSTHRESH_KEPT;
     let full = &x_rounds[..x_rounds.len() - 1];
     let mut growth_seen = false;
-    for w in full.windows(2) {
-        if (w[1].bytes as f64) < MIN_GROWTH * w[0].bytes as f64 {
+    for (i, w) in full.windows(2).enumerate() {
+        let doubled = MIN_GROWTH * w[0].bytes as f64;
+        let floor = if i == 0 {
+            doubled
+        } else {
+            doubled.min(threshold)
+        };
+        if (w[1].bytes as f64) < floor {
             return None;
         }
         growth_seen = true;
@@ -468,14 +648,20 @@ fn restart(
     // idle or in this response) would be a guess about the path's capacity, not about
     // cwnd (idle-restart-cubic: cwnd 522 segments in tcp_info, rounds of 202 at most,
     // the warm response measured at 2.3 RTTs, not 1).
-    let largest_seen = x
-        .rounds
+    let largest_seen = clocked
+        .unwrap_or(&x.rounds)
         .iter()
         .map(|r| r.bytes)
         .max()
         .unwrap_or(0)
         .max(big.bytes);
-    let round_cap = largest_seen.saturating_mul(ROUND_CAP_FACTOR);
+    // In congestion avoidance the warm window would have grown by a segment a round, not
+    // doubled.
+    let round_cap = if avoidance {
+        window_before
+    } else {
+        largest_seen.saturating_mul(ROUND_CAP_FACTOR)
+    };
     let rounds_needed = rounds_from_capped(window_before, resp.bytes, round_cap);
     let rounds = x_rounds.len();
     if rounds <= rounds_needed {
@@ -495,6 +681,7 @@ fn restart(
         idle_ns,
         rto_ns,
         window_before,
+        avoidance,
         round_cap,
         largest_round: big.bytes,
         window_after: first.bytes,
@@ -566,16 +753,21 @@ fn window_before(
     first_frame: u64,
     largest_round: u64,
     rto_ns: u64,
-) -> u64 {
+) -> Warm {
     let lost = st.server_retrans.iter().any(|&fr| fr < first_frame);
     let iw = earlier
         .iter()
         .find_map(|e| e.response.as_ref().and(e.rounds.first()))
         .map_or(0, |r| r.bytes);
     if lost || iw == 0 {
-        return largest_round;
+        return Warm {
+            cwnd: largest_round,
+            avoidance: false,
+        };
     }
     let mut cwnd = iw;
+    // Slow start's end as a response's clocked rounds showed it: its plateau.
+    let mut ssthresh: Option<u64> = None;
     let mut prev_end: Option<Timestamp> = None;
     for e in earlier {
         let Some(r) = e.response.as_ref() else {
@@ -586,15 +778,48 @@ fn window_before(
             let halvings = (r.start.elapsed_since(end) / rto_ns.max(1)).min(63);
             cwnd = (cwnd >> halvings).max(cwnd.min(iw));
         }
+        let clocked = st.clocked(r.first_frame, r.bytes);
+        if let Some(plateau) = clocked.and_then(slow_start_end) {
+            ssthresh = Some(ssthresh.map_or(plateau, |s| s.max(plateau)));
+        }
         let grown = cwnd.saturating_add(r.bytes);
         cwnd = if e.rounds.len() >= 2 {
-            grown
+            // Slow start adds what was acknowledged up to ssthresh; beyond it congestion
+            // avoidance adds about a segment a round, which the largest round shows.
+            match ssthresh {
+                Some(t) => grown.min(t.max(cwnd)),
+                None => grown,
+            }
         } else {
             cwnd.max(grown.min(r.bytes.saturating_mul(SLOW_START_FLIGHT_FACTOR)))
         };
         prev_end = Some(r.end);
     }
-    cwnd.max(largest_round)
+    let cwnd = cwnd.max(largest_round);
+    Warm {
+        cwnd,
+        avoidance: ssthresh.is_some_and(|t| cwnd >= t),
+    }
+}
+
+/// The sender's congestion window before an idle, as [`window_before`] estimates it.
+struct Warm {
+    cwnd: u64,
+    /// Slow start had ended (a response's rounds stopped doubling) and cwnd is at or
+    /// above where it ended: the warm window would have grown by a segment a round.
+    avoidance: bool,
+}
+
+/// Where slow start ended in a response's clocked rounds, in bytes: the largest of its
+/// full rounds (all but the last), when one of them grew less than [`MIN_GROWTH`] over
+/// the one before (HyStart, or cwnd reaching ssthresh: `tcp_slow_start` stops there and
+/// congestion avoidance adds a segment a round). None while every full round doubled.
+fn slow_start_end(rounds: &[Span]) -> Option<u64> {
+    let full = rounds.get(..rounds.len().checked_sub(1)?)?;
+    let stalled = full
+        .windows(2)
+        .any(|w| (w[1].bytes as f64) < MIN_GROWTH * w[0].bytes as f64);
+    stalled.then(|| full.iter().map(|r| r.bytes).max().unwrap_or(0))
 }
 
 /// Rounds slow start needs to send `bytes` starting from a window of `window` bytes.
@@ -633,6 +858,71 @@ fn sender_mss(s: &ConnSummary) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ts(ms: f64) -> Timestamp {
+        Timestamp::from_nanos((ms * 1e6) as i64)
+    }
+
+    fn segments(rounds: &[Span]) -> Vec<u32> {
+        rounds.iter().map(|r| r.segments).collect()
+    }
+
+    /// s13-009's client: response 2's first round echoes the request's TSval (417); the
+    /// client's first ACK of it has TSval 423, and the data echoing 423 is the next
+    /// round, however late or early it arrives. Data still echoing 417 after that ACK
+    /// was sent before the ACK reached the server: the same round.
+    #[test]
+    fn the_clock_starts_a_round_at_the_first_echo_of_an_ack_of_the_round() {
+        let mut c = Clock::start(869, ts(0.0), 736_752, 1448);
+        c.ack(Some(738_200), Some(423));
+        c.data(871, ts(0.1), 738_200, 1448, Some(417));
+        c.data(889, ts(8.0), 751_232, 1448, Some(423));
+        c.ack(Some(752_680), Some(431));
+        c.data(891, ts(8.1), 752_680, 1448, Some(423));
+        c.data(916, ts(11.7), 780_192, 1448, Some(431));
+        assert_eq!(segments(&c.rounds), [2, 2, 1]);
+        assert_eq!(c.rounds[1].first_frame, 889);
+        assert!(!c.broken);
+        // An ACK of the earlier round in the same tick as the one ending this round:
+        // data echoing that tick may have been clocked by the earlier ACK, so the next
+        // round starts one tick later.
+        let mut c = Clock::start(1, ts(0.0), 0, 1448);
+        c.ack(Some(0), Some(500));
+        c.ack(Some(1448), Some(500));
+        assert_eq!(c.next_from, Some(501));
+        c.data(2, ts(0.5), 1448, 1448, Some(500));
+        c.data(3, ts(1.5), 2896, 1448, Some(501));
+        assert_eq!(segments(&c.rounds), [2, 1]);
+        // Without timestamps the rounds cannot be told.
+        c.data(4, ts(2.0), 4344, 1448, None);
+        assert!(c.broken);
+    }
+
+    /// Response 1 of s13-009 in clocked rounds (segments of 1448 B): slow start doubled
+    /// to 80, then the rounds stopped doubling (ssthresh 88 in tcp_info): its plateau is
+    /// the largest full round, 100. Rounds that kept doubling, or whose only short round
+    /// is the last one, show no end.
+    #[test]
+    fn slow_start_ends_where_full_rounds_stop_doubling() {
+        let rounds = |n: &[u32]| -> Vec<Span> {
+            n.iter()
+                .enumerate()
+                .map(|(i, &k)| Span {
+                    first_frame: i as u64,
+                    last_frame: i as u64,
+                    start: ts(i as f64 * 5.0),
+                    end: ts(i as f64 * 5.0 + 1.0),
+                    bytes: u64::from(k) * 1448,
+                    segments: k,
+                })
+                .collect()
+        };
+        let r1 = rounds(&[10, 20, 40, 80, 80, 95, 100, 84]);
+        assert_eq!(slow_start_end(&r1), Some(100 * 1448));
+        assert_eq!(slow_start_end(&rounds(&[10, 20, 40, 80, 30])), None);
+        assert_eq!(slow_start_end(&rounds(&[10])), None);
+        assert_eq!(slow_start_end(&[]), None);
+    }
 
     /// 25 ms path, one sample: RTO = 25 + max(4 × 12.5, 200) = 225 ms.
     #[test]
