@@ -41,21 +41,24 @@ fn a_window_holds_the_sender_until_it_sends_again_as_linux_counts_it() {
 /// client's window stays at 59,368 B (frame 13) and the queue fills with it, so the
 /// server's data echo the client's ACKs 97 ms after them (median; the handshake's 19 ms
 /// and the shortest echo 18.8 ms are the empty path). The server's tcp_info read
-/// rwnd_limited 4,532 ms of busy 4,700. With the lag fixed at the shortest echo, each
-/// ACK took effect at the sender 78 ms before the data it released could show it, so
-/// the server's answers never reached the window's edge "in time" and the 4.7 s were
-/// all the sender's own: neither rwnd.limited nor not_growing was named. With the lag
-/// the shortest of the last four echoes, the window is full 796 times from frame 287
-/// on, 2,013 ms (43 %; the rest is lost to ACKs whose answers arrive within a
-/// millisecond of the time the lag gives them, either side).
+/// rwnd_limited 4,532 ms of busy 4,700. In tshark, frame 228 (0.379 s) echoes TSval
+/// 3318986300, the client's ACK in frame 167, and ends exactly at that ACK's right edge
+/// (207,065); each ACK releases two segments, which the bottleneck delivers 2.4 ms apart
+/// (frames 227 and 228), the first one segment short of the edge. With the lag fixed at
+/// the shortest echo no window was ever full here; with a lag fixed per ACK when it was
+/// seen, estimates wavering by a millisecond ratcheted the waiting ACKs early and the
+/// time between the two segments of each release went to the sender: 2,013 ms. Now
+/// each waiting ACK takes the current lag, the data's echo applies the ACKs it proves
+/// the sender had, and a release's spread within the queue's delay is the window's:
+/// full 868 times from frame 228 on, 4,181 ms (92 % of the kernel's 4,532).
 #[test]
 fn a_window_behind_a_queue_is_seen_from_the_receiver() {
     let f = findings(sweep_path("s10-064-bulk-client.pcap"));
     let r = one(&f, "rwnd.limited");
     assert_eq!(r.vantage, "client");
-    assert_eq!(frames(r)[..4], [287, 290, 293, 296]);
-    assert!((r.cost_ms - 2012.5).abs() < 0.1, "{}", r.cost_ms);
-    assert!(r.explanation.contains("796 time(s)"), "{}", r.explanation);
+    assert_eq!(frames(r)[..4], [228, 231, 234, 237]);
+    assert!((r.cost_ms - 4180.8).abs() < 0.1, "{}", r.cost_ms);
+    assert!(r.explanation.contains("868 time(s)"), "{}", r.explanation);
     let g = one(&f, "rwnd.not_growing");
     assert!(
         g.explanation.contains("59,368 B at most"),

@@ -26,8 +26,10 @@
 //! of them counts, because none can be shorter than the round trip (the sender cannot
 //! answer a segment before it arrived) while any can be longer (a slow first packet, a
 //! delayed answer). So
-//! ACKs take effect here `lag` after they were seen: exact at the sender (lag ≈ 0), an
-//! estimate at the receiver (lag ≈ RTT) or in the middle. Wireshark's "window full" flag
+//! ACKs take effect here `lag` (the current estimate) after they were seen: exact at the
+//! sender (lag ≈ 0), an estimate at the receiver (lag ≈ RTT) or in the middle, where the
+//! data's timestamp echo also applies every ACK it proves the sender had
+//! (`advance_echoed`). Wireshark's "window full" flag
 //! compares data with the last ACK seen at the capture point, so at a receiver it almost
 //! never fires (no-window-scaling/client.pcap: 0, server.pcap: 514); this does.
 //!
@@ -133,10 +135,12 @@ pub enum Limit {
 
 #[derive(Copy, Clone, Debug, Default)]
 struct AckView {
-    /// When it takes effect at the sender, in capture time.
-    effective: Timestamp,
+    /// When it was seen at the capture point: it takes effect the lag as of now later.
+    seen: Timestamp,
     ack: u64,
     edge: u64,
+    /// Its TSval, when it had timestamps.
+    tsval: Option<u32>,
 }
 
 /// Echo samples the lag is the shortest of ([`Limits::echo_sample`]).
@@ -148,6 +152,8 @@ pub(crate) struct Limits {
     /// Capture-to-sender round trip, when known: the shortest recent sample
     /// ([`Limits::echo_sample`]).
     lag_ns: Option<u64>,
+    /// The shortest capture-to-sender round trip seen: the path without queues.
+    min_lag_ns: Option<u64>,
     recent_echoes: [u64; RECENT_ECHOES],
     recent_next: usize,
     /// The latest data came after everything sent was acknowledged (`Limit::App`).
@@ -181,6 +187,8 @@ pub(crate) struct Limits {
     /// far (`pending_rwnd_ns`), decided by what the sender does next.
     hold: Hold,
     pending_rwnd_ns: u64,
+    /// When the data after the hold began (`Hold::Burst`).
+    burst_since: Timestamp,
     /// The peer sent data since the app pause began.
     peer_spoke: bool,
     done: bool,
@@ -191,6 +199,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             lag_ns: None,
+            min_lag_ns: None,
             recent_echoes: [0; RECENT_ECHOES],
             recent_next: 0,
             after_app: false,
@@ -207,6 +216,7 @@ impl Default for Limits {
             pending_app_ns: 0,
             hold: Hold::None,
             pending_rwnd_ns: 0,
+            burst_since: Timestamp::default(),
             peer_spoke: false,
             done: false,
             out: LimitTimes::default(),
@@ -229,25 +239,16 @@ impl Limits {
         self.shorter_lag(ns);
     }
 
-    /// A shorter round trip than the lag: it is the lag now. ACKs already waiting were
-    /// timed with the longer one: they take effect earlier by the difference (not
-    /// before the time already accounted), or they would hold the view back behind the
-    /// first packets' delay (sweep s1-055's client capture: 8 ms counted as `rwnd` at a
-    /// 1 ms RTT behind an 8.7 ms SYN → SYN/ACK).
+    /// A shorter round trip than the lag: it is the lag now, for the ACKs already
+    /// waiting too (they take effect the current lag after they were seen: [`AckView`]),
+    /// or they would hold the view back behind the first packets' delay (sweep s1-055's
+    /// client capture: 8 ms counted as `rwnd` at a 1 ms RTT behind an 8.7 ms SYN →
+    /// SYN/ACK).
     fn shorter_lag(&mut self, ns: u64) {
-        let old = self.lag_ns.unwrap_or(u64::MAX);
-        if ns >= old {
-            return;
+        if self.lag_ns.is_none_or(|old| ns < old) {
+            self.lag_ns = Some(ns);
         }
-        self.lag_ns = Some(ns);
-        if old == u64::MAX {
-            return;
-        }
-        let by = i64::try_from(old - ns).unwrap_or(i64::MAX);
-        for k in 0..self.ring_len {
-            let a = &mut self.ring[(self.ring_head + k) % ACK_RING];
-            a.effective = Timestamp(a.effective.0.saturating_sub(by).max(self.since.0));
-        }
+        self.min_lag_ns = Some(self.min_lag_ns.map_or(ns, |m| m.min(ns)));
     }
 
     /// A TSval echo by the sender: a capture-to-sender round trip plus its ACK delay.
@@ -270,6 +271,7 @@ impl Limits {
     /// path), and a pure ACK's echo holds its delayed-ACK timer (a run of one-segment
     /// answers delays every one of them 40 ms), so those may only shorten the lag.
     pub(crate) fn echo_sample(&mut self, ns: u64, data: bool) {
+        self.min_lag_ns = Some(self.min_lag_ns.map_or(ns, |m| m.min(ns)));
         if !data || self.after_app {
             self.shorter_lag(ns);
             return;
@@ -299,7 +301,8 @@ impl Limits {
     /// Adds the time since the last change to the state in force, up to `t`.
     #[inline]
     fn account(&mut self, t: Timestamp) {
-        let dt = t.elapsed_since(self.since);
+        let from = self.since;
+        let dt = t.elapsed_since(from);
         self.since = t;
         if dt > MAX_SILENCE_NS && self.state != Limit::ZeroWindow {
             if self.state == Limit::App {
@@ -308,6 +311,14 @@ impl Limits {
             }
             return;
         }
+        // Of a burst's spread downstream, what a queue on the path can explain.
+        let queued = if self.waiting_lag() > 0 && self.hold == Hold::Burst {
+            self.queue_ns()
+                .saturating_sub(from.elapsed_since(self.burst_since))
+                .min(dt)
+        } else {
+            0
+        };
         let o = &mut self.out;
         match self.state {
             Limit::None => {}
@@ -317,6 +328,22 @@ impl Limits {
             }
             Limit::Rwnd if self.hold == Hold::Held => {
                 self.pending_rwnd_ns = self.pending_rwnd_ns.saturating_add(dt)
+            }
+            // Away from the sender, while the data after the hold arrives: a release
+            // that leaves the sender at once crosses a bottleneck one segment at a time,
+            // so downstream of it the burst takes the bottleneck's time to arrive (sweep
+            // s16-032's client: 2 segments per ACK arriving 1 ms apart at 12 Mbit/s, the
+            // first stopping one short of the edge; s10-064's, a 925-packet FIFO at
+            // 5 Mbit/s). Whose time that was is decided with the hold's. A burst spread
+            // by a queue is spread by no more than the queue's delay, which the round
+            // trip shows over its minimum (the burst's last segment waited behind the
+            // others); a longer spread is the sender's pacing (a BBR sender pacing its
+            // release on an uncongested path, sweep s12-029), which stops Linux's rwnd
+            // chrono (`tcp_pacing_check` before `tcp_snd_wnd_test`). At the sender a
+            // burst leaves at once, and a gap inside it is the sender's own.
+            Limit::Sender if queued > 0 => {
+                self.pending_rwnd_ns = self.pending_rwnd_ns.saturating_add(queued);
+                o.sender_ns = o.sender_ns.saturating_add(dt - queued);
             }
             Limit::Rwnd => o.rwnd_ns = o.rwnd_ns.saturating_add(dt),
             Limit::Sender => o.sender_ns = o.sender_ns.saturating_add(dt),
@@ -420,18 +447,78 @@ impl Limits {
         }
     }
 
+    /// Every waiting ACK takes effect the lag *as of now* after it was seen (never
+    /// before the time already accounted). A lag fixed when each ACK was queued would
+    /// ratchet: each shorter estimate moved the waiting ACKs earlier and no longer one
+    /// moved them back, so on a path whose queue held the round trip near 66 ms with
+    /// estimates wavering by 1–2 ms, ACKs took effect up to 14 ms early and the view ran
+    /// 20 KB ahead of a full window (sweep s16-032's client: 0.2 ms of the kernel's
+    /// 144 ms rwnd-limited).
     #[inline(never)]
     fn advance_ring(&mut self, t: Timestamp) {
+        let lag = self.waiting_lag();
         while self.ring_len > 0 {
             let a = self.ring[self.ring_head];
-            if a.effective > t {
+            let effective = Timestamp(a.seen.0.saturating_add(lag).max(self.since.0));
+            if effective > t {
                 break;
             }
             self.ring_head = (self.ring_head + 1) % ACK_RING;
             self.ring_len -= 1;
-            self.account(a.effective);
+            self.account(effective);
             self.apply(a.ack, a.edge);
         }
+    }
+
+    /// Applies the waiting ACKs that data echoing the TSval `x` prove had reached the
+    /// sender: the sender echoes the TSval of the latest ACK it processed
+    /// (`tcp_store_ts_recent`, RFC 7323 §4.3), and ACKs arrive in order, so every ACK
+    /// before the first one carrying `x` had, and that one. (Later ones carrying `x`, in
+    /// the same tick of the receiver's clock, may not have.) While a queue on the path
+    /// grows, the lag measured by earlier echoes is shorter than the round trip the
+    /// latest ACKs will take, and while it is being raised each waiting ACK's time moves
+    /// on with it: a sender in slow start into a bottleneck raises the queue a segment's
+    /// time per segment, and no ACK would take effect until it stopped (sweep s16-032's
+    /// client, the queue growing from 2 to 66 ms). Each takes effect when seen plus the
+    /// lag, or with this data if that is later.
+    #[inline(never)]
+    fn advance_echoed(&mut self, t: Timestamp, x: u32) {
+        let lag = self.waiting_lag();
+        while self.ring_len > 0 {
+            let a = self.ring[self.ring_head];
+            let Some(v) = a.tsval else {
+                return;
+            };
+            let before = (v.wrapping_sub(x) as i32) < 0;
+            if !before && v != x {
+                return;
+            }
+            self.ring_head = (self.ring_head + 1) % ACK_RING;
+            self.ring_len -= 1;
+            let effective = Timestamp(a.seen.0.saturating_add(lag).min(t.0).max(self.since.0));
+            self.account(effective);
+            self.apply(a.ack, a.edge);
+            if v == x {
+                return;
+            }
+        }
+    }
+
+    /// The queueing delay on the capture-to-sender round trip: the lag over the
+    /// shortest round trip seen.
+    fn queue_ns(&self) -> u64 {
+        match (self.lag_ns, self.min_lag_ns) {
+            (Some(l), Some(m)) => l.saturating_sub(m),
+            _ => 0,
+        }
+    }
+
+    /// The lag ACKs wait, in nanoseconds: 0 at the sender (below [`LAG_NOISE_NS`]).
+    #[inline]
+    fn waiting_lag(&self) -> i64 {
+        self.lag_ns
+            .filter(|&l| l >= LAG_NOISE_NS)
+            .map_or(0, |l| i64::try_from(l).unwrap_or(i64::MAX))
     }
 
     #[inline]
@@ -450,22 +537,21 @@ impl Limits {
         self.classify(false);
     }
 
-    /// The receiver's ACK `ack` with window `window_bytes`, seen at `t`.
+    /// The receiver's ACK `ack` with window `window_bytes` and TSval `tsval`, seen at `t`.
     #[inline(always)]
-    pub(crate) fn on_ack(&mut self, t: Timestamp, ack: u64, window_bytes: u64) {
+    pub(crate) fn on_ack(&mut self, t: Timestamp, ack: u64, window_bytes: u64, tsval: Option<u32>) {
         self.advance(t);
         let edge = ack.saturating_add(window_bytes);
-        let lag = self.lag_ns.filter(|&l| l >= LAG_NOISE_NS).unwrap_or(0);
-        if lag == 0 {
+        if self.waiting_lag() == 0 {
             self.account(t);
             self.apply(ack, edge);
             return;
         }
-        let effective = Timestamp(t.0.saturating_add(i64::try_from(lag).unwrap_or(i64::MAX)));
         let view = AckView {
-            effective,
+            seen: t,
             ack,
             edge,
+            tsval,
         };
         if self.ring.is_empty() {
             self.ring = vec![AckView::default(); ACK_RING].into_boxed_slice();
@@ -473,7 +559,7 @@ impl Limits {
         if self.ring_len == ACK_RING {
             let newest = (self.ring_head + ACK_RING - 1) % ACK_RING;
             self.ring[newest] = AckView {
-                effective: self.ring[newest].effective,
+                seen: self.ring[newest].seen,
                 ..view
             };
         } else {
@@ -482,10 +568,14 @@ impl Limits {
         }
     }
 
-    /// Data of this direction, `len` bytes ending at `end` (relative), seen at `t`.
+    /// Data of this direction, `len` bytes ending at `end` (relative), seen at `t`,
+    /// echoing the TSval `tsecr`.
     #[inline(always)]
-    pub(crate) fn on_data(&mut self, t: Timestamp, end: u64, len: u32) {
+    pub(crate) fn on_data(&mut self, t: Timestamp, end: u64, len: u32, tsecr: Option<u32>) {
         self.largest_segment = self.largest_segment.max(u64::from(len));
+        if let (Some(x), true) = (tsecr, self.ring_len > 0) {
+            self.advance_echoed(t, x);
+        }
         self.advance(t);
         self.account(t);
         self.after_app = matches!(self.state, Limit::App | Limit::None);
@@ -500,7 +590,10 @@ impl Limits {
                 self.recover = Some(h);
                 self.settle_held(false);
             }
-            _ if self.hold == Hold::Held => self.hold = Hold::Burst,
+            _ if self.hold == Hold::Held => {
+                self.hold = Hold::Burst;
+                self.burst_since = t;
+            }
             _ => {}
         }
         self.highest = Some(self.highest.map_or(end, |h| h.max(end)));
@@ -561,12 +654,12 @@ mod tests {
     fn filled() -> Limits {
         let mut l = Limits::default();
         l.set_mss(u64::from(SEG));
-        l.on_ack(t(0), 0, 10 * u64::from(SEG));
+        l.on_ack(t(0), 0, 10 * u64::from(SEG), None);
         for k in 1..=10 {
-            l.on_data(t(0), k * u64::from(SEG), SEG);
+            l.on_data(t(0), k * u64::from(SEG), SEG, None);
         }
         assert_eq!(l.state(), Limit::Rwnd);
-        l.on_ack(t(1), 2 * u64::from(SEG), 10 * u64::from(SEG));
+        l.on_ack(t(1), 2 * u64::from(SEG), 10 * u64::from(SEG), None);
         l
     }
 
@@ -575,9 +668,9 @@ mod tests {
     #[test]
     fn the_answer_that_fills_the_window_again_makes_the_hold_the_windows() {
         let mut l = filled();
-        l.on_data(t(3), 11 * u64::from(SEG), SEG);
+        l.on_data(t(3), 11 * u64::from(SEG), SEG, None);
         assert_eq!(l.state(), Limit::Sender);
-        l.on_data(t(3), 12 * u64::from(SEG), SEG);
+        l.on_data(t(3), 12 * u64::from(SEG), SEG, None);
         assert_eq!(l.state(), Limit::Rwnd);
         l.on_end(t(4));
         let o = l.times();
@@ -589,8 +682,8 @@ mod tests {
     #[test]
     fn an_answer_that_stops_short_of_the_edge_makes_the_hold_the_senders() {
         let mut l = filled();
-        l.on_data(t(3), 11 * u64::from(SEG), SEG);
-        l.on_ack(t(5), 4 * u64::from(SEG), 10 * u64::from(SEG));
+        l.on_data(t(3), 11 * u64::from(SEG), SEG, None);
+        l.on_ack(t(5), 4 * u64::from(SEG), 10 * u64::from(SEG), None);
         l.on_end(t(6));
         let o = l.times();
         assert_eq!((o.rwnd_ns, o.sender_ns), (MS as u64, 5 * MS as u64));
@@ -601,19 +694,19 @@ mod tests {
     #[test]
     fn a_hold_without_new_data_is_the_senders() {
         let mut l = filled();
-        l.on_data(t(3), 5 * u64::from(SEG), SEG);
+        l.on_data(t(3), 5 * u64::from(SEG), SEG, None);
         l.on_end(t(4));
         assert_eq!(l.times().rwnd_ns, MS as u64);
 
         let mut l = filled();
         l.on_peer_data();
-        l.on_data(t(3), 11 * u64::from(SEG), SEG);
-        l.on_data(t(3), 12 * u64::from(SEG), SEG);
+        l.on_data(t(3), 11 * u64::from(SEG), SEG, None);
+        l.on_data(t(3), 12 * u64::from(SEG), SEG, None);
         l.on_end(t(3));
         assert_eq!(l.times().rwnd_ns, MS as u64);
 
         let mut l = filled();
-        l.on_ack(t(2), 10 * u64::from(SEG), 10 * u64::from(SEG));
+        l.on_ack(t(2), 10 * u64::from(SEG), 10 * u64::from(SEG), None);
         assert_eq!(l.state(), Limit::App);
         assert_eq!(
             (l.times().rwnd_ns, l.times().sender_ns),
@@ -642,10 +735,10 @@ mod tests {
         assert_eq!(l.lag_ns, Some(20 * MS as u64));
         // Data after everything was ACKed echo an ACK that waited through the sender's
         // pause, and pure ACKs their ACK delay: they only shorten.
-        l.on_ack(t(0), 0, 10 * u64::from(SEG));
-        l.on_data(t(0), u64::from(SEG), SEG);
-        l.on_ack(t(1), u64::from(SEG), 10 * u64::from(SEG));
-        l.on_data(t(60), 2 * u64::from(SEG), SEG);
+        l.on_ack(t(0), 0, 10 * u64::from(SEG), None);
+        l.on_data(t(0), u64::from(SEG), SEG, None);
+        l.on_ack(t(1), u64::from(SEG), 10 * u64::from(SEG), None);
+        l.on_data(t(60), 2 * u64::from(SEG), SEG, None);
         for _ in 0..4 {
             l.echo_sample(60 * MS as u64, true);
         }
@@ -658,13 +751,80 @@ mod tests {
         assert_eq!(l.lag_ns, Some(19 * MS as u64));
     }
 
+    /// A receiver-side view 10 ms from the sender (lag 10 ms), a 4-segment window full
+    /// at 0 ms, then an ACK of two segments at 1 ms (TSval 100) that takes effect at
+    /// 11 ms.
+    fn downstream() -> Limits {
+        let mut l = Limits::default();
+        l.set_mss(u64::from(SEG));
+        l.on_ack(t(0), 0, 4 * u64::from(SEG), Some(99));
+        for k in 1..=4 {
+            l.on_data(t(0), k * u64::from(SEG), SEG, Some(1));
+        }
+        assert_eq!(l.state(), Limit::Rwnd);
+        l.set_handshake_lag(10 * MS as u64);
+        l.on_ack(t(1), 2 * u64::from(SEG), 4 * u64::from(SEG), Some(100));
+        l
+    }
+
+    /// Waiting ACKs take effect the lag as of now after they were seen: a lag raised
+    /// after the ACK was seen delays it too (a lag fixed at queueing ratcheted early).
+    #[test]
+    fn waiting_acks_take_the_current_lag() {
+        let mut l = downstream();
+        for _ in 0..RECENT_ECHOES {
+            l.echo_sample(15 * MS as u64, true);
+        }
+        l.advance(t(12));
+        assert_eq!(l.view, Some((0, 4 * u64::from(SEG))));
+        l.advance(t(16));
+        assert_eq!(l.view, Some((2 * u64::from(SEG), 6 * u64::from(SEG))));
+    }
+
+    /// Data echoing the ACK's TSval prove it reached the sender, whatever the lag says
+    /// (a queue growing faster than the echoes measured it); data echoing an older TSval
+    /// prove nothing.
+    #[test]
+    fn an_echo_applies_the_acks_it_proves() {
+        let mut l = downstream();
+        l.on_data(t(5), 5 * u64::from(SEG), SEG, Some(99));
+        assert_eq!(l.view, Some((0, 4 * u64::from(SEG))));
+        l.on_data(t(6), 6 * u64::from(SEG), SEG, Some(100));
+        assert_eq!(l.view, Some((2 * u64::from(SEG), 6 * u64::from(SEG))));
+        assert_eq!(l.state(), Limit::Rwnd);
+    }
+
+    /// Away from the sender, a release that fills the window arrives spread by a
+    /// bottleneck: the spread is the window's time while a queue on the path (the lag
+    /// over its minimum) can explain it, the sender's beyond that (its pacing).
+    #[test]
+    fn a_release_spread_within_the_queue_is_the_windows() {
+        let run = |queue_ms: i64| {
+            let mut l = downstream();
+            // The path's own round trip was 10 ms; a queue adds `queue_ms` to it.
+            l.lag_ns = Some((10 + queue_ms) as u64 * MS as u64);
+            l.advance(t(11 + queue_ms));
+            let at = 11 + queue_ms;
+            // The release: one segment now, the one that fills the window 4 ms later.
+            l.on_data(t(at), 5 * u64::from(SEG), SEG, None);
+            l.on_data(t(at + 4), 6 * u64::from(SEG), SEG, None);
+            l.on_end(t(at + 4));
+            l.times()
+        };
+        let deep = run(20);
+        assert_eq!(deep.sender_ns, 0);
+        // A 1 ms queue explains 1 ms of the 4 ms spread.
+        let shallow = run(1);
+        assert_eq!(shallow.sender_ns, 3 * MS as u64);
+    }
+
     /// In loss recovery (data sent again, not all ACKed) an opening ACK ends the window's
     /// hold at once: the reduced congestion window may be what keeps the sender silent.
     #[test]
     fn no_hold_in_loss_recovery() {
         let mut l = filled();
-        l.on_data(t(1), 3 * u64::from(SEG), SEG);
-        l.on_ack(t(2), 3 * u64::from(SEG), 10 * u64::from(SEG));
+        l.on_data(t(1), 3 * u64::from(SEG), SEG, None);
+        l.on_ack(t(2), 3 * u64::from(SEG), 10 * u64::from(SEG), None);
         assert_eq!(l.state(), Limit::Sender);
     }
 }

@@ -1563,12 +1563,19 @@ impl Conn {
                 } else {
                     window_bytes
                 };
-                rev.limits.on_ack(ts, a, w);
+                let tsval = pkt.options.timestamps.map(|t| t.0);
+                rev.limits.on_ack(ts, a, w, tsval);
             }
         }
         if seglen > 0 && !flags.syn() {
+            // An echo of 0 is none (a segment without ACK, RFC 7323 §3.2).
+            let tsecr = pkt
+                .options
+                .timestamps
+                .map(|t| t.1)
+                .filter(|&e| e != 0 && flags.ack());
             fwd.limits
-                .on_data(ts, rel_seq.saturating_add(u64::from(seglen)), seglen);
+                .on_data(ts, rel_seq.saturating_add(u64::from(seglen)), seglen, tsecr);
             rev.limits.on_peer_data();
         }
         if flags.fin() || flags.rst() {
