@@ -524,3 +524,24 @@ fn nagle_at_the_receiver_with_a_slow_first_packet() {
         n.explanation
     );
 }
+
+/// Issue 12, fresh sweep s17-020 at the server (tests/data/sweep/README.md): echo at 114 ms
+/// RTT, 4 × 63 B a round, the client with TCP_NODELAY, the server without. Round 2 in
+/// tshark: the client's first message (frame 16, 0.376848 s) is echoed at once (frame
+/// 17, 0.376911 s); the client's other three (frames 18, 19, 21, up to 0.376980 s) were
+/// sent before that echo reached it (69 µs after it here, on a 114 ms path) and ACK only
+/// the server's earlier data. The client delays its ACK of the echo: frame 23 at
+/// 0.539376 s, 162.5 ms after it, 48 ms beyond the round trip; Nagle held the other
+/// three echoes (189 B) until then (frame 24, 16 µs later). The client's crossing data
+/// used to count as "the receiver had data to piggyback the ACK on" and the stall went
+/// unnamed; the kernel's DelayedACKs counted 3. The held echoes answer the crossing
+/// messages, so their wait runs from the last of them: 0.539392 − 0.376980 = 162.4 ms.
+#[test]
+fn nagle_with_the_readers_data_crossing_the_held_flight() {
+    let f = common::analyze::findings(sweep_path("s17-020-echo-server.pcap"));
+    let n = one(&f, NAGLE);
+    assert_eq!(n.vantage, "server");
+    assert_eq!(frames(n), [17, 23, 24]);
+    assert!((n.cost_ms - 162.412).abs() < 0.01, "{}", n.cost_ms);
+    assert!(n.explanation.contains("48.0 ms"), "{}", n.explanation);
+}

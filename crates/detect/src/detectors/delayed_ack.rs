@@ -23,7 +23,9 @@
 //!
 //! Signature (one "stall"): the sender S has a flight of at most `MAX_FLIGHT_SEGMENTS`
 //! segments and less than `MAX_ACKED_FULL_SEGMENTS` full segments of bytes, sends nothing
-//! more, the receiver R sends no data (nothing to piggyback the ACK on) and then a pure
+//! more, the receiver R sends no data (nothing to piggyback the ACK on; data it sent
+//! before the flight can have reached it crossed the flight and does not count: `crossed`)
+//! and then a pure
 //! ACK covering the whole flight, later than the round trip by at least
 //! `MIN_ACK_DELAY_NS` (and `MIN_DELAY_TICKS` ticks of the capture's clock, at most
 //! `MAX_ACK_DELAY_NS`, at least a quarter of the round trip so that RTT variation is not
@@ -61,7 +63,8 @@
 //!   case) means the sender waited for all its data to be acknowledged (send buffer,
 //!   application): neither is counted.
 //!
-//! Cost: Nagle — the sum of the waits, from the small segment Nagle waited on to the held
+//! Cost: Nagle — the sum of the waits, from the small segment Nagle waited on (or the
+//! receiver's crossing data, which the held segment may answer, if later) to the held
 //! segment leaving (what TCP_NODELAY gives back; it assumes the held data was written
 //! right after the first piece, as in write-write-read). cwnd — the sum of the measured
 //! ACK delays (the wait beyond the round trip a prompt ACK would have taken).
@@ -202,6 +205,9 @@ struct Stall {
     prompt_rtt: Option<(u64, u64, u32)>,
     /// ACKs of new data during the silence before the late one.
     acks_before: u32,
+    /// The latest of the receiver's data that crossed the flight: what the held data may
+    /// answer, so it was not written before that reached the sender.
+    crossed_at: Option<Timestamp>,
     /// The receiver's advertised window before its late ACK, if known.
     window: Option<u64>,
     /// The late ACK's window field is larger than the one before it: it announced room
@@ -219,6 +225,8 @@ struct Dir {
     crowded: bool,
     /// A retransmission, or data from the receiver, since the flight began.
     spoiled: bool,
+    /// The latest of the receiver's data that crossed the flight ([`crossed`]).
+    crossed_at: Option<Timestamp>,
     /// End of the highest new data sent.
     highest: Option<u64>,
     /// The receiver's highest cumulative ACK.
@@ -271,6 +279,31 @@ impl Reusable for Conn {
     }
 }
 
+/// The receiver `r`'s data seen at `t` left it before the flight's oldest segment can
+/// have reached it: it was seen sooner after that segment than the round trip from the
+/// capture point to `r` and back (the handshake's leg, or the shortest prompt data → ACK
+/// time if shorter: no answer comes back sooner). Such data crossed the flight on the
+/// way and carries no ACK of it, so it leaves the receiver with nothing to piggyback the
+/// ACK on, as if it had sent nothing (sweep s17-004 at the server: a client writing four
+/// 457-byte messages with TCP_NODELAY, its last two seen 3 and 19 µs after the server's
+/// first echo on an 89 ms path; the client then delayed its ACK of that echo 41 ms and
+/// Nagle held the rest of it).
+fn crossed(d: &Dir, m: &ConnModel, r: Side, t: Timestamp) -> bool {
+    let leg = match r {
+        Side::Client => m.synack_to_ack_ns,
+        Side::Server => m.syn_to_synack_ns,
+    };
+    let floor = match (leg, d.prompt_rtt) {
+        (Some(l), Some((lo, _, _))) => l.min(lo),
+        (Some(l), None) => l,
+        (None, Some((lo, _, _))) => lo,
+        (None, None) => return false,
+    };
+    d.flight
+        .first()
+        .is_some_and(|oldest| t.elapsed_since(oldest.ts) < floor)
+}
+
 /// Full segment size of the sender `s`: the connection model's effective MSS
 /// (`tcpwhy_track::effective_mss`); without the handshake, the largest payload seen so
 /// far (`largest`), at least RFC 9293's default + 1 and at most an Ethernet segment's
@@ -311,7 +344,11 @@ impl Detector for DelayedAck {
         let d = &mut c.dirs[peer];
         d.waiting = None; // the receiver did something before the sender resumed
         if ev.payload_len > 0 && d.outstanding() {
-            d.spoiled = true;
+            if crossed(d, &ev.conn, me, seg.ts) {
+                d.crossed_at = Some(seg.ts);
+            } else {
+                d.spoiled = true;
+            }
         }
         if let (Some(ack), true) = (ev.rel_ack, flags.ack()) {
             if d.acked.is_none_or(|a| ack > a) {
@@ -377,6 +414,7 @@ impl Detector for DelayedAck {
                     d.flight.clear();
                     d.spoiled = false;
                     d.crowded = false;
+                    d.crossed_at = None;
                 }
             }
         }
@@ -477,6 +515,7 @@ fn stall_of(d: &Dir, smss: u64, seg: &Segment<'_>) -> Option<Stall> {
         recent_rtt: d.silence_rtt,
         prompt_rtt: d.prompt_rtt,
         acks_before: d.silence_acks,
+        crossed_at: d.crossed_at,
         window: d.peer_window,
         window_grew: d.peer_window_field.is_some_and(|w| seg.pkt.window > w),
         release: None,
@@ -639,7 +678,13 @@ fn judge(st: &Stall, to_sender: u64, floor: u64, to_receiver: u64, tick_ns: u64)
         && u64::from(st.held_after_len) < st.smss
         && u64::from(release.2) < st.smss;
     let (kind, cost_ns) = if nagle {
-        let wait = release.1.elapsed_since(st.held_after.1);
+        // From the piece Nagle waited on, or from the receiver's crossing data the held
+        // piece may answer (an echo, the next step of a handshake such as SSH's
+        // key exchange), whichever came later.
+        let ready = st
+            .crossed_at
+            .map_or(st.held_after.1, |c| c.max(st.held_after.1));
+        let wait = release.1.elapsed_since(ready);
         (Kind::Nagle, wait)
     } else if st.acks_before == 0 {
         (Kind::Cwnd, delay)
@@ -963,6 +1008,7 @@ mod tests {
             recent_rtt: None,
             prompt_rtt: None,
             acks_before: 0,
+            crossed_at: None,
             window: Some(65_535),
             window_grew: false,
             release: Some((11, us(release.0), release.1)),
