@@ -207,10 +207,7 @@ impl Detector for SndbufLimited {
         if std::mem::take(&mut d.pending_short) {
             d.mid_short = d.mid_short.saturating_add(1);
         }
-        let smss = tcpwhy_track::effective_mss(
-            ev.conn.dirs[me].syn.options(),
-            ev.conn.dirs[peer].syn.options(),
-        );
+        let smss = ev.conn.mss(me);
         d.pending_short = smss.is_some_and(|m| partial_segment(ev.payload_len, m));
         // RTT-long intervals on a fixed grid from the first data: any RTT-long interval of
         // an ACK-clocked flow holds one window.
