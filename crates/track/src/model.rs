@@ -119,8 +119,8 @@ impl ConnModel {
     /// The effective MSS of `sender`'s data ([`effective_mss`]); `None` without the
     /// receiver's whole SYN. The same rule read from the two SYNs in place: through
     /// [`SynSeen::options`] each SYN's options were copied out into an `Option` first,
-    /// ≈ 55 instructions where this takes ≈ 20 (sndbuf asks on every data segment;
-    /// callgrind, bench/README.md session 12).
+    /// ≈ 29 instructions more (sndbuf asks on every data segment; callgrind,
+    /// bench/README.md session 12).
     #[inline]
     pub fn mss(&self, sender: Side) -> Option<u32> {
         let SynSeen::Options(receiver) = &self.dirs[sender.peer()].syn else {
