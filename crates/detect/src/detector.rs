@@ -25,9 +25,25 @@ pub type StreamMap<V> = rustc_hash::FxHashMap<u64, V>;
 ///
 /// [`Analyzer`]: crate::Analyzer
 pub struct Slots<V> {
-    /// The stream id each slot's state belongs to (None: free) and the state, the
-    /// default when free.
-    slots: Vec<(Option<u64>, V)>,
+    /// The stream each slot's state belongs to and the state, the default when free.
+    slots: Vec<(Owner, V)>,
+}
+
+/// The stream a slot's state belongs to, or none (a free slot), as one word compared
+/// whole: the stream id's complement, 0 when free (no stream id is `u64::MAX`: the
+/// tracker counts streams up from 0, or numbers them `PROVISIONAL_STREAM | first
+/// frame`). Every detector's lookup on every segment is then one compare, where an
+/// `Option<u64>` took a tag test and a compare (callgrind, bench/README.md session 12).
+#[derive(Copy, Clone, PartialEq, Eq)]
+struct Owner(u64);
+
+impl Owner {
+    const FREE: Owner = Owner(0);
+
+    #[inline]
+    fn of(stream: u64) -> Owner {
+        Owner(!stream)
+    }
 }
 
 impl<V> Default for Slots<V> {
@@ -40,7 +56,7 @@ impl<V: Default> Slots<V> {
     /// The state of `seg`'s connection, made with `f` when it has none.
     #[inline]
     pub fn get_or_insert_with(&mut self, seg: &Segment<'_>, f: impl FnOnce() -> V) -> &mut V {
-        let key = Some(seg.ev.stream);
+        let key = Owner::of(seg.ev.stream);
         if seg.slot >= self.slots.len() {
             self.grow(seg.slot);
         }
@@ -64,7 +80,7 @@ impl<V: Default> Slots<V> {
     /// test, a new connection in the slot a call.
     #[inline]
     fn default_at(&mut self, slot: usize, stream: u64) -> &mut V {
-        let hit = matches!(self.slots.get(slot), Some((Some(s), _)) if *s == stream);
+        let hit = matches!(self.slots.get(slot), Some((s, _)) if *s == Owner::of(stream));
         if !hit {
             return self.open_at(slot, stream);
         }
@@ -78,10 +94,10 @@ impl<V: Default> Slots<V> {
             self.grow(slot);
         }
         let e = &mut self.slots[slot];
-        if e.0.is_some() {
+        if e.0 != Owner::FREE {
             e.1 = V::default();
         }
-        e.0 = Some(stream);
+        e.0 = Owner::of(stream);
         &mut e.1
     }
 
@@ -92,8 +108,8 @@ impl<V: Default> Slots<V> {
 
     fn take_at(&mut self, slot: usize, stream: u64) -> Option<V> {
         let e = self.slots.get_mut(slot)?;
-        if e.0 == Some(stream) {
-            e.0 = None;
+        if e.0 == Owner::of(stream) {
+            e.0 = Owner::FREE;
             Some(std::mem::take(&mut e.1))
         } else {
             None
@@ -102,7 +118,8 @@ impl<V: Default> Slots<V> {
 
     #[cold]
     fn grow(&mut self, slot: usize) {
-        self.slots.resize_with(slot + 1, || (None, V::default()));
+        self.slots
+            .resize_with(slot + 1, || (Owner::FREE, V::default()));
     }
 }
 
@@ -182,7 +199,7 @@ impl<V: Reusable> std::ops::DerefMut for Taken<'_, V> {
 impl<V: Reusable> Drop for Taken<'_, V> {
     fn drop(&mut self) {
         if let Some(e) = self.slots.slots.get_mut(self.slot) {
-            if e.0.is_none() {
+            if e.0 == Owner::FREE {
                 e.1 = std::mem::take(&mut self.v).emptied();
             }
         }

@@ -131,7 +131,9 @@ impl Series {
         if self.min.is_none_or(|m| s.rtt_ns < m.rtt_ns) {
             self.min = Some(s);
         }
-        if (self.seen - 1) % stride != 0 {
+        // `stride` is a power of two (1, doubled): the remainder is a mask, not a 64-bit
+        // division per RTT sample.
+        if (self.seen - 1) & (stride - 1) != 0 {
             return;
         }
         if self.v.len() >= MAX_SAMPLES {

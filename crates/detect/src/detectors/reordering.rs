@@ -1035,6 +1035,18 @@ impl Detector for Reordering {
                 d.min_ack_rtt = Some(d.min_ack_rtt.map_or(ns, |m| m.min(ns)));
                 d.max_ack_rtt = Some(d.max_ack_rtt.map_or(ns, |m| m.max(ns)));
             }
+            // The usual ACK: no SACK blocks, no D-SACK, its options whole. Nothing to
+            // convert or to recover from a cut (bench/README.md session 12).
+            let options = &seg.pkt.options;
+            if options.sack_blocks().is_empty()
+                && !options.truncated
+                && !ev.kinds.has(SegmentKinds::DSACK)
+            {
+                if flags.ack() && !flags.syn() {
+                    d.peer_ack(seg.frame, seg.ts, ack, &[], false);
+                }
+                return;
+            }
             let raw_ack = seg.pkt.ack;
             let rel =
                 |edge: u32| ack.checked_add_signed(i64::from(edge.wrapping_sub(raw_ack) as i32));

@@ -207,11 +207,8 @@ impl Detector for SndbufLimited {
         if std::mem::take(&mut d.pending_short) {
             d.mid_short = d.mid_short.saturating_add(1);
         }
-        let smss = tcpwhy_track::effective_mss(
-            ev.conn.dirs[me].syn.options(),
-            ev.conn.dirs[peer].syn.options(),
-        );
-        d.pending_short = smss.is_some_and(|m| ev.payload_len % m != 0);
+        let smss = ev.conn.mss(me);
+        d.pending_short = smss.is_some_and(|m| partial_segment(ev.payload_len, m));
         // RTT-long intervals on a fixed grid from the first data: any RTT-long interval of
         // an ACK-clocked flow holds one window.
         match d.bucket {
@@ -503,9 +500,30 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
     Some(f)
 }
 
+/// Whether `len` bytes are not a whole number of `mss`-byte segments. The division only
+/// for a payload of more than one segment (a TSO/GSO packet): a data segment's full or
+/// short payload is told by a compare (a 32-bit division a data segment, ≈ 26 cycles
+/// though one instruction to callgrind).
+fn partial_segment(len: u32, mss: u32) -> bool {
+    match len.cmp(&mss) {
+        std::cmp::Ordering::Less => len != 0,
+        std::cmp::Ordering::Equal => false,
+        std::cmp::Ordering::Greater => len % mss != 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_partial_segment_is_the_remainder_without_the_division() {
+        for mss in [1, 536, 1448] {
+            for len in [0, 1, mss - 1, mss, mss + 1, 2 * mss, 3 * mss - 7, 45 * mss] {
+                assert_eq!(partial_segment(len, mss), len % mss != 0, "{len} / {mss}");
+            }
+        }
+    }
 
     /// Full rounds of `segs` × 1448 B, 150 ms apart.
     fn rounds(segs: &[u64]) -> Vec<Span> {
