@@ -86,6 +86,94 @@ pub fn joined_rounds(rounds: &[Span]) -> Vec<Span> {
     out
 }
 
+/// A response (the server's data from after the client's data to the client's next
+/// data) in rounds of the ACK clock: a round ends when the client acknowledges data sent
+/// in it, and the data sent after that ACK reached the
+/// server is the next round (BBR's round: `bbr_update_round_start`, a packet sent
+/// after the round began is delivered; HyStart's `end_seq` is the same clock). A
+/// round's data is told by its timestamp echo: the server echoes the TSval of the
+/// latest ACK it received (`tcp_store_ts_recent`), so its data from round k + 1 on
+/// echoes the TSval of the ACK that ended round k or a later one, at any vantage
+/// point. Gaps in time cannot tell rounds apart on a jittery short path: sweep s13-009
+/// at 3 ms, where slow start's 10, 20, 40 segments left as bursts of 10, 20, 10, 30,
+/// 20 (a wait of 2.5 ms inside the third round, 0.9 ms between it and the fourth).
+#[derive(Debug)]
+pub(crate) struct Clock {
+    rounds: Vec<Span>,
+    /// The relative sequence number of the current round's first byte.
+    round_seq: u64,
+    /// The TSecr from which the server's data belongs to the next round: the TSval of
+    /// the client's first ACK beyond `round_seq`, or one tick later when the ACK before
+    /// it had the same TSval (data clocked by that earlier ACK echoes it too).
+    next_from: Option<u32>,
+    /// The TSval of the client's previous ACK.
+    last_tsval: Option<u32>,
+    /// A segment without timestamps: the rounds cannot be told.
+    broken: bool,
+}
+
+impl Clock {
+    pub(crate) fn start(
+        frame: u64,
+        ts: Timestamp,
+        seq: u64,
+        len: u32,
+        tsecr: Option<u32>,
+    ) -> Clock {
+        Clock {
+            rounds: vec![Span::new(frame, ts, len)],
+            round_seq: seq,
+            next_from: None,
+            last_tsval: None,
+            broken: tsecr.is_none(),
+        }
+    }
+
+    /// A pure ACK from the client: `ack` relative, `tsval` its timestamp.
+    pub(crate) fn ack(&mut self, ack: Option<u64>, tsval: Option<u32>) {
+        let Some(tsval) = tsval else {
+            self.broken = true;
+            return;
+        };
+        if self.next_from.is_none() && ack.is_some_and(|a| a > self.round_seq) {
+            let same_tick = self.last_tsval == Some(tsval);
+            self.next_from = Some(if same_tick {
+                tsval.wrapping_add(1)
+            } else {
+                tsval
+            });
+        }
+        self.last_tsval = Some(tsval);
+    }
+
+    /// New data from the server: `tsecr` its timestamp echo.
+    pub(crate) fn data(
+        &mut self,
+        frame: u64,
+        ts: Timestamp,
+        seq: u64,
+        len: u32,
+        tsecr: Option<u32>,
+    ) {
+        let Some(tsecr) = tsecr else {
+            self.broken = true;
+            return;
+        };
+        let next = self
+            .next_from
+            .is_some_and(|from| (tsecr.wrapping_sub(from) as i32) >= 0);
+        let full = self.rounds.len() >= MAX_ROUNDS;
+        match self.rounds.last_mut() {
+            Some(r) if !next || full => r.extend(frame, ts, len),
+            _ => {
+                self.rounds.push(Span::new(frame, ts, len));
+                self.round_seq = seq;
+                self.next_from = None;
+            }
+        }
+    }
+}
+
 /// One request and its response.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Exchange {
@@ -98,6 +186,9 @@ pub struct Exchange {
     /// The first exchange's response in rounds that also end one RTT after they began
     /// (see the module's text); empty for later exchanges.
     pub paced_rounds: Vec<Span>,
+    /// The response in rounds of the ACK clock ([`Clock`]); empty when a segment of it
+    /// or an ACK of the client's during it had no timestamps.
+    pub clocked: Vec<Span>,
     /// Capture time with no data either way before this exchange (from the previous
     /// exchange's last byte, or from the handshake for the first one).
     pub idle_before_ns: Option<u64>,
@@ -144,6 +235,8 @@ pub struct ExchangeBuilder {
     last_data: Option<Timestamp>,
     /// When the connection was established (handshake seen), for the first idle gap.
     established: Option<Timestamp>,
+    /// The last exchange's response in rounds of the ACK clock, while it lasts.
+    clock: Option<Clock>,
 }
 
 /// Most exchanges kept per connection (a long keep-alive connection): later ones are
@@ -155,9 +248,28 @@ impl ExchangeBuilder {
         self.established.get_or_insert(ts);
     }
 
-    /// A data segment of `len` bytes from the client (`from_client`) or the server.
-    /// `round_gap_ns` is the current gap that separates rounds. Inlined into the
-    /// analyzer's call per segment.
+    /// A pure ACK from the client (relative `ack`, `tsval`): the ACK clock of the
+    /// response under way.
+    #[inline]
+    pub fn client_ack(&mut self, ack: Option<u64>, tsval: Option<u32>) {
+        if let Some(c) = self.clock.as_mut() {
+            c.ack(ack, tsval);
+        }
+    }
+
+    /// Ends the last response's clocked rounds.
+    fn close_clock(&mut self) {
+        if let (Some(c), Some(x)) = (self.clock.take(), self.exchanges.last_mut()) {
+            if !c.broken {
+                x.clocked = c.rounds;
+            }
+        }
+    }
+
+    /// A new data segment (`seq` relative, `tsecr` its echo) of `len` bytes from the
+    /// client (`from_client`) or the server. `round_gap_ns` is the current gap that
+    /// separates rounds. Inlined into the analyzer's call per segment.
+    #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn data(
         &mut self,
@@ -166,6 +278,8 @@ impl ExchangeBuilder {
         len: u32,
         from_client: bool,
         round_gap_ns: u64,
+        seq: u64,
+        tsecr: Option<u32>,
     ) {
         let prev = self.last_data.or(self.established);
         self.last_data = Some(ts);
@@ -176,6 +290,7 @@ impl ExchangeBuilder {
                 Some(x) => x.response.is_some(),
             };
             if start_new {
+                self.close_clock();
                 if self.exchanges.len() >= MAX_EXCHANGES {
                     return;
                 }
@@ -185,6 +300,7 @@ impl ExchangeBuilder {
                     response: None,
                     rounds: Vec::new(),
                     paced_rounds: Vec::new(),
+                    clocked: Vec::new(),
                     idle_before_ns: prev.map(|p| ts.elapsed_since(p)),
                 });
             } else if let Some(x) = self.exchanges.last_mut() {
@@ -198,11 +314,15 @@ impl ExchangeBuilder {
         let since_last = match &mut x.response {
             None => {
                 x.response = Some(Span::new(frame, ts, len));
+                self.clock = Some(Clock::start(frame, ts, seq, len, tsecr));
                 None
             }
             Some(r) => {
                 let since = ts.elapsed_since(r.end);
                 r.extend(frame, ts, len);
+                if let Some(c) = self.clock.as_mut() {
+                    c.data(frame, ts, seq, len, tsecr);
+                }
                 Some(since)
             }
         };
@@ -220,7 +340,8 @@ impl ExchangeBuilder {
         }
     }
 
-    pub fn finish(self) -> Vec<Exchange> {
+    pub fn finish(mut self) -> Vec<Exchange> {
+        self.close_clock();
         self.exchanges
     }
 }
@@ -260,18 +381,61 @@ mod tests {
         assert_eq!(sizes(&joined_rounds(&split[..2])), [8, 2]);
     }
 
+    fn segments(rounds: &[Span]) -> Vec<u32> {
+        rounds.iter().map(|r| r.segments).collect()
+    }
+
+    /// s13-009's client: response 2's first round echoes the request's TSval (417); the
+    /// client's first ACK of it has TSval 423, and the data echoing 423 is the next
+    /// round, however late or early it arrives. Data still echoing 417 after that ACK
+    /// was sent before the ACK reached the server: the same round.
+    #[test]
+    fn the_clock_starts_a_round_at_the_first_echo_of_an_ack_of_the_round() {
+        let mut c = Clock::start(869, t(0.0), 736_752, 1448, Some(417));
+        c.ack(Some(738_200), Some(423));
+        c.data(871, t(0.1), 738_200, 1448, Some(417));
+        c.data(889, t(8.0), 751_232, 1448, Some(423));
+        c.ack(Some(752_680), Some(431));
+        c.data(891, t(8.1), 752_680, 1448, Some(423));
+        c.data(916, t(11.7), 780_192, 1448, Some(431));
+        assert_eq!(segments(&c.rounds), [2, 2, 1]);
+        assert_eq!(c.rounds[1].first_frame, 889);
+        assert!(!c.broken);
+        // An ACK of the earlier round in the same tick as the one ending this round:
+        // data echoing that tick may have been clocked by the earlier ACK, so the next
+        // round starts one tick later.
+        let mut c = Clock::start(1, t(0.0), 0, 1448, Some(1));
+        c.ack(Some(0), Some(500));
+        c.ack(Some(1448), Some(500));
+        assert_eq!(c.next_from, Some(501));
+        c.data(2, t(0.5), 1448, 1448, Some(500));
+        c.data(3, t(1.5), 2896, 1448, Some(501));
+        assert_eq!(segments(&c.rounds), [2, 1]);
+        // Without timestamps the rounds cannot be told.
+        c.data(4, t(2.0), 4344, 1448, None);
+        assert!(c.broken);
+    }
+
     /// A request, 20 ms of server time, then a response in three rounds one 25 ms RTT
     /// apart (10, 20 and 5 segments), seen at the client.
     #[test]
     fn request_server_time_and_response_rounds() {
         let mut b = ExchangeBuilder::default();
         b.established(t(25.0));
-        b.data(4, t(25.1), 400, true, 12_500_000);
+        b.data(4, t(25.1), 400, true, 12_500_000, 0, None);
         let mut frame = 5;
         let mut at = 45.1;
         for (round, n) in [10, 20, 5].iter().enumerate() {
             for i in 0..*n {
-                b.data(frame, t(at + f64::from(i) * 0.05), 1448, false, 12_500_000);
+                b.data(
+                    frame,
+                    t(at + f64::from(i) * 0.05),
+                    1448,
+                    false,
+                    12_500_000,
+                    0,
+                    None,
+                );
                 frame += 1;
             }
             at += 25.0;
@@ -289,10 +453,10 @@ mod tests {
     #[test]
     fn keep_alive_requests_make_separate_exchanges_with_idle_gaps() {
         let mut b = ExchangeBuilder::default();
-        b.data(1, t(0.0), 100, true, 1_000_000);
-        b.data(2, t(1.0), 1000, false, 1_000_000);
-        b.data(3, t(2001.0), 100, true, 1_000_000);
-        b.data(4, t(2002.0), 1000, false, 1_000_000);
+        b.data(1, t(0.0), 100, true, 1_000_000, 0, None);
+        b.data(2, t(1.0), 1000, false, 1_000_000, 0, None);
+        b.data(3, t(2001.0), 100, true, 1_000_000, 0, None);
+        b.data(4, t(2002.0), 1000, false, 1_000_000, 0, None);
         let x = b.finish();
         assert_eq!(x.len(), 2);
         assert_eq!(x[1].index, 1);

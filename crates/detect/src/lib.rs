@@ -116,11 +116,22 @@ impl Analyzer {
                 st.builder.established(ts);
             }
             let repeat = SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER;
+            let stamps = pkt.options.timestamps;
             if ev.payload_len > 0 && ev.kinds.0 & repeat == 0 {
                 let m = &ev.conn;
                 let rtt = m.handshake_rtt_ns().or(m.min_rtt_sample_ns).unwrap_or(0);
-                st.builder
-                    .data(frame, ts, ev.payload_len, ev.from_client, rtt / 2);
+                let tsecr = stamps.map(|t| t.1);
+                st.builder.data(
+                    frame,
+                    ts,
+                    ev.payload_len,
+                    ev.from_client,
+                    rtt / 2,
+                    ev.rel_seq,
+                    tsecr,
+                );
+            } else if ev.from_client && ev.payload_len == 0 && flags.ack() {
+                st.builder.client_ack(ev.rel_ack, stamps.map(|t| t.0));
             }
         }
         let seg = Segment {

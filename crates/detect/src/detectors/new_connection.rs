@@ -612,6 +612,7 @@ mod tests {
             response: rounds.first().copied(),
             rounds,
             paced_rounds: Vec::new(),
+            clocked: Vec::new(),
             idle_before_ns: None,
         }
     }

@@ -14,7 +14,7 @@
 //! follows a gap with no data from the sender longer than the estimated RTO starts with a
 //! round of at most W/2 (at least one halving; ≈ IW after a long idle), and the rounds
 //! after it roughly double again (up to the slow-start threshold). Rounds are the ACK
-//! clock's when the segments carry timestamps ([`Clock`]: data echoing the ACK of the
+//! clock's when the segments carry timestamps (`Exchange::clocked`: data echoing the ACK of the
 //! round before), read the same at either end and in the middle; without timestamps, at
 //! the server bursts of data leaving between the returns of ACKs, at the client bursts
 //! arriving one RTT apart, with the path's jitter's splits joined. The RTO estimate
@@ -48,7 +48,7 @@
 //! there (a loss before the capture point), are not reported.
 
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
-use crate::exchange::{joined_rounds, Exchange, Span, MAX_ROUNDS};
+use crate::exchange::{joined_rounds, Exchange, Span};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ConnSummary, SegmentKinds, Vantage};
@@ -141,84 +141,6 @@ struct Gap {
     rto_client_view: Option<u64>,
 }
 
-/// Most responses whose clocked rounds are kept per connection.
-const MAX_CLOCKED: usize = 4096;
-
-/// A response (the server's data from after the client's data, or after a pause, to the
-/// client's next data) in rounds of the ACK clock: a round ends when the
-/// client acknowledges data sent in it, and the data sent after that ACK reached the
-/// server is the next round (BBR's round: `bbr_update_round_start`, a packet sent
-/// after the round began is delivered; HyStart's `end_seq` is the same clock). A
-/// round's data is told by its timestamp echo: the server echoes the TSval of the
-/// latest ACK it received (`tcp_store_ts_recent`), so its data from round k + 1 on
-/// echoes the TSval of the ACK that ended round k or a later one, at any vantage
-/// point. Gaps in time cannot tell rounds apart on a jittery short path: sweep s13-009
-/// at 3 ms, where slow start's 10, 20, 40 segments left as bursts of 10, 20, 10, 30,
-/// 20 (a wait of 2.5 ms inside the third round, 0.9 ms between it and the fourth).
-#[derive(Debug)]
-struct Clock {
-    rounds: Vec<Span>,
-    /// The relative sequence number of the current round's first byte.
-    round_seq: u64,
-    /// The TSecr from which the server's data belongs to the next round: the TSval of
-    /// the client's first ACK beyond `round_seq`, or one tick later when the ACK before
-    /// it had the same TSval (data clocked by that earlier ACK echoes it too).
-    next_from: Option<u32>,
-    /// The TSval of the client's previous ACK.
-    last_tsval: Option<u32>,
-    /// A segment without timestamps: the rounds cannot be told.
-    broken: bool,
-}
-
-impl Clock {
-    fn start(frame: u64, ts: Timestamp, seq: u64, len: u32) -> Clock {
-        Clock {
-            rounds: vec![Span::new(frame, ts, len)],
-            round_seq: seq,
-            next_from: None,
-            last_tsval: None,
-            broken: false,
-        }
-    }
-
-    /// A pure ACK from the client: `ack` relative, `tsval` its timestamp.
-    fn ack(&mut self, ack: Option<u64>, tsval: Option<u32>) {
-        let Some(tsval) = tsval else {
-            self.broken = true;
-            return;
-        };
-        if self.next_from.is_none() && ack.is_some_and(|a| a > self.round_seq) {
-            let same_tick = self.last_tsval == Some(tsval);
-            self.next_from = Some(if same_tick {
-                tsval.wrapping_add(1)
-            } else {
-                tsval
-            });
-        }
-        self.last_tsval = Some(tsval);
-    }
-
-    /// New data from the server: `tsecr` its timestamp echo.
-    fn data(&mut self, frame: u64, ts: Timestamp, seq: u64, len: u32, tsecr: Option<u32>) {
-        let Some(tsecr) = tsecr else {
-            self.broken = true;
-            return;
-        };
-        let next = self
-            .next_from
-            .is_some_and(|from| (tsecr.wrapping_sub(from) as i32) >= 0);
-        let full = self.rounds.len() >= MAX_ROUNDS;
-        match self.rounds.last_mut() {
-            Some(r) if !next || full => r.extend(frame, ts, len),
-            _ => {
-                self.rounds.push(Span::new(frame, ts, len));
-                self.round_seq = seq;
-                self.next_from = None;
-            }
-        }
-    }
-}
-
 #[derive(Default)]
 struct Conn {
     /// Full-RTT samples of the server's data if the capture is at the server.
@@ -228,11 +150,6 @@ struct Conn {
     last_server_data: Option<Timestamp>,
     /// The server's last data segment came after the client's last one (mid-response).
     server_mid_response: bool,
-    /// The current response in rounds, while the client sends no data.
-    clock: Option<Clock>,
-    /// Finished responses by first frame, in rounds of the ACK clock, when every
-    /// segment had timestamps.
-    clocked: Vec<(u64, Vec<Span>)>,
     /// The acknowledgement number of the server's previous data segment.
     last_server_ack: Option<u64>,
     gaps: Vec<Gap>,
@@ -246,36 +163,20 @@ pub struct RestartAfterIdle {
     conns: Slots<Conn>,
 }
 
-impl Conn {
-    /// Ends the current response's rounds.
-    fn close_clock(&mut self) {
-        if let Some(clock) = self.clock.take() {
-            if !clock.broken && self.clocked.len() < MAX_CLOCKED {
-                let first = clock.rounds.first().map_or(0, |r| r.first_frame);
-                self.clocked.push((first, clock.rounds));
-            }
-        }
-    }
-
-    /// The rounds of the response that began at `first_frame`, when they hold its
-    /// `bytes` (a pause inside it starts rounds of its own).
-    fn clocked(&self, first_frame: u64, bytes: u64) -> Option<&[Span]> {
-        let i = self
-            .clocked
-            .binary_search_by_key(&first_frame, |(f, _)| *f)
-            .ok()?;
-        let rounds = &self.clocked[i].1[..];
-        (rounds.iter().map(|r| r.bytes).sum::<u64>() == bytes).then_some(rounds)
-    }
+/// The response's rounds of the ACK clock (`Exchange::clocked`), when they hold all of
+/// its bytes.
+fn clocked(x: &Exchange) -> Option<&[Span]> {
+    let bytes = x.response.as_ref()?.bytes;
+    let r = &x.clocked[..];
+    (!r.is_empty() && r.iter().map(|s| s.bytes).sum::<u64>() == bytes).then_some(r)
 }
 
 impl RestartAfterIdle {
-    /// A segment with data, or any of the client's (not a capture duplicate).
+    /// A segment with data, or the client's with an RTT sample (not a capture duplicate).
     #[inline]
     fn segment(&mut self, seg: &Segment<'_>, client_sample: Option<(u64, u64)>) {
         let ev = seg.ev;
         let c = self.conns.get_or_default(seg);
-        let ts_opt = seg.pkt.options.timestamps;
         if ev.from_client {
             // The server's data → this ACK: a full RTT when the capture is at the server.
             if let Some((_, ns)) = client_sample {
@@ -283,9 +184,6 @@ impl RestartAfterIdle {
             }
             if ev.payload_len > 0 {
                 c.server_mid_response = false;
-                c.close_clock();
-            } else if let Some(clock) = c.clock.as_mut() {
-                clock.ack(ev.rel_ack, ts_opt.map(|t| t.0));
             }
             return;
         }
@@ -325,18 +223,6 @@ impl RestartAfterIdle {
                     rto_client_view: c.est_client_view.rto_ns(),
                 });
             }
-            match c.clock.as_mut() {
-                Some(clock) if !paused => {
-                    let tsecr = ts_opt.map(|t| t.1);
-                    clock.data(seg.frame, seg.ts, ev.rel_seq, ev.payload_len, tsecr);
-                }
-                _ => {
-                    c.close_clock();
-                    let mut clock = Clock::start(seg.frame, seg.ts, ev.rel_seq, ev.payload_len);
-                    clock.broken = ts_opt.is_none();
-                    c.clock = Some(clock);
-                }
-            }
             c.last_server_data = Some(seg.ts);
         }
         c.server_mid_response = true;
@@ -354,14 +240,13 @@ impl Detector for RestartAfterIdle {
             return;
         }
         let client_sample = ev.from_client.then(|| ev.ack_rtt.or(ev.ts_rtt)).flatten();
-        if ev.payload_len > 0 || ev.from_client {
+        if ev.payload_len > 0 || client_sample.is_some() {
             self.segment(seg, client_sample);
         }
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let mut st = self.conns.take(conn).unwrap_or_default();
-        st.close_clock();
+        let st = self.conns.take(conn).unwrap_or_default();
         let Some(rtt) = conn.rtt_ns.filter(|&r| r > 0) else {
             return; // rounds and their cost need the path RTT
         };
@@ -549,9 +434,9 @@ fn restart(
     let resp = x.response.as_ref()?;
     let gap = st.gaps.iter().find(|g| g.frame == resp.first_frame);
     // The response's rounds: the ACK clock's when the timestamps tell them and they hold
-    // the whole response ([`Clock`]), else the bursts with the jitter's splits joined
+    // the whole response (`Exchange::clocked`), else the bursts with the jitter's splits joined
     // (`joined_rounds`).
-    let clocked = st.clocked(resp.first_frame, resp.bytes);
+    let clocked = clocked(x);
     let joined;
     let x_rounds = match clocked {
         Some(r) => r,
@@ -778,7 +663,7 @@ fn window_before(
             let halvings = (r.start.elapsed_since(end) / rto_ns.max(1)).min(63);
             cwnd = (cwnd >> halvings).max(cwnd.min(iw));
         }
-        let clocked = st.clocked(r.first_frame, r.bytes);
+        let clocked = clocked(e);
         if let Some(plateau) = clocked.and_then(slow_start_end) {
             ssthresh = Some(ssthresh.map_or(plateau, |s| s.max(plateau)));
         }
@@ -861,41 +746,6 @@ mod tests {
 
     fn ts(ms: f64) -> Timestamp {
         Timestamp::from_nanos((ms * 1e6) as i64)
-    }
-
-    fn segments(rounds: &[Span]) -> Vec<u32> {
-        rounds.iter().map(|r| r.segments).collect()
-    }
-
-    /// s13-009's client: response 2's first round echoes the request's TSval (417); the
-    /// client's first ACK of it has TSval 423, and the data echoing 423 is the next
-    /// round, however late or early it arrives. Data still echoing 417 after that ACK
-    /// was sent before the ACK reached the server: the same round.
-    #[test]
-    fn the_clock_starts_a_round_at_the_first_echo_of_an_ack_of_the_round() {
-        let mut c = Clock::start(869, ts(0.0), 736_752, 1448);
-        c.ack(Some(738_200), Some(423));
-        c.data(871, ts(0.1), 738_200, 1448, Some(417));
-        c.data(889, ts(8.0), 751_232, 1448, Some(423));
-        c.ack(Some(752_680), Some(431));
-        c.data(891, ts(8.1), 752_680, 1448, Some(423));
-        c.data(916, ts(11.7), 780_192, 1448, Some(431));
-        assert_eq!(segments(&c.rounds), [2, 2, 1]);
-        assert_eq!(c.rounds[1].first_frame, 889);
-        assert!(!c.broken);
-        // An ACK of the earlier round in the same tick as the one ending this round:
-        // data echoing that tick may have been clocked by the earlier ACK, so the next
-        // round starts one tick later.
-        let mut c = Clock::start(1, ts(0.0), 0, 1448);
-        c.ack(Some(0), Some(500));
-        c.ack(Some(1448), Some(500));
-        assert_eq!(c.next_from, Some(501));
-        c.data(2, ts(0.5), 1448, 1448, Some(500));
-        c.data(3, ts(1.5), 2896, 1448, Some(501));
-        assert_eq!(segments(&c.rounds), [2, 1]);
-        // Without timestamps the rounds cannot be told.
-        c.data(4, ts(2.0), 4344, 1448, None);
-        assert!(c.broken);
     }
 
     /// Response 1 of s13-009 in clocked rounds (segments of 1448 B): slow start doubled
