@@ -484,6 +484,41 @@ fn a_short_keep_alive_timeout_with_sparse_requests_is_named() {
     );
 }
 
+/// Issue 12, fresh sweep s21-041 at the client (165 ms RTT, CUBIC, a server closing after
+/// 109 ms idle, 9,625-byte responses): in tshark the response ends at frame 18 (0.595384
+/// s), the client's next request (frame 20) leaves 70 µs later and crosses the server's
+/// FIN (frame 21, 0.707988 s, 112.6 ms after the response; its ACK field stops before
+/// the request); the client opens stream 1 at frame 23. Measured against the RTT plus the
+/// closer's reaction (165 + 50 ms), 113 ms after the closer's own data looked like a close
+/// on completion; after its own data the gap is its reaction alone, the same at every
+/// vantage point. The handshake of stream 1 (frames 23–27) took 165.4 ms.
+#[test]
+fn an_idle_close_sooner_than_the_rtt_after_the_closers_data_is_named() {
+    let path = root().join("tests/data/sweep/s21-041-http-client.pcap");
+    let f = analyze(&path.to_string_lossy());
+    let ic = of(&f, "connection.idle_close");
+    assert_eq!(ic.len(), 1, "{f:?}");
+    let ic = ic[0];
+    assert_eq!(common::analyze::frames(ic), [18, 21, 23]);
+    assert!(
+        ic.explanation.contains("about 113 ms"),
+        "{}",
+        ic.explanation
+    );
+}
+
+/// Fresh sweep s16-089 at the server (118 ms RTT, BBR, a connection per request): the
+/// server's FIN (frame 17, 0.239647 s) comes 119 ms after its response (frame 15) but
+/// 17 µs after the client's first ACK of it (frame 16), whose TSval it echoes: BBR's
+/// pacing held the FIN that `close()` had queued at once. A close on completion, not an
+/// idle timer.
+#[test]
+fn a_fin_released_by_an_ack_is_a_close_on_completion() {
+    let path = root().join("tests/data/sweep/s16-089-http-server.pcap");
+    let f = analyze(&path.to_string_lossy());
+    assert!(of(&f, "connection.idle_close").is_empty(), "{f:?}");
+}
+
 /// idle-restart-bbr at the server: BBR paces its slow start (STARTUP), so each round of
 /// the first 741,342 B response is spread over most of the 25.2 ms round trip and the
 /// rounds touch (tshark: frames 6, 17, 47/52, 101, 187/191, 364/379, 721/745 begin

@@ -22,9 +22,11 @@
 //!
 //! A close on completion (`Connection: close`, HTTP/1.0, a client that is done) is sent
 //! as soon as the closer wrote or read the last byte (`tcp_close` queues the FIN behind
-//! the data, `tcp_send_fin`): seen from the closer the FIN follows the last data at once,
-//! from anywhere else within one RTT (the last data's way to the closer and the FIN's way
-//! back), plus the closer's scheduling delay, [`MAX_CLOSE_REACTION_NS`]. A timer's FIN
+//! the data, `tcp_send_fin`): after the closer's own last data the FIN follows it at once,
+//! at every vantage point; after the peer's, within one RTT (that data's way to the
+//! closer and the FIN's way back); either way plus the closer's scheduling delay,
+//! [`MAX_CLOSE_REACTION_NS`]. A FIN that pacing held until an ACK leaves with that ACK
+//! (it echoes its TSval, the round trip to the closer after it here): a completion too. A timer's FIN
 //! comes T after the last data at the closer, and T plus up to one RTT elsewhere; T is
 //! measured from the application's last write, which returns once the data is in the
 //! send buffer, so on the wire the idle time can be shorter than T by the buffer's drain
@@ -73,6 +75,11 @@ pub const IDLE_CLOSE: Entry = Entry {
 /// those are still seen, whatever the RTT (lab idle-close-client: 0.7 s at 1 ms RTT;
 /// idle-close-1s: a 1 s timeout, 965–984 ms on the wire at 25 ms).
 pub const MAX_CLOSE_REACTION_NS: u64 = 50_000_000;
+/// A host's reaction to an ACK that releases held data (`delayed_ack::RELEASE_NS`).
+const RELEASE_NS: u64 = crate::detectors::delayed_ack::RELEASE_NS;
+/// Linux's TSval clock ticks once a millisecond (`tcp_time_stamp_ts`): the first segment
+/// carrying an echoed TSval may be up to a tick before the one that was processed.
+const TSVAL_TICK_NS: u64 = 1_000_000;
 /// Idle times within this fraction of their median, or within the connection's RTT, are
 /// the same timer: timer slack and event-loop granularity (lab idle-close: 1,509 and
 /// 1,525 ms), and at the far end queueing that delays the last data more than the FIN
@@ -99,6 +106,9 @@ struct Live {
     last_data: [Option<(u64, Timestamp, u64)>; 2],
     /// The first FIN: (frame, time, from_client), and the last data before it.
     fin: Option<(u64, Timestamp, bool, (u64, Timestamp))>,
+    /// That last data was the closer's own, and the FIN did not leave with a peer's ACK
+    /// (see `on_segment`).
+    fin_after_own_data: bool,
     /// The first FIN's ACK field: the peer's bytes the closer had received when it closed.
     fin_ack: Option<u64>,
     /// End of the highest data each side sent (`[client, server]`, relative), FIN or not.
@@ -180,12 +190,32 @@ impl Detector for IdleClose {
             };
             let peer = peer.filter(|p| fin_ack.is_none_or(|a| p.2 <= a));
             let last = match (mine, peer) {
-                (Some(m), Some(p)) => Some(if p.1 > m.1 { p } else { m }),
-                (m, p) => m.or(p),
+                (Some(m), Some(p)) => Some(if p.1 > m.1 { (p, false) } else { (m, true) }),
+                (Some(m), None) => Some((m, true)),
+                (None, p) => p.map(|p| (p, false)),
             };
-            if let Some((data_frame, data_ts, _)) = last {
+            // A FIN that `close()` queued at once can still wait for an ACK (BBR's pacing,
+            // `tcp_pacing_check`, holds it like data): it then leaves the moment the ACK
+            // arrives, echoing its TSval. Seen here, the echoed segment came the round
+            // trip to the closer (and its reaction, `RELEASE_NS`, with a tick of the
+            // peer's TSval clock) before the FIN (sweep s16-089 at the server, a
+            // connection per request: its FIN 119 ms after its response, 17 µs after the
+            // client's first ACK of it).
+            let leg = if ev.from_client {
+                ev.conn.synack_to_ack_ns
+            } else {
+                ev.conn.syn_to_synack_ns
+            };
+            let released = ev.ts_rtt.is_some_and(|(_, ns)| {
+                ns <= leg
+                    .unwrap_or(0)
+                    .saturating_add(RELEASE_NS)
+                    .saturating_add(TSVAL_TICK_NS)
+            });
+            if let Some(((data_frame, data_ts, _), own)) = last {
                 live.fin = Some((seg.frame, seg.ts, ev.from_client, (data_frame, data_ts)));
                 live.fin_ack = fin_ack;
+                live.fin_after_own_data = own && !released;
             }
         }
     }
@@ -232,10 +262,19 @@ impl Detector for IdleClose {
             (live.fin, last_request)
         {
             let idle_ns = fin_ts.elapsed_since(last_data.1);
-            let completion = conn
-                .rtt_ns
-                .unwrap_or(0)
-                .saturating_add(MAX_CLOSE_REACTION_NS);
+            // After the closer's own data the gap is its own reaction, the same at every
+            // vantage point (the FIN follows the data the same way: `tcp_send_fin` queues it
+            // behind any data not yet sent); after the peer's, it also holds that data's way
+            // to the closer and the FIN's way back here, up to one RTT (sweep s19-057: a
+            // server's 113 ms timer from its last write, 53–71 ms on the wire after its
+            // last data on a 37 ms path, was within RTT + reaction; s21-041: 113 ms after
+            // its response on a 165 ms path).
+            let path = if live.fin_after_own_data {
+                0
+            } else {
+                conn.rtt_ns.unwrap_or(0)
+            };
+            let completion = path.saturating_add(MAX_CLOSE_REACTION_NS);
             if idle_ns > completion {
                 self.closes.entry(key).or_default().push(Close {
                     stream: s.stream,
