@@ -573,8 +573,15 @@ impl Limits {
     #[inline(always)]
     pub(crate) fn on_data(&mut self, t: Timestamp, end: u64, len: u32, tsecr: Option<u32>) {
         self.largest_segment = self.largest_segment.max(u64::from(len));
+        // The call only when the oldest waiting ACK is proven (most data echo an ACK that
+        // has already taken effect).
         if let (Some(x), true) = (tsecr, self.ring_len > 0) {
-            self.advance_echoed(t, x);
+            if self.ring[self.ring_head]
+                .tsval
+                .is_some_and(|v| (v.wrapping_sub(x) as i32) <= 0)
+            {
+                self.advance_echoed(t, x);
+            }
         }
         self.advance(t);
         self.account(t);
