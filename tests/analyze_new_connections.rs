@@ -484,6 +484,32 @@ fn a_short_keep_alive_timeout_with_sparse_requests_is_named() {
     );
 }
 
+/// Issue 12, fresh sweep s18-057 at the client (1 ms path, CUBIC, a connection per
+/// request; frames 1–156, the first connection): the 114,841-byte response's segments
+/// arrive at most 1.3 ms apart, so no gap in time separates its rounds. By the timestamp
+/// echo in tshark: frames 6–25 echo the request (TSval 633758559), the client's first ACK
+/// (frame 7) carries TSval 633758855 and frame 26 is the first to echo it; frame 58 the
+/// first to echo 633758857 (frame 57), frame 138 the first to echo 633758858: rounds of
+/// 10, 20, 40 and 10 segments. The last arrived 6.7 ms after the one before (the path's
+/// jitter), which a check of spacing by time rejects; clocked rounds are a round trip of
+/// the ACK clock each by construction. A warm window (196,608 B advertised) sends it in
+/// one round: 3 extra × the handshake's 3.57 ms = 10.7 ms. The server's capture named it.
+#[test]
+fn slow_start_at_a_lan_rtt_is_named_from_the_ack_clock() {
+    let path = root().join("tests/data/sweep/s18-057-http-client.pcap");
+    let f = analyze(&path.to_string_lossy());
+    let nc = of(&f, "slow_start.new_connection");
+    assert_eq!(nc.len(), 1, "{f:?}");
+    let nc = nc[0];
+    assert_eq!(common::analyze::frames(nc), [1, 4, 6, 26, 58, 138]);
+    assert!((nc.cost_ms - 10.716).abs() < 0.01, "{}", nc.cost_ms);
+    assert!(
+        nc.explanation.contains("[10 20 40 10]"),
+        "{}",
+        nc.explanation
+    );
+}
+
 /// Issue 12, fresh sweep s21-041 at the client (165 ms RTT, CUBIC, a server closing after
 /// 109 ms idle, 9,625-byte responses): in tshark the response ends at frame 18 (0.595384
 /// s), the client's next request (frame 20) leaves 70 µs later and crosses the server's

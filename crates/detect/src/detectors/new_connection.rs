@@ -9,7 +9,8 @@
 //! apart. Seed 01: 741,342 bytes with MSS 1412 B took about 6 rounds instead of 1.
 //!
 //! Signature: the first request/response exchange of a connection whose handshake was
-//! captured; the response split into rounds (see [`crate::exchange`]) whose sizes grow
+//! captured; the response split into rounds (see [`crate::exchange`]; at a LAN's RTT, where
+//! no gap in time separates them, the ACK clock's by timestamp echo) whose sizes grow
 //! ×1.3–×3 per round and which start about one RTT apart (the handshake's, or the
 //! previous round's when a queue lengthened it), the first one holding at least
 //! two full segments (less was the application's write, not the window).
@@ -228,20 +229,48 @@ fn looks_like_slow_start(x: &Exchange, rtt_ns: u64, mss: u64) -> bool {
 
 /// Whether these rounds read as slow start.
 fn rounds_of_slow_start(r: &[Span], rtt_ns: u64, mss: u64) -> bool {
-    if r.len() < 2 || rtt_ns == 0 {
+    grows_like_slow_start(r, mss) && spaced_like_slow_start(r, rtt_ns)
+}
+
+/// Whether the rounds of the ACK clock (`Exchange::clocked`, which hold the whole
+/// response) read as slow start: they grow like it. Their spacing needs no check: each
+/// is the data that echoes an ACK of the round before, a round trip of the ACK clock by
+/// construction, and the time between them here holds the path's jitter, which at a
+/// LAN's RTT can be several round trips (sweep s18-057's client at 1 ms: rounds of 10,
+/// 20, 40 and 10 segments, the last 7 ms late).
+fn clocked_slow_start(x: &Exchange, mss: u64) -> bool {
+    let r = &x.clocked[..];
+    let whole = x
+        .response
+        .as_ref()
+        .is_some_and(|resp| resp.bytes == r.iter().map(|s| s.bytes).sum::<u64>());
+    whole && r.len() >= MIN_PACED_ROUNDS && grows_like_slow_start(r, mss)
+}
+
+/// The first round holds at least the initial window's full segments and each round
+/// grows ×[`MIN_GROWTH`]–×[`MAX_GROWTH`] over the one before (the last may be smaller).
+fn grows_like_slow_start(r: &[Span], mss: u64) -> bool {
+    if r.len() < 2 {
         return false;
     }
     let min_first = (MIN_IW_SEGMENTS * mss) as f64 * FULL_SEGMENT_FRACTION;
     if (r[0].bytes as f64) < min_first {
         return false;
     }
-    for i in 1..r.len() {
+    (1..r.len()).all(|i| {
         let g = r[i].bytes as f64 / r[i - 1].bytes.max(1) as f64;
         let last = i == r.len() - 1;
         // The last round holds what was left: it may be small, never much larger.
-        if g > MAX_GROWTH || (!last && g < MIN_GROWTH) {
-            return false;
-        }
+        g <= MAX_GROWTH && (last || g >= MIN_GROWTH)
+    })
+}
+
+/// The rounds start about one round trip apart (see the loop's comment).
+fn spaced_like_slow_start(r: &[Span], rtt_ns: u64) -> bool {
+    if r.len() < 2 || rtt_ns == 0 {
+        return false;
+    }
+    for i in 1..r.len() {
         // One round trip apart, the handshake's or, once a bottleneck queues the growing
         // flight, the previous round's: the queue a round meets is the excess of its
         // flight over the path's (Little's law at the drain rate), and slow start at most
@@ -361,6 +390,10 @@ impl Detector for NewConnection {
             let mut paced = x.clone();
             paced.rounds = std::mem::take(&mut paced.paced_rounds);
             Cow::Owned(paced)
+        } else if clocked_slow_start(x, mss) {
+            let mut clocked = x.clone();
+            clocked.rounds = std::mem::take(&mut clocked.clocked);
+            Cow::Owned(clocked)
         } else {
             return;
         };
