@@ -239,12 +239,8 @@ fn rounds_of_slow_start(r: &[Span], rtt_ns: u64, mss: u64) -> bool {
 /// LAN's RTT can be several round trips (sweep s18-057's client at 1 ms: rounds of 10,
 /// 20, 40 and 10 segments, the last 7 ms late).
 fn clocked_slow_start(x: &Exchange, mss: u64) -> bool {
-    let r = &x.clocked[..];
-    let whole = x
-        .response
-        .as_ref()
-        .is_some_and(|resp| resp.bytes == r.iter().map(|s| s.bytes).sum::<u64>());
-    whole && r.len() >= MIN_PACED_ROUNDS && grows_like_slow_start(r, mss)
+    x.clock_rounds()
+        .is_some_and(|r| r.len() >= MIN_PACED_ROUNDS && grows_like_slow_start(r, mss))
 }
 
 /// The first round holds at least the initial window's full segments and each round
@@ -392,7 +388,7 @@ impl Detector for NewConnection {
             Cow::Owned(paced)
         } else if clocked_slow_start(x, mss) {
             let mut clocked = x.clone();
-            clocked.rounds = std::mem::take(&mut clocked.clocked);
+            clocked.rounds = x.clock_rounds().unwrap_or_default().to_vec();
             Cow::Owned(clocked)
         } else {
             return;
@@ -646,6 +642,7 @@ mod tests {
             rounds,
             paced_rounds: Vec::new(),
             clocked: Vec::new(),
+            clocked_as_rounds: false,
             idle_before_ns: None,
         }
     }

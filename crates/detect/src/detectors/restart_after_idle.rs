@@ -163,14 +163,6 @@ pub struct RestartAfterIdle {
     conns: Slots<Conn>,
 }
 
-/// The response's rounds of the ACK clock (`Exchange::clocked`), when they hold all of
-/// its bytes.
-fn clocked(x: &Exchange) -> Option<&[Span]> {
-    let bytes = x.response.as_ref()?.bytes;
-    let r = &x.clocked[..];
-    (!r.is_empty() && r.iter().map(|s| s.bytes).sum::<u64>() == bytes).then_some(r)
-}
-
 impl RestartAfterIdle {
     /// A segment with data, or the client's with an RTT sample (not a capture duplicate).
     #[inline]
@@ -436,7 +428,7 @@ fn restart(
     // The response's rounds: the ACK clock's when the timestamps tell them and they hold
     // the whole response (`Exchange::clocked`), else the bursts with the jitter's splits joined
     // (`joined_rounds`).
-    let clocked = clocked(x);
+    let clocked = x.clock_rounds();
     let joined;
     let x_rounds = match clocked {
         Some(r) => r,
@@ -663,7 +655,7 @@ fn window_before(
             let halvings = (r.start.elapsed_since(end) / rto_ns.max(1)).min(63);
             cwnd = (cwnd >> halvings).max(cwnd.min(iw));
         }
-        let clocked = clocked(e);
+        let clocked = e.clock_rounds();
         if let Some(plateau) = clocked.and_then(slow_start_end) {
             ssthresh = Some(ssthresh.map_or(plateau, |s| s.max(plateau)));
         }
