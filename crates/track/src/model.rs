@@ -116,6 +116,17 @@ impl ConnModel {
         )
     }
 
+    /// The handshake's round trip from the capture point to `side` and back: SYN →
+    /// SYN/ACK to the server, SYN/ACK → the client's ACK to the client (`None` when not
+    /// captured). About 0 at that side's own capture point.
+    #[inline]
+    pub fn handshake_leg_to(&self, side: Side) -> Option<u64> {
+        match side {
+            Side::Client => self.synack_to_ack_ns,
+            Side::Server => self.syn_to_synack_ns,
+        }
+    }
+
     /// The effective MSS of `sender`'s data ([`effective_mss`]); `None` without the
     /// receiver's whole SYN. The same rule read from the two SYNs in place: through
     /// [`SynSeen::options`] each SYN's options were copied out into an `Option` first,

@@ -112,12 +112,10 @@ const CITED_GAPS: usize = 5;
 /// data into a "pause" ended by the next write: pauses with data in flight are not judged
 /// there.
 fn at_sender(seg: &Segment<'_>, sender: Side) -> bool {
-    let leg = if sender == Side::Server {
-        seg.ev.conn.syn_to_synack_ns
-    } else {
-        seg.ev.conn.synack_to_ack_ns
-    };
-    leg.is_some_and(|ns| ns < LAG_NOISE_NS)
+    seg.ev
+        .conn
+        .handshake_leg_to(sender)
+        .is_some_and(|ns| ns < LAG_NOISE_NS)
 }
 
 /// One pause of the sender with room in its windows and nothing sent.

@@ -289,11 +289,7 @@ impl Reusable for Conn {
 /// first echo on an 89 ms path; the client then delayed its ACK of that echo 41 ms and
 /// Nagle held the rest of it).
 fn crossed(d: &Dir, m: &ConnModel, r: Side, t: Timestamp) -> bool {
-    let leg = match r {
-        Side::Client => m.synack_to_ack_ns,
-        Side::Server => m.syn_to_synack_ns,
-    };
-    let floor = match (leg, d.prompt_rtt) {
+    let floor = match (m.handshake_leg_to(r), d.prompt_rtt) {
         (Some(l), Some((lo, _, _))) => l.min(lo),
         (Some(l), None) => l,
         (None, Some((lo, _, _))) => lo,
@@ -368,10 +364,7 @@ impl Detector for DelayedAck {
                 // data, then two 41–45 ms timers; its only data-carrying ACKs acknowledged
                 // nothing new). A pure ACK sampled on a path whose delay grew only widens
                 // the spread, which makes the rule stricter, not looser.
-                let leg = match me {
-                    Side::Client => ev.conn.synack_to_ack_ns,
-                    Side::Server => ev.conn.syn_to_synack_ns,
-                };
+                let leg = ev.conn.handshake_leg_to(me);
                 let prompt = ev.payload_len > 0
                     || leg.is_some_and(|l| {
                         ev.ack_rtt

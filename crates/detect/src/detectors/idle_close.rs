@@ -201,11 +201,7 @@ impl Detector for IdleClose {
             // peer's TSval clock) before the FIN (sweep s16-089 at the server, a
             // connection per request: its FIN 119 ms after its response, 17 µs after the
             // client's first ACK of it).
-            let leg = if ev.from_client {
-                ev.conn.synack_to_ack_ns
-            } else {
-                ev.conn.syn_to_synack_ns
-            };
+            let leg = ev.conn.handshake_leg_to(ev.sender());
             let released = ev.ts_rtt.is_some_and(|(_, ns)| {
                 ns <= leg
                     .unwrap_or(0)
