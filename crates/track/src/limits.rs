@@ -43,6 +43,7 @@
 //! Cost: a few comparisons per segment and a fixed ring of [`ACK_RING`] ACKs per
 //! direction; nothing is allocated per packet.
 
+use crate::seq::seq_le;
 use serde::{Deserialize, Serialize};
 use tcpwhy_capture::Timestamp;
 
@@ -244,6 +245,8 @@ impl Limits {
     /// or they would hold the view back behind the first packets' delay (sweep s1-055's
     /// client capture: 8 ms counted as `rwnd` at a 1 ms RTT behind an 8.7 ms SYN →
     /// SYN/ACK).
+    /// Every sample reaches it or is longer than the lag it leaves, so `min_lag_ns` is
+    /// the shortest round trip seen.
     fn shorter_lag(&mut self, ns: u64) {
         if self.lag_ns.is_none_or(|old| ns < old) {
             self.lag_ns = Some(ns);
@@ -271,7 +274,6 @@ impl Limits {
     /// path), and a pure ACK's echo holds its delayed-ACK timer (a run of one-segment
     /// answers delays every one of them 40 ms), so those may only shorten the lag.
     pub(crate) fn echo_sample(&mut self, ns: u64, data: bool) {
-        self.min_lag_ns = Some(self.min_lag_ns.map_or(ns, |m| m.min(ns)));
         if !data || self.after_app {
             self.shorter_lag(ns);
             return;
@@ -463,11 +465,18 @@ impl Limits {
             if effective > t {
                 break;
             }
-            self.ring_head = (self.ring_head + 1) % ACK_RING;
-            self.ring_len -= 1;
-            self.account(effective);
-            self.apply(a.ack, a.edge);
+            self.apply_oldest(effective);
         }
+    }
+
+    /// The oldest waiting ACK takes effect at `effective`.
+    #[inline]
+    fn apply_oldest(&mut self, effective: Timestamp) {
+        let a = self.ring[self.ring_head];
+        self.ring_head = (self.ring_head + 1) % ACK_RING;
+        self.ring_len -= 1;
+        self.account(effective);
+        self.apply(a.ack, a.edge);
     }
 
     /// Applies the waiting ACKs that data echoing the TSval `x` prove had reached the
@@ -486,18 +495,11 @@ impl Limits {
         let lag = self.waiting_lag();
         while self.ring_len > 0 {
             let a = self.ring[self.ring_head];
-            let Some(v) = a.tsval else {
+            let Some(v) = a.tsval.filter(|&v| seq_le(v, x)) else {
                 return;
             };
-            let before = (v.wrapping_sub(x) as i32) < 0;
-            if !before && v != x {
-                return;
-            }
-            self.ring_head = (self.ring_head + 1) % ACK_RING;
-            self.ring_len -= 1;
             let effective = Timestamp(a.seen.0.saturating_add(lag).min(t.0).max(self.since.0));
-            self.account(effective);
-            self.apply(a.ack, a.edge);
+            self.apply_oldest(effective);
             if v == x {
                 return;
             }
@@ -578,7 +580,7 @@ impl Limits {
         if let (Some(x), true) = (tsecr, self.ring_len > 0) {
             if self.ring[self.ring_head]
                 .tsval
-                .is_some_and(|v| (v.wrapping_sub(x) as i32) <= 0)
+                .is_some_and(|v| seq_le(v, x))
             {
                 self.advance_echoed(t, x);
             }
