@@ -19,6 +19,7 @@
 //! than the handshake's RTT (sweep s6-041: rounds 1.3–5.3 ms apart at a 1.23 ms RTT).
 
 use tcpwhy_capture::Timestamp;
+use tcpwhy_track::seq::seq_le;
 
 /// Most rounds kept per response; later segments count in the last round.
 pub const MAX_ROUNDS: usize = 64;
@@ -54,6 +55,13 @@ impl Span {
         self.bytes += u64::from(len);
         self.segments += 1;
     }
+    /// Adds the span `r` that follows this one.
+    fn absorb(&mut self, r: &Span) {
+        self.last_frame = r.last_frame;
+        self.end = r.end;
+        self.bytes += r.bytes;
+        self.segments += r.segments;
+    }
     pub fn duration_ns(&self) -> u64 {
         self.end.elapsed_since(self.start)
     }
@@ -75,10 +83,7 @@ pub fn joined_rounds(rounds: &[Span]) -> Vec<Span> {
     for r in rounds {
         match out.last_mut() {
             Some(prev) if r.start.elapsed_since(prev.end).saturating_mul(2) < longest => {
-                prev.last_frame = r.last_frame;
-                prev.end = r.end;
-                prev.bytes += r.bytes;
-                prev.segments += r.segments;
+                prev.absorb(r)
             }
             _ => out.push(*r),
         }
@@ -159,9 +164,8 @@ impl Clock {
             self.broken = true;
             return;
         };
-        let next = self
-            .next_from
-            .is_some_and(|from| (tsecr.wrapping_sub(from) as i32) >= 0);
+        // TSvals compare modulo 2^32 like sequence numbers (RFC 7323 §5.3).
+        let next = self.next_from.is_some_and(|from| seq_le(from, tsecr));
         let full = self.rounds.len() >= MAX_ROUNDS;
         match self.rounds.last_mut() {
             Some(r) if !next || full => r.extend(frame, ts, len),
@@ -172,6 +176,20 @@ impl Clock {
             }
         }
     }
+}
+
+/// A response's rounds of the ACK clock as kept.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ClockedRounds {
+    /// Not told: a segment of the response, or an ACK of the client's during it, had no
+    /// timestamps.
+    #[default]
+    Unknown,
+    /// The rounds its silences cut (most responses: no allocation of their own, held
+    /// until the connection's end).
+    AsRounds,
+    /// Rounds of their own.
+    Own(Vec<Span>),
 }
 
 /// One request and its response.
@@ -186,14 +204,9 @@ pub struct Exchange {
     /// The first exchange's response in rounds that also end one RTT after they began
     /// (see the module's text); empty for later exchanges.
     pub paced_rounds: Vec<Span>,
-    /// The response in rounds of the ACK clock ([`Clock`]) where they differ from
-    /// `rounds` (read them with [`Exchange::clock_rounds`]); empty when they are the same
-    /// (`clocked_as_rounds`, most responses: no allocation of its own, 28 MB of peak RSS
-    /// on the bench's 10 M-packet capture) or when a segment of the response or an ACK of
-    /// the client's during it had no timestamps.
-    pub clocked: Vec<Span>,
-    /// The rounds of the ACK clock are `rounds`.
-    pub clocked_as_rounds: bool,
+    /// The response in rounds of the ACK clock ([`Clock`]); read them with
+    /// [`Exchange::clock_rounds`].
+    pub clocked: ClockedRounds,
     /// Capture time with no data either way before this exchange (from the previous
     /// exchange's last byte, or from the handshake for the first one).
     pub idle_before_ns: Option<u64>,
@@ -203,10 +216,10 @@ impl Exchange {
     /// The response in rounds of the ACK clock, when the timestamps told them and they
     /// hold all of its bytes.
     pub fn clock_rounds(&self) -> Option<&[Span]> {
-        let r = if self.clocked_as_rounds {
-            &self.rounds[..]
-        } else {
-            &self.clocked[..]
+        let r = match &self.clocked {
+            ClockedRounds::Unknown => return None,
+            ClockedRounds::AsRounds => &self.rounds[..],
+            ClockedRounds::Own(r) => &r[..],
         };
         let bytes = self.response.as_ref()?.bytes;
         (!r.is_empty() && r.iter().map(|s| s.bytes).sum::<u64>() == bytes).then_some(r)
@@ -277,13 +290,13 @@ impl ExchangeBuilder {
     /// Ends the last response's clocked rounds.
     fn close_clock(&mut self) {
         if let (Some(c), Some(x)) = (self.clock.take(), self.exchanges.last_mut()) {
-            if !c.broken {
-                if c.rounds == x.rounds {
-                    x.clocked_as_rounds = true;
-                } else {
-                    x.clocked = c.rounds;
-                }
-            }
+            x.clocked = if c.broken {
+                ClockedRounds::Unknown
+            } else if c.rounds == x.rounds {
+                ClockedRounds::AsRounds
+            } else {
+                ClockedRounds::Own(c.rounds)
+            };
         }
     }
 
@@ -321,8 +334,7 @@ impl ExchangeBuilder {
                     response: None,
                     rounds: Vec::new(),
                     paced_rounds: Vec::new(),
-                    clocked: Vec::new(),
-                    clocked_as_rounds: false,
+                    clocked: ClockedRounds::Unknown,
                     idle_before_ns: prev.map(|p| ts.elapsed_since(p)),
                 });
             } else if let Some(x) = self.exchanges.last_mut() {

@@ -16,7 +16,7 @@ pub mod host;
 pub use tcpwhy_track::ipid;
 
 pub use detector::{Connection, Detector, Reusable, Segment, Slots, StreamMap, Taken};
-pub use exchange::{Exchange, ExchangeBuilder, Span};
+pub use exchange::{ClockedRounds, Exchange, ExchangeBuilder, Span};
 pub use finding::{Confidence, Evidence, Finding, FindingId, Fix, Host, StreamRef};
 
 use tcpwhy_capture::{Packet, TcpFlags, Timestamp};

@@ -622,6 +622,7 @@ fn judge(c: Candidate, warm: Option<Warm>) -> Option<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exchange::ClockedRounds;
     use tcpwhy_capture::Timestamp;
 
     /// Rounds of `(segments, start in µs)` of 1448 B segments.
@@ -641,8 +642,7 @@ mod tests {
             response: rounds.first().copied(),
             rounds,
             paced_rounds: Vec::new(),
-            clocked: Vec::new(),
-            clocked_as_rounds: false,
+            clocked: ClockedRounds::Unknown,
             idle_before_ns: None,
         }
     }
