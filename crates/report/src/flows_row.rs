@@ -482,6 +482,7 @@ mod tests {
                 sender_ns: ns.saturating_mul(3),
                 app_ns: ns / 1000,
             },
+            window_floor: (v % 2 == 1).then_some(v),
             fin: v % 2 == 0,
             rst: v % 3 == 0,
         }

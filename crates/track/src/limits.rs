@@ -142,6 +142,37 @@ struct AckView {
     edge: u64,
     /// Its TSval, when it had timestamps.
     tsval: Option<u32>,
+    /// Its window field in bytes: scaled when the scale is known, raw when not
+    /// ([`WindowFloor`]).
+    field: u32,
+}
+
+/// The least the receiver's window can have been, whatever its scale: a Linux receiver
+/// never moves its right edge left (`tcp_select_window`), so data the sender sent fits
+/// under the edge of the latest ACK it had processed; the scale is one constant for the
+/// connection, so a window field of `f` stands for at least `f` × the largest flight /
+/// the field that flight was sent under. With the snaplen cutting the SYN's window
+/// scale this is what is known of the window (sweep s19-032 at snaplen 64: a 259 KB
+/// flight under a field of 298, later rounds of 70 KB under the same field). The flight
+/// is the sender's view of it, as this accounting keeps it at any vantage.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct WindowFloor {
+    /// The largest flight and the field it was sent under.
+    flight: u64,
+    field: u32,
+    /// The smallest field in effect since.
+    min_since: u32,
+}
+
+impl WindowFloor {
+    /// The window's least value since the largest flight, in bytes; 0 before any.
+    pub(crate) fn bytes(self) -> u64 {
+        if self.field == 0 {
+            return 0;
+        }
+        let floor = u128::from(self.flight) * u128::from(self.min_since) / u128::from(self.field);
+        u64::try_from(floor).unwrap_or(u64::MAX)
+    }
 }
 
 /// Echo samples the lag is the shortest of ([`Limits::echo_sample`]).
@@ -168,6 +199,9 @@ pub(crate) struct Limits {
     /// The receiver's ACK and right edge as the sender last saw them (relative sequence
     /// numbers of this direction).
     view: Option<(u64, u64)>,
+    /// The window field of the ACK in that view.
+    view_field: u32,
+    floor: WindowFloor,
     /// End of the highest byte sent (relative).
     highest: Option<u64>,
     /// The highest byte sent when the sender last sent data again (RFC 6582's
@@ -208,6 +242,8 @@ impl Default for Limits {
             ring_head: 0,
             ring_len: 0,
             view: None,
+            view_field: 0,
+            floor: WindowFloor::default(),
             highest: None,
             recover: None,
             mss: 0,
@@ -476,7 +512,7 @@ impl Limits {
         self.ring_head = (self.ring_head + 1) % ACK_RING;
         self.ring_len -= 1;
         self.account(effective);
-        self.apply(a.ack, a.edge);
+        self.apply(a.ack, a.edge, a.field);
     }
 
     /// Applies the waiting ACKs that data echoing the TSval `x` prove had reached the
@@ -524,7 +560,7 @@ impl Limits {
     }
 
     #[inline]
-    fn apply(&mut self, ack: u64, edge: u64) {
+    fn apply(&mut self, ack: u64, edge: u64, field: u32) {
         // A reordered or old ACK does not move the sender's view back, and a receiver
         // does not move its right edge left (RFC 9293 §3.8.6.2.2; Linux never shrinks
         // the window): a zero window is the ACK reaching the edge.
@@ -535,18 +571,32 @@ impl Limits {
             Some((a, e)) => (ack.max(a), edge.max(e).max(ack)),
             None => (ack, edge.max(ack)),
         };
+        if self.view.is_none_or(|(a, _)| ack >= a) {
+            self.view_field = field;
+        }
         self.view = Some((ack, edge));
+        self.floor.min_since = self.floor.min_since.min(self.view_field);
         self.classify(false);
     }
 
     /// The receiver's ACK `ack` with window `window_bytes` and TSval `tsval`, seen at `t`.
+    /// `field` is the window as its field says (`window_bytes` is the edge's distance,
+    /// unbounded while the scale is unknown).
     #[inline(always)]
-    pub(crate) fn on_ack(&mut self, t: Timestamp, ack: u64, window_bytes: u64, tsval: Option<u32>) {
+    pub(crate) fn on_ack(
+        &mut self,
+        t: Timestamp,
+        ack: u64,
+        window_bytes: u64,
+        field: u64,
+        tsval: Option<u32>,
+    ) {
         self.advance(t);
         let edge = ack.saturating_add(window_bytes);
+        let field = u32::try_from(field).unwrap_or(u32::MAX);
         if self.waiting_lag() == 0 {
             self.account(t);
-            self.apply(ack, edge);
+            self.apply(ack, edge, field);
             return;
         }
         let view = AckView {
@@ -554,6 +604,7 @@ impl Limits {
             ack,
             edge,
             tsval,
+            field,
         };
         if self.ring.is_empty() {
             self.ring = vec![AckView::default(); ACK_RING].into_boxed_slice();
@@ -606,7 +657,37 @@ impl Limits {
             _ => {}
         }
         self.highest = Some(self.highest.map_or(end, |h| h.max(end)));
+        self.raise_floor(end);
         self.classify(true);
+    }
+
+    /// The flight up to `end` against the ACK the sender had processed, when the view's
+    /// timing is measured: at the sender, or by echoes of the receiver's TSvals. Without
+    /// them the lag is the handshake's leg, which a slow first packet inflates (the
+    /// lab's emulator: 36 ms for a 14 ms path, sweep s1-039) so that ACKs apply late and
+    /// the flight looks larger than it was (s23-069's client at snaplen 64: a floor of
+    /// 63 KB under a 42 KB window); then the latest ACK seen here, whose edge the data
+    /// cannot have passed either (the edge never moves left), a smaller but sure flight.
+    #[inline]
+    fn raise_floor(&mut self, end: u64) {
+        let timed = self.waiting_lag() == 0 || self.recent_next > 0;
+        let seen = if timed || self.ring_len == 0 {
+            self.view.map(|(ack, _)| (ack, self.view_field))
+        } else {
+            let a = self.ring[(self.ring_head + self.ring_len - 1) % ACK_RING];
+            Some((a.ack, a.field))
+        };
+        let Some((ack, field)) = seen else {
+            return;
+        };
+        let flight = end.saturating_sub(ack);
+        if flight > self.floor.flight {
+            self.floor = WindowFloor {
+                flight,
+                field,
+                min_since: field,
+            };
+        }
     }
 
     /// The peer sent data (a request, or its own transfer).
@@ -637,6 +718,12 @@ impl Limits {
         self.state
     }
 
+    /// The least the receiver's window can have been since the largest flight
+    /// ([`WindowFloor`]), in bytes.
+    pub(crate) fn window_floor(&self) -> u64 {
+        self.floor.bytes()
+    }
+
     /// The totals; time waiting in an app pause that never ended is not counted.
     pub(crate) fn times(&self) -> LimitTimes {
         let mut t = self.out;
@@ -663,12 +750,18 @@ mod tests {
     fn filled() -> Limits {
         let mut l = Limits::default();
         l.set_mss(u64::from(SEG));
-        l.on_ack(t(0), 0, 10 * u64::from(SEG), None);
+        l.on_ack(t(0), 0, 10 * u64::from(SEG), 10 * u64::from(SEG), None);
         for k in 1..=10 {
             l.on_data(t(0), k * u64::from(SEG), SEG, None);
         }
         assert_eq!(l.state(), Limit::Rwnd);
-        l.on_ack(t(1), 2 * u64::from(SEG), 10 * u64::from(SEG), None);
+        l.on_ack(
+            t(1),
+            2 * u64::from(SEG),
+            10 * u64::from(SEG),
+            10 * u64::from(SEG),
+            None,
+        );
         l
     }
 
@@ -692,7 +785,13 @@ mod tests {
     fn an_answer_that_stops_short_of_the_edge_makes_the_hold_the_senders() {
         let mut l = filled();
         l.on_data(t(3), 11 * u64::from(SEG), SEG, None);
-        l.on_ack(t(5), 4 * u64::from(SEG), 10 * u64::from(SEG), None);
+        l.on_ack(
+            t(5),
+            4 * u64::from(SEG),
+            10 * u64::from(SEG),
+            10 * u64::from(SEG),
+            None,
+        );
         l.on_end(t(6));
         let o = l.times();
         assert_eq!((o.rwnd_ns, o.sender_ns), (MS as u64, 5 * MS as u64));
@@ -715,12 +814,43 @@ mod tests {
         assert_eq!(l.times().rwnd_ns, MS as u64);
 
         let mut l = filled();
-        l.on_ack(t(2), 10 * u64::from(SEG), 10 * u64::from(SEG), None);
+        l.on_ack(
+            t(2),
+            10 * u64::from(SEG),
+            10 * u64::from(SEG),
+            10 * u64::from(SEG),
+            None,
+        );
         assert_eq!(l.state(), Limit::App);
         assert_eq!(
             (l.times().rwnd_ns, l.times().sender_ns),
             (MS as u64, MS as u64)
         );
+    }
+
+    /// The window's least value when its scale is unknown (fields raw): s19-032's sender
+    /// had 20 segments out under a field of 10; the field then falls to 8 and the floor
+    /// with it (20 × 8 / 10 = 16 segments), and a smaller flight does not lower it.
+    #[test]
+    fn the_window_floor_scales_the_largest_flight_by_the_fields() {
+        let seg = u64::from(SEG);
+        let mut l = Limits::default();
+        assert_eq!(l.window_floor(), 0);
+        l.on_ack(t(0), 0, u64::MAX / 2, 10, None);
+        l.on_data(t(0), 20 * seg, SEG, None);
+        assert_eq!(l.window_floor(), 20 * seg);
+        l.on_ack(t(1), 20 * seg, u64::MAX / 2, 8, None);
+        l.on_data(t(1), 25 * seg, SEG, None);
+        assert_eq!(l.window_floor(), 16 * seg);
+        // Away from the sender, without echoes, the lag cannot be trusted: the flight is
+        // taken against the latest ACK seen, which the data cannot have passed either.
+        let mut r = Limits::default();
+        r.set_handshake_lag(10 * MS as u64);
+        r.on_ack(t(0), 0, u64::MAX / 2, 10, None);
+        r.on_ack(t(1), 0, u64::MAX / 2, 10, None);
+        r.on_ack(t(12), 5 * seg, u64::MAX / 2, 10, None);
+        r.on_data(t(13), 12 * seg, SEG, None);
+        assert_eq!(r.window_floor(), 7 * seg);
     }
 
     /// The lag follows the shortest of the last four echoes: down at once (a slow first
@@ -744,9 +874,15 @@ mod tests {
         assert_eq!(l.lag_ns, Some(20 * MS as u64));
         // Data after everything was ACKed echo an ACK that waited through the sender's
         // pause, and pure ACKs their ACK delay: they only shorten.
-        l.on_ack(t(0), 0, 10 * u64::from(SEG), None);
+        l.on_ack(t(0), 0, 10 * u64::from(SEG), 10 * u64::from(SEG), None);
         l.on_data(t(0), u64::from(SEG), SEG, None);
-        l.on_ack(t(1), u64::from(SEG), 10 * u64::from(SEG), None);
+        l.on_ack(
+            t(1),
+            u64::from(SEG),
+            10 * u64::from(SEG),
+            10 * u64::from(SEG),
+            None,
+        );
         l.on_data(t(60), 2 * u64::from(SEG), SEG, None);
         for _ in 0..4 {
             l.echo_sample(60 * MS as u64, true);
@@ -766,13 +902,19 @@ mod tests {
     fn downstream() -> Limits {
         let mut l = Limits::default();
         l.set_mss(u64::from(SEG));
-        l.on_ack(t(0), 0, 4 * u64::from(SEG), Some(99));
+        l.on_ack(t(0), 0, 4 * u64::from(SEG), 4 * u64::from(SEG), Some(99));
         for k in 1..=4 {
             l.on_data(t(0), k * u64::from(SEG), SEG, Some(1));
         }
         assert_eq!(l.state(), Limit::Rwnd);
         l.set_handshake_lag(10 * MS as u64);
-        l.on_ack(t(1), 2 * u64::from(SEG), 4 * u64::from(SEG), Some(100));
+        l.on_ack(
+            t(1),
+            2 * u64::from(SEG),
+            4 * u64::from(SEG),
+            4 * u64::from(SEG),
+            Some(100),
+        );
         l
     }
 
@@ -833,7 +975,13 @@ mod tests {
     fn no_hold_in_loss_recovery() {
         let mut l = filled();
         l.on_data(t(1), 3 * u64::from(SEG), SEG, None);
-        l.on_ack(t(2), 3 * u64::from(SEG), 10 * u64::from(SEG), None);
+        l.on_ack(
+            t(2),
+            3 * u64::from(SEG),
+            10 * u64::from(SEG),
+            10 * u64::from(SEG),
+            None,
+        );
         assert_eq!(l.state(), Limit::Sender);
     }
 }

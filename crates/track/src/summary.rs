@@ -200,6 +200,11 @@ pub struct DirSummary {
     /// Time this side's transfer spent limited by each cause (`limits.rs`,
     /// docs/tracking.md "What limited a transfer").
     pub limits: LimitTimes,
+    /// The least the receiver of this side's data can have had as its window since this
+    /// side's largest flight, in bytes, whatever the window scale (`limits.rs`,
+    /// `WindowFloor`): what is known of the window when the snaplen cut the scale.
+    #[serde(default)]
+    pub window_floor: Option<u64>,
     pub fin: bool,
     pub rst: bool,
 }
@@ -466,6 +471,7 @@ impl DirSummary {
         }
         self.max_window_bytes = self.max_window_bytes.max(o.max_window_bytes);
         self.max_in_flight = self.max_in_flight.max(o.max_in_flight);
+        self.window_floor = self.window_floor.max(o.window_floor);
         // Quantiles cannot be merged exactly: keep the part with more samples.
         let more = |a: Option<RttStats>, b: Option<RttStats>| match (a, b) {
             (Some(x), Some(y)) if y.samples > x.samples => Some(y),

@@ -475,6 +475,7 @@ impl Dir {
         out.rtt_ack = rtt_ack;
         out.rtt_ts = self.rtt_ts.stats_in_place();
         out.limits = self.limits.times();
+        out.window_floor = Some(self.limits.window_floor()).filter(|&f| f > 0);
         out.wscale = Some(match self.scale {
             Scale::Unknown => WindowScale::Unknown,
             Scale::None => WindowScale::NotNegotiated,
@@ -1583,7 +1584,7 @@ impl Conn {
                     window_bytes
                 };
                 let tsval = pkt.options.timestamps.map(|t| t.0);
-                rev.limits.on_ack(ts, a, w, tsval);
+                rev.limits.on_ack(ts, a, w, window_bytes, tsval);
             }
         }
         if seglen > 0 && !flags.syn() {
