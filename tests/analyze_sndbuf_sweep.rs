@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::analyze::{findings, none_of, sweep_path};
+use common::analyze::{findings, frames, none_of, one, public, sweep_path};
 
 /// s8-072, the server's capture (the sender): RTT 136 ms, CUBIC, 6 Mbit/s; the
 /// application writes 7,168 B every 71 ms, 23 times. The data per RTT stays at ≈ 14 KB
@@ -20,5 +20,71 @@ use common::analyze::{findings, none_of, sweep_path};
 #[test]
 fn a_timed_writer_whose_write_ends_reach_the_wire_is_not_sndbuf_limited() {
     let f = findings(sweep_path("s8-072-bulk-server.pcap"));
+    none_of(&f, &["sndbuf.limited"]);
+}
+
+/// s20-016, the client's capture (the receiver): RTT 99 ms, Reno, the client without
+/// window scaling (a 65,535 B window), the server's SO_SNDBUF 17,408 B with 1,448-byte
+/// writes. ss on the server: cwnd 93 segments, the flight 16–45, `w` (queued) 36–84 KB
+/// against `tb` 34,816, `sndbuf_limited` 1,100 ms by its end (an under-count: the chrono
+/// misses MSS-sized writers). The server speaks first (no request), so the rounds are the
+/// direction's own; tcpdump shows the data per RTT falling from 20 to 16 segments with
+/// nothing retransmitted (0 retransmissions or lost segments in tshark) and no trend
+/// after it. Its cost is the transfer less what the 64 KB window alone would allow:
+/// 3,019,776 B need 47 windows, 46 RTTs of 99.5 ms = 4,579 ms, against 8,596 ms.
+#[test]
+fn a_send_buffer_holds_a_server_that_speaks_first_below_an_unscaled_window() {
+    let f = findings(sweep_path("s20-016-bulk-client.pcap"));
+    let s = one(&f, "sndbuf.limited");
+    assert_eq!(s.vantage, "client");
+    assert!((s.cost_ms - 4017.0).abs() < 2.0, "{}", s.cost_ms);
+    assert!(
+        s.explanation
+            .contains("lets at most 65,535 B through per RTT"),
+        "{}",
+        s.explanation
+    );
+    assert_eq!(frames(s)[..2], [341, 378]);
+    // The window's own time stays with the window, not in addition.
+    let r = one(&f, "rwnd.limited");
+    assert!(s.cost_ms + r.cost_ms < 8_795.0);
+}
+
+/// s19-032, the server's capture at snaplen 64 (the SYNs' window scale cut): RTT 20 ms,
+/// Reno, SO_SNDBUF 41,984 B. Frame 606 had 259,192 B in flight under a window field of
+/// 298 and no later field is smaller, so the window was at least 259,192 B whatever the
+/// scale; the rounds then carry ≈ 70 KB (62,264–76,744 B from frame 1026) without loss.
+#[test]
+fn a_send_buffer_is_seen_under_a_window_whose_scale_the_snaplen_cut() {
+    let f = findings(sweep_path("s19-032-bulk-server.pcap"));
+    let s = one(&f, "sndbuf.limited");
+    assert!(
+        s.explanation.contains("at least 259,192 B"),
+        "{}",
+        s.explanation
+    );
+    assert_eq!(frames(s)[0], 1026);
+    assert!((s.cost_ms - 430.0).abs() < 2.0, "{}", s.cost_ms);
+}
+
+/// s13-071, the client's capture at snaplen 64: a clean 4 MiB CUBIC download at 8 ms,
+/// no send buffer set (`sndbuf_limited` 0). Rounds split by the hosts' scheduling fall by
+/// more than the noise (264 → 72 segments), but then grow ≈ 6 segments per round, as a
+/// congestion window does, and the window scale is cut: neither the flight nor the
+/// window says "send buffer".
+#[test]
+fn a_congestion_window_growing_after_a_split_round_is_not_a_send_buffer() {
+    let f = findings(sweep_path("s13-071-control-client.pcap"));
+    none_of(&f, &["sndbuf.limited"]);
+}
+
+/// tcptrace-ipv6-ftp-nasa.pcap stream 2, an FTP data connection seen between the hosts
+/// (RTT 1.6 ms): 6.3 MB in 7.4 s, 855 kB/s, its rounds of 1–16 KB a median eleven RTTs
+/// apart. Data per RTT under a 25,920 B window with nothing lost, but rounds that far
+/// apart waited for something else (the link, the hosts): 7.6 KB per 1.6 ms would carry
+/// 4.7 MB/s, not a ceiling on 855 kB/s.
+#[test]
+fn rounds_far_apart_are_no_send_buffer_ceiling() {
+    let f = public("tcptrace-ipv6-ftp-nasa.pcap");
     none_of(&f, &["sndbuf.limited"]);
 }

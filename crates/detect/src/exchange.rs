@@ -237,7 +237,7 @@ impl Exchange {
 /// the first) and, with `longest`, less than that after the round began; else as a new
 /// round. Past [`MAX_ROUNDS`] everything goes to the last.
 #[inline]
-fn add_to_rounds(
+pub(crate) fn add_to_rounds(
     rounds: &mut Vec<Span>,
     since_last: Option<u64>,
     gap: u64,

@@ -16,7 +16,8 @@
 //! instant. This detector decides per connection: the data sent per RTT (which equals the
 //! flight of an ACK-clocked sender, at any vantage point: any RTT-long interval holds one
 //! window) stays on a plateau, within [`PLATEAU_SPREAD`], for at least [`PLATEAU_ROUNDS`]
-//! RTTs in a row, at most [`MAX_WINDOW_FRACTION`] of the receiver's largest window, with
+//! RTTs in a row, below the receiver's window (its least possible value when the snaplen
+//! cut the window scale: the tracker's `window_floor`), with
 //! no retransmission in that direction and no RTT growth (p95 at most [`MAX_RTT_GROWTH`] ×
 //! the minimum). A congestion window does not plateau without loss: slow start doubles
 //! it each RTT, congestion avoidance (after a loss or a cached ssthresh) adds a segment
@@ -26,9 +27,12 @@
 //! release with nothing lost, and then do not grow like slow start for
 //! [`PLATEAU_ROUNDS`] rounds, is judged the same way (`held_run`).
 //!
-//! Cost: the transfer time minus the time the same bytes take with a window doubling each
-//! RTT from the initial window (the model of `rwnd.limited`, `windows::unlimited_ns`),
-//! bounded by the time the sender's own window held it.
+//! Cost: the transfer time minus the time the same bytes take without the buffer: a
+//! window doubling each RTT from the initial window (the model of `rwnd.limited`,
+//! `windows::unlimited_ns`), but never faster than the receiver's window allows, one
+//! window per RTT (s20-016: 3.0 MB under a 64 KB window at 99.8 ms need 4.6 s whatever
+//! the send buffer; slow start alone would take 0.7 s); bounded by the time the sender's
+//! own window held it.
 //!
 //! Fix: on the sender: remove or raise SO_SNDBUF (or the proxy's buffer setting), raise
 //! `net.ipv4.tcp_wmem`'s max, and leave autotuning on.
@@ -44,10 +48,10 @@
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::detectors::early_exit::ROUND_NOISE_SEGMENTS;
 use crate::detectors::windows::{rate, roles, shares_text, span_ns, thousands, unlimited_ns};
-use crate::exchange::Span;
+use crate::exchange::{add_to_rounds, Span, MIN_ROUND_GAP_NS};
 use crate::finding::{Confidence, Finding, FindingId, Fix};
 use tcpwhy_capture::{TcpFlags, Timestamp};
-use tcpwhy_track::{RttStats, SegmentKinds, Side, Vantage};
+use tcpwhy_track::{RttStats, SegmentKinds, Side, Vantage, WindowScale};
 
 use crate::catalogue::Entry;
 
@@ -74,8 +78,6 @@ pub const PLATEAU_ROUNDS: u32 = 8;
 /// one RTT's worth by a segment or two out of ≈ 28 on the lab's 150 ms path; CUBIC's
 /// growth without loss is faster than 25 % over 8 RTTs only in slow start.
 pub const PLATEAU_SPREAD: f64 = 1.25;
-/// The plateau must be well below what the receiver allowed.
-pub const MAX_WINDOW_FRACTION: f64 = 0.5;
 /// p95 RTT over the minimum beyond which the path queued (congestion, not the buffer).
 pub const MAX_RTT_GROWTH: f64 = 1.5;
 /// The plateau must hold at least this many full segments per RTT: one small segment
@@ -85,6 +87,19 @@ pub const MIN_PLATEAU_SEGMENTS: u64 = 4;
 /// A held flight's later half grows less than this over its earlier half (medians of
 /// data per RTT): one doubling, where slow start makes one per RTT.
 pub const MAX_HELD_GROWTH: f64 = 2.0;
+/// The slowest a congestion window grows in congestion avoidance without loss, in
+/// segments per RTT: Reno adds one (`tcp_cong_avoid_ai`), CUBIC at least its
+/// TCP-friendly estimate's 3(1 − β)/(1 + β) = 0.53 with β = 0.7 (RFC 9438 §4.3,
+/// `bictcp_update`'s `tcp_friendliness`). A held flight's trend stays below it: the send
+/// buffer does not grow (sndbuf-capped run 4: 0.41 per round while cwnd went 148 → 220
+/// above the flight; s16-064, s19-032, s20-016: 0).
+pub const MIN_AVOIDANCE_GROWTH: f64 = 0.5;
+/// The most RTTs between the starts of consecutive held rounds (median): one for an
+/// ACK-clocked flight, two when the path's jitter merges a pair.
+pub const MAX_ROUND_SPACING_RTTS: u64 = 2;
+/// Full Ethernet segments, with and without the 12 bytes of timestamps, for a sender
+/// whose MSS the snaplen hid.
+const ETHERNET_SEGMENTS: [u32; 2] = [1448, 1460];
 /// RTT samples needed to judge RTT growth.
 const MIN_RTT_SAMPLES: u64 = 10;
 /// Plateau rounds cited.
@@ -119,6 +134,11 @@ struct Dir {
     /// Short segments followed by more of this sender's data with no request between:
     /// writes whose end the kernel sent with nothing behind it ([`write_boundaries`]).
     mid_short: u32,
+    /// The direction's own rounds, for data that is no response (a server that speaks
+    /// first, an upload): segments grouped while the gaps stay under half the RTT, as
+    /// exchange.rs groups a response's.
+    rounds: Vec<Span>,
+    last_new: Option<Timestamp>,
 }
 
 impl Dir {
@@ -207,8 +227,25 @@ impl Detector for SndbufLimited {
         if std::mem::take(&mut d.pending_short) {
             d.mid_short = d.mid_short.saturating_add(1);
         }
-        let smss = ev.conn.mss(me);
-        d.pending_short = smss.is_some_and(|m| partial_segment(ev.payload_len, m));
+        let since_last = d.last_new.map(|t| seg.ts.elapsed_since(t));
+        d.last_new = Some(seg.ts);
+        add_to_rounds(
+            &mut d.rounds,
+            since_last,
+            (rtt / 2).max(MIN_ROUND_GAP_NS),
+            None,
+            (seg.frame, seg.ts, ev.payload_len),
+        );
+        d.pending_short = match ev.conn.mss(me) {
+            Some(m) => partial_segment(ev.payload_len, m),
+            // The snaplen cut the SYNs' MSS options: short unless a whole number of
+            // Ethernet segments, with timestamps or without (s3-048 at snaplen 64: each
+            // 20,480 B write ends in a 208 B segment between GSO pairs of 2,896 B). Any
+            // other MSS makes every segment "short", which only withholds the finding.
+            None => ETHERNET_SEGMENTS
+                .iter()
+                .all(|&m| partial_segment(ev.payload_len, m)),
+        };
         // RTT-long intervals on a fixed grid from the first data: any RTT-long interval of
         // an ACK-clocked flow holds one window.
         match d.bucket {
@@ -276,7 +313,7 @@ impl Detector for SndbufLimited {
 /// window would have grown ×16 between them (a fall the grid made up in a slow-start
 /// transfer is caught here). The overshoot's amplitude is not steady (run 4: medians 34
 /// and 44 segments), so the plateau's ×1.25 would not hold.
-fn held_run(rounds: &[Span], segment: u64) -> Option<Run> {
+fn held_run(rounds: &[Span], segment: u64, rtt: u64) -> Option<Run> {
     let noise = ROUND_NOISE_SEGMENTS.saturating_mul(segment);
     let mut peak = 0u64;
     let fall = rounds.iter().position(|r| {
@@ -288,6 +325,20 @@ fn held_run(rounds: &[Span], segment: u64) -> Option<Run> {
     if held.len() < PLATEAU_ROUNDS as usize {
         return None;
     }
+    // A flight held at a ceiling leaves one round per RTT, ACK-clocked: rounds further
+    // apart waited for something else (the application, a slow link, the reader), and
+    // their data per RTT is no ceiling (an FTP transfer in tcptrace-ipv6-ftp-nasa.pcap:
+    // rounds of 1–16 KB a median 11 RTTs apart at 1.6 ms, 855 kB/s where 7.6 KB per RTT
+    // would carry 4.7 MB/s).
+    let mut spacing: Vec<u64> = held
+        .windows(2)
+        .map(|w| w[1].start.elapsed_since(w[0].start))
+        .collect();
+    let mid = spacing.len() / 2;
+    let (_, median_spacing, _) = spacing.select_nth_unstable(mid);
+    if *median_spacing > MAX_ROUND_SPACING_RTTS.saturating_mul(rtt) {
+        return None;
+    }
     let median = |part: &[Span]| {
         let mut v: Vec<u64> = part.iter().map(|r| r.bytes).collect();
         v.sort_unstable();
@@ -295,6 +346,12 @@ fn held_run(rounds: &[Span], segment: u64) -> Option<Run> {
     };
     let (early, late) = held.split_at(held.len() / 2);
     if median(late) as f64 >= MAX_HELD_GROWTH * median(early) as f64 {
+        return None;
+    }
+    // Nor like a congestion window in congestion avoidance (a clean CUBIC transfer at
+    // 1–8 ms, s13-071, s17-071, s18-087: rounds split by the host's scheduling fall by
+    // more than the noise, then grow 5–7 segments per round).
+    if trend_segments(held, segment) >= MIN_AVOIDANCE_GROWTH {
         return None;
     }
     let mut run = Run {
@@ -310,10 +367,31 @@ fn held_run(rounds: &[Span], segment: u64) -> Option<Run> {
     Some(run)
 }
 
+/// The trend of the rounds' data in segments per round: the median of the slopes between
+/// every two rounds (Theil–Sen), which a few merged or split rounds do not move (a
+/// pause-cut round can hold two bursts or half of one).
+fn trend_segments(rounds: &[Span], segment: u64) -> f64 {
+    let seg = segment.max(1) as f64;
+    let mut slopes: Vec<f64> = Vec::with_capacity(rounds.len() * rounds.len() / 2);
+    for (i, a) in rounds.iter().enumerate() {
+        for (j, b) in rounds.iter().enumerate().skip(i + 1) {
+            slopes.push((b.bytes as f64 - a.bytes as f64) / seg / (j - i) as f64);
+        }
+    }
+    if slopes.is_empty() {
+        return 0.0;
+    }
+    let mid = slopes.len() / 2;
+    let (_, m, _) = slopes.select_nth_unstable_by(mid, f64::total_cmp);
+    *m
+}
+
 /// Whether the application's writes, not the send buffer, reached the wire: `mid_short`
 /// segments shorter than the sender's full segment (nor a multiple of it, for TSO/GRO
 /// aggregates) were followed by more of its data with no request from the peer between,
-/// in more than half of the plateau's `rounds` RTTs.
+/// in more than half of the `rounds` RTTs the direction's data spans (where the short
+/// segments were counted: s20-016's 7 in 88 RTTs, a write split where the buffer
+/// filled, are not the 10 RTTs of its plateau).
 ///
 /// Linux's `tcp_sendmsg_locked` checks for buffer space only when it starts a new skb
 /// (`new_segment:` → `sk_stream_memory_free`, else `wait_for_space`), after the previous
@@ -323,12 +401,22 @@ fn held_run(rounds: &[Span], segment: u64) -> Option<Run> {
 /// writer waits on `SOCK_NOSPACE` with more to write. A short segment in the middle of a
 /// response is a write's end sent with nothing queued behind it: the write queue ran dry
 /// and the sender waited for its application. When that happens in more than half the
-/// plateau's RTTs, the buffer cannot have held the flight for the share [`MIN_SHARE`]
+/// RTTs, the buffer cannot have held the flight for the share [`MIN_SHARE`]
 /// asks (s8-072-bulk: 23 writes of 7,168 B every 71 ms at a 136 ms RTT, each ending in a
 /// 1,376 B segment; a flight of two writes that looked like a 14 KB cap, with
 /// `sndbuf_limited` 0 and cwnd growing from 10 to 22 above it).
-fn write_boundaries(mid_short: u32, rounds: u32) -> bool {
-    u64::from(mid_short).saturating_mul(2) > u64::from(rounds)
+fn write_boundaries(mid_short: u32, rounds: u64) -> bool {
+    u64::from(mid_short).saturating_mul(2) > rounds
+}
+
+/// The least time `bytes` take when at most `window` bytes travel per `rtt_ns`, less the
+/// last round's (its ACK is not part of the transfer's data span): 0 without a window.
+fn window_bound_ns(bytes: u64, window: u64, rtt_ns: u64) -> u64 {
+    if window == 0 {
+        return 0;
+    }
+    let rounds = bytes.div_ceil(window).saturating_sub(1);
+    rounds.saturating_mul(rtt_ns)
 }
 
 /// p95 over min of RTT samples, when there are enough.
@@ -368,26 +456,43 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
     let held = d.best.rounds < PLATEAU_ROUNDS;
     let run = if !held {
         d.best
-    } else if d.ecn_echo || !sender_is_server {
+    } else if d.ecn_echo {
         return None; // an ECN echo cuts cwnd without a loss: a fall proves nothing
     } else {
-        // The longest response's rounds (exchange.rs), the last cut by its end.
-        let rounds = conn
+        // The longest response's rounds (exchange.rs), or for data that answered no
+        // request (a bulk sender that speaks first, an upload) the direction's own; the
+        // last cut by the end of the data.
+        let responses = conn
             .exchanges
             .iter()
-            .filter(|x| x.response.is_some())
+            .filter(|x| sender_is_server && x.response.is_some())
             .map(|x| x.rounds.as_slice())
-            .max_by_key(|r| r.len())?;
-        held_run(rounds.get(..rounds.len().checked_sub(1)?)?, segment)?
+            .max_by_key(|r| r.len());
+        let rounds = responses.unwrap_or(&d.rounds);
+        held_run(rounds.get(..rounds.len().checked_sub(1)?)?, segment, rtt)?
     };
-    if write_boundaries(d.mid_short, run.rounds) {
+    let span = span_ns(d.first_data, d.last_data);
+    if write_boundaries(d.mid_short, span / rtt) {
         return None;
     }
     let per_rtt = run.bytes / u64::from(run.rounds.max(1));
     if per_rtt < MIN_PLATEAU_SEGMENTS.saturating_mul(segment) {
         return None;
     }
-    if d.max_window == 0 || per_rtt as f64 > MAX_WINDOW_FRACTION * d.max_window as f64 {
+    // The receiver's window did not hold it: the data per RTT stays below the window by
+    // more than one ACK's release ([`ROUND_NOISE_SEGMENTS`]). A window-limited flight
+    // carries a window per RTT whether ACK-clocked or paced, and a paced one is at the
+    // window's edge only at the end of each RTT, so the tracker's shares can call it
+    // the sender's (s19-088's client: BBR under a 56 KB window, 54 KB per RTT, shares
+    // 72 % sender). With the snaplen cutting the window scale, the least the window can
+    // have been: the tracker's `window_floor`, from the largest flight and the window
+    // fields (s19-032 at snaplen 64: a 259 KB flight, then rounds of 70 KB under the
+    // same field).
+    let scale_known = !matches!(s.dirs[i.peer()].wscale, Some(WindowScale::Unknown) | None);
+    let floor = dir.window_floor.unwrap_or(0);
+    let window = if scale_known { d.max_window } else { floor };
+    let noise = ROUND_NOISE_SEGMENTS.saturating_mul(segment);
+    if per_rtt.saturating_add(noise) > window {
         return None;
     }
     // RTT growth, from the samples that span the whole path at this vantage point:
@@ -411,12 +516,13 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
     if growth.is_some_and(|g| g > MAX_RTT_GROWTH) {
         return None;
     }
-    let span = span_ns(d.first_data, d.last_data);
     let bytes = dir.unique_bytes;
     if span == 0 || bytes == 0 {
         return None;
     }
-    let alt = unlimited_ns(bytes, segment, rtt);
+    let slow_start = unlimited_ns(bytes, segment, rtt);
+    let window_held = window_bound_ns(bytes, window, rtt);
+    let alt = slow_start.max(window_held);
     let cost = span.saturating_sub(alt).min(l.sender_ns);
     if cost < rtt {
         return None;
@@ -431,14 +537,13 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
     });
     f.explanation = format!(
         "The {tx} sent ≈ {per} B per RTT for {n} RTTs in a row (between {lo} and {hi} B), \
-         far below the {rx}'s window ({win} B), with no retransmission and no queueing \
+         below the {rx}'s window ({win} B), with no retransmission and no queueing \
          ({growth_text}): it sent as ACKs returned, exactly what they freed. A congestion \
          window keeps growing without loss{fell}, so its send buffer held the data (Linux doubles \
          SO_SNDBUF and setting it turns autotuning off; a proxy's fixed buffer does the \
          same). Shares of the transfer: {shares}. Ceiling: {per} B per {rtt} RTT = {ceil}; \
          the transfer averaged {avg} ({b} B in {span}). Without the limit the {b} B would \
-         have taken ≈ {alt} (a window doubling each RTT from 10 segments: the path's \
-         capacity cannot be measured while the buffer holds the rate below it), so it cost \
+         have taken ≈ {alt} ({model}), so it cost \
          ≈ {cost}. Judged by the wire alone{where_}: tcp_info's sndbuf_limited (ss) on \
          the {tx} would confirm it, though some kernels (6.18) leave it at 0.",
         tx = r.sender,
@@ -447,7 +552,14 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
         n = run.rounds,
         lo = thousands(run.min),
         hi = thousands(run.max),
-        win = thousands(d.max_window),
+        win = if scale_known {
+            thousands(d.max_window)
+        } else {
+            format!(
+                "window scale cut by the snaplen; at least {}",
+                thousands(floor)
+            )
+        },
         shares = shares_text(l),
         rtt = ms(rtt),
         ceil = rate(per_rtt as f64 / (rtt as f64 / 1e9)),
@@ -455,6 +567,17 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
         b = thousands(bytes),
         span = ms(span),
         alt = ms(alt),
+        model = if window_held > slow_start {
+            format!(
+                "the {}'s window lets at most {} B through per RTT",
+                r.receiver,
+                thousands(window)
+            )
+        } else {
+            "a window doubling each RTT from 10 segments: the path's capacity cannot be \
+             measured while the buffer holds the rate below it"
+                .to_string()
+        },
         cost = ms(cost),
         fell = if held {
             " and never falls without a loss or ECN echo, as the data per RTT did where these \
@@ -554,7 +677,7 @@ mod tests {
 
     #[test]
     fn a_flight_that_falls_without_loss_and_stops_growing_is_held() {
-        let r = held_run(&rounds(RUN4), 1448).expect("held");
+        let r = held_run(&rounds(RUN4), 1448, 150_000_000).expect("held");
         // From the fall (interval 8, 44 segments) to the end: 26 RTTs.
         assert_eq!((r.rounds, r.min, r.max), (26, 21 * 1448, 96 * 1448));
         assert_eq!(
@@ -563,12 +686,34 @@ mod tests {
         );
     }
 
+    /// A clean CUBIC transfer at 8 ms (s13-071's server at snaplen 64): rounds split by
+    /// scheduling fall by more than the noise, but the flight grows ≈ 6 segments per
+    /// round: a congestion window, not a buffer.
+    #[test]
+    fn a_flight_growing_in_congestion_avoidance_is_not_held() {
+        let segs = [
+            10, 20, 40, 80, 264, 72, 253, 156, 164, 172, 14, 166, 15, 194, 200, 210, 220, 135, 90,
+            148, 250,
+        ];
+        assert!(trend_segments(&rounds(&segs[5..]), 1448) > 5.0);
+        assert!(held_run(&rounds(&segs), 1448, 150_000_000).is_none());
+        assert!(trend_segments(&rounds(&RUN4[7..]), 1448) < MIN_AVOIDANCE_GROWTH);
+    }
+
+    /// The same rounds eleven RTTs apart (an FTP transfer at 1.6 ms whose rounds waited
+    /// for something else): their data per RTT is no ceiling.
+    #[test]
+    fn rounds_that_wait_between_them_hold_no_flight() {
+        assert!(held_run(&rounds(RUN4), 1448, 150_000_000 / 11).is_none());
+        assert!(held_run(&rounds(RUN4), 1448, 150_000_000 / 2).is_some());
+    }
+
     /// A flight that fell once and then doubles again (slow start after an application
     /// pause) is not held.
     #[test]
     fn a_doubling_flight_is_not_held() {
         let segs = [10, 20, 40, 80, 10, 20, 40, 80, 160, 320, 640, 1280];
-        assert!(held_run(&rounds(&segs), 1448).is_none());
+        assert!(held_run(&rounds(&segs), 1448, 150_000_000).is_none());
     }
 
     /// s8-072-bulk: 11 write ends in the middle of an 11-RTT plateau: the writes ran dry
@@ -585,6 +730,6 @@ mod tests {
     #[test]
     fn falls_of_a_few_segments_prove_nothing() {
         let segs = [10, 20, 40, 38, 41, 37, 42, 40, 44, 41, 45, 43];
-        assert!(held_run(&rounds(&segs), 1448).is_none());
+        assert!(held_run(&rounds(&segs), 1448, 150_000_000).is_none());
     }
 }
