@@ -17,12 +17,12 @@
 //! clock's when the segments carry timestamps (`Exchange::clocked`: data echoing the ACK of the
 //! round before), read the same at either end and in the middle; without timestamps, at
 //! the server bursts of data leaving between the returns of ACKs, at the client bursts
-//! arriving one RTT apart, with the path's jitter's splits joined. The RTO estimate
-//! uses the RFC 6298 filter over full-RTT samples of the sender's data: at the server,
-//! data → the client's ACK; at the client, the client's ACK → the server data echoing its
-//! timestamp in the middle of a response (the request → response samples hold the
-//! server's think time and are left out); without samples, the path RTT as a first
-//! measurement (RTTVAR = RTT/2, RFC 6298 §2.2). The RTO is never taken below the same
+//! arriving one RTT apart, with the path's jitter's splits joined. The RTO estimate at
+//! the server is the kernel's own ([`LinuxRtt`]: `tcp_rtt_estimator` over the
+//! handshake's RTT and every data → ACK sample); at the client, RFC 6298's filter over
+//! the client's ACK → the server data echoing its timestamp in the middle of a response
+//! (the request → response samples hold the server's think time and are left out);
+//! without samples, the path RTT as a first measurement (RTTVAR = RTT/2, RFC 6298 §2.2). The RTO is never taken below the same
 //! filter fed one sample per round of the earlier responses ([`rto_from_rounds`]): the
 //! kernel's RTTVAR forgets an RTT change only a quarter per RTT.
 //!
@@ -131,6 +131,74 @@ impl RttEstimator {
     }
 }
 
+/// Linux's RTO estimator, per sample as the kernel runs it (`tcp_rtt_estimator`,
+/// `__tcp_set_rto`), in nanoseconds. Unlike RFC 6298's filter, which lets RTTVAR decay a
+/// quarter per sample, the kernel raises `rttvar_us` at once to the largest deviation
+/// (`mdev_max_us`) and lowers it toward that only once per window of data (when snd_una
+/// passes `rtt_seq`), and damps the deviation's update when the RTT falls (Eifel). After
+/// a step in the RTT each ACK of the next windows raises the deviation again while SRTT
+/// catches up, so the RTO stays far above SRTT + 200 ms: sweep s22-014 (Reno, 153 ms at
+/// the handshake, 377 ms after it) idled 970 ms against a per-sample RFC estimate of
+/// 597 ms, where tcp_info's RTO was above the idle and cwnd did not restart.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct LinuxRtt {
+    srtt: Option<i64>,
+    /// Four times the mean deviation (`mdev_us`), its largest in the current window
+    /// (`mdev_max_us`), and the RTO's variation term (`rttvar_us`).
+    mdev: i64,
+    mdev_max: i64,
+    rttvar: i64,
+    /// The sender's next sequence number when the current window began (`rtt_seq`).
+    rtt_seq: u64,
+}
+
+impl LinuxRtt {
+    /// A sample of `rtt_ns` taken by an ACK of `una`, with the sender's data sent up to
+    /// `nxt` (relative sequence numbers).
+    pub fn sample(&mut self, rtt_ns: u64, una: u64, nxt: u64) {
+        let m = i64::try_from(rtt_ns).unwrap_or(i64::MAX / 8);
+        let rto_min = TCP_RTO_MIN_NS as i64;
+        let Some(srtt) = self.srtt else {
+            self.srtt = Some(m);
+            self.mdev = m.saturating_mul(2);
+            self.rttvar = self.mdev.max(rto_min);
+            self.mdev_max = self.rttvar;
+            self.rtt_seq = nxt;
+            return;
+        };
+        let err = m - srtt;
+        self.srtt = Some((srtt + err / 8).max(1));
+        let step = if err < 0 {
+            let e = -err - self.mdev / 4;
+            if e > 0 {
+                e / 8
+            } else {
+                e
+            }
+        } else {
+            err - self.mdev / 4
+        };
+        self.mdev += step;
+        if self.mdev > self.mdev_max {
+            self.mdev_max = self.mdev;
+            self.rttvar = self.rttvar.max(self.mdev_max);
+        }
+        if una > self.rtt_seq {
+            if self.mdev_max < self.rttvar {
+                self.rttvar -= (self.rttvar - self.mdev_max) / 4;
+            }
+            self.rtt_seq = nxt;
+            self.mdev_max = rto_min;
+        }
+    }
+
+    /// SRTT + RTTVAR (`__tcp_set_rto`).
+    pub fn rto_ns(&self) -> Option<u64> {
+        let s = self.srtt?;
+        u64::try_from(s.saturating_add(self.rttvar)).ok()
+    }
+}
+
 /// The estimates when the server started sending again after a pause.
 #[derive(Clone, Debug)]
 struct Gap {
@@ -144,9 +212,16 @@ struct Gap {
 #[derive(Default)]
 struct Conn {
     /// Full-RTT samples of the server's data if the capture is at the server.
-    est_server_view: RttEstimator,
-    /// Full-RTT samples of the server's data if the capture is at the client.
+    est_server_view: LinuxRtt,
+    /// Full-RTT samples of the server's data if the capture is at the client: a few
+    /// echoes where the kernel took one sample per ACK, so RFC 6298's filter over them
+    /// (Linux's from the handshake's RTT fell short: s12-078's client, 239 ms where
+    /// tcp_info had 460 ms after a 19 → 160 ms step; RFC 6298 over the echoes, 480 ms).
     est_client_view: RttEstimator,
+    /// The client's latest acknowledgement and the end of the server's data sent so far
+    /// (relative): the estimator's windows.
+    client_ack: u64,
+    server_nxt: u64,
     last_server_data: Option<Timestamp>,
     /// The server's last data segment came after the client's last one (mid-response).
     server_mid_response: bool,
@@ -169,10 +244,18 @@ impl RestartAfterIdle {
     fn segment(&mut self, seg: &Segment<'_>, client_sample: Option<(u64, u64)>) {
         let ev = seg.ev;
         let c = self.conns.get_or_default(seg);
+        // The server's first sample is its SYN/ACK's (`tcp_synack_rtt_meas`): the
+        // handshake's RTT, the whole path's at any vantage.
+        if c.est_server_view.srtt.is_none() {
+            if let Some(h) = ev.conn.handshake_rtt_ns() {
+                c.est_server_view.sample(h, 0, 0);
+            }
+        }
         if ev.from_client {
+            c.client_ack = c.client_ack.max(ev.rel_ack.unwrap_or(0));
             // The server's data → this ACK: a full RTT when the capture is at the server.
             if let Some((_, ns)) = client_sample {
-                c.est_server_view.sample(ns);
+                c.est_server_view.sample(ns, c.client_ack, c.server_nxt);
             }
             if ev.payload_len > 0 {
                 c.server_mid_response = false;
@@ -189,6 +272,9 @@ impl RestartAfterIdle {
         if ev.payload_len == 0 {
             return;
         }
+        c.server_nxt = c
+            .server_nxt
+            .max(ev.rel_seq.saturating_add(u64::from(ev.payload_len)));
         // A repair the capture cannot show as one: transmissions lost before the capture
         // point leave the sender's IP IDs skipped (`IdStep::hidden`) and the repair looks
         // like new data here (sweep s15-003 at client and router: the first response's
@@ -764,6 +850,29 @@ mod tests {
         assert_eq!(slow_start_end(&rounds(&[10, 20, 40, 80, 30])), None);
         assert_eq!(slow_start_end(&rounds(&[10])), None);
         assert_eq!(slow_start_end(&[]), None);
+    }
+
+    /// s22-014's server: 153 ms at the handshake, then ACKs of 377 ms. Linux's first
+    /// window: SRTT 153 + 224/8 = 181, mdev 306 + 224 − 306/4 = 453.5 (its largest,
+    /// which rttvar takes at once); four more 377 ms samples in the same window raise
+    /// mdev to 580.3 while SRTT reaches 262.0: RTO 842.4 ms, where RFC 6298 per sample
+    /// lets RTTVAR decay and stays near SRTT + 200 ms. The next window lowers rttvar a
+    /// quarter of its excess only over mdev_max, still 580.3.
+    #[test]
+    fn linux_rto_keeps_an_rtt_steps_deviation_for_a_window() {
+        const MS: u64 = 1_000_000;
+        let mut e = LinuxRtt::default();
+        e.sample(153 * MS, 0, 0);
+        assert_eq!(e.rto_ns(), Some(153 * MS + 306 * MS));
+        e.sample(377 * MS, 1, 100);
+        for _ in 0..4 {
+            e.sample(377 * MS, 1, 100);
+        }
+        let rto = e.rto_ns().unwrap() as f64 / 1e6;
+        assert!((rto - 842.4).abs() < 0.5, "{rto}");
+        e.sample(377 * MS, 101, 200);
+        let rto = e.rto_ns().unwrap() as f64 / 1e6;
+        assert!((rto - 856.7).abs() < 0.5, "{rto}");
     }
 
     /// 25 ms path, one sample: RTO = 25 + max(4 × 12.5, 200) = 225 ms.
