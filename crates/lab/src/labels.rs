@@ -76,6 +76,9 @@ pub struct Records {
     /// The run's topology as its manifest recorded it (`parameters.topology`: the
     /// bottleneck's `rate_mbit` and `queue_packets`, offloads), `Null` when absent.
     pub topology: Value,
+    /// The namespaces' sysctls as the kernel reported them after setup (manifest
+    /// `parameters.sysctls`: `{"client": {name: value}, "server": …}`), `Null` when absent.
+    pub sysctls: Value,
     pub workload: Value,
     pub client: Value,
     pub server: Value,
@@ -114,9 +117,11 @@ impl Records {
                 &read_nstat(&t.join(format!("nstat-{side}-after.json"))),
             )
         };
+        let parameters = read_json(&run_dir.join("manifest.json"))["parameters"].take();
         Records {
             path: read_json(&t.join("path.json")),
-            topology: read_json(&run_dir.join("manifest.json"))["parameters"]["topology"].clone(),
+            topology: parameters["topology"].clone(),
+            sysctls: parameters["sysctls"].clone(),
             workload: read_json(&t.join("workload.json")),
             client: read_json(&t.join("client-timings.json")),
             server: read_json(&t.join("server-timings.json")),
@@ -715,8 +720,13 @@ pub fn label_run(r: &Records) -> Vec<Label> {
         .filter_map(|s| skmem(s, "rb"))
         .collect();
     let (rb_first, rb_max) = (rb.first().copied(), rb.iter().copied().reduce(f64::max));
-    let flat = matches!((rb_first, rb_max), (Some(f), Some(m)) if m <= f);
-    let grew = matches!((rb_first, rb_max), (Some(f), Some(m)) if m > f);
+    // A first sample above the buffer the socket started with was taken after
+    // autotuning had grown it (s22-007: one sample, half-way through a 4 MiB transfer at
+    // 1 ms, rb 3,431,088 against tcp_rmem's 131,072).
+    let rb_start = initial_rcvbuf(r, rcv);
+    let grown_before = matches!((rb_first, rb_start), (Some(f), Some(i)) if f > i);
+    let flat = !grown_before && matches!((rb_first, rb_max), (Some(f), Some(m)) if m <= f);
+    let grew = grown_before || matches!((rb_first, rb_max), (Some(f), Some(m)) if m > f);
     o.yes_no(
         "rwnd.not_growing",
         pressure > 0 || (rw && zero == 0 && !no_ws && flat),
@@ -763,6 +773,20 @@ pub fn label_run(r: &Records) -> Vec<Label> {
         ),
         (sb && sndbuf_lim > 0.0).then_some(sndbuf_lim),
     );
+    // The chrono under-counts (above), so it is the least the buffer cost. The most: the
+    // busy time beyond slow start's rounds less what the receiver's window held
+    // (rwnd_limited), the time some other limit than the network's round trips and the
+    // receiver's window held the sender (s20-016: chrono 1,196 ms, with the flight at
+    // 16–45 segments under cwnd 93 and a 45-segment window for 8.6 s).
+    if let Some(l) = o.0.last_mut() {
+        let upto: f64 = conns
+            .iter()
+            .map(|c| (busy_beyond_slow_start_ms(c) - c.max("rwnd_limited")).max(0.0))
+            .sum();
+        if l.want == Want::Must && l.truth_cost_ms.is_some() && upto > sndbuf_lim {
+            l.truth_cost_upto_ms = Some(upto);
+        }
+    }
 
     // --- Queueing delay: the sender's smoothed RTT against its minimum (tcp_rtt_estimator,
     // tcp_update_rtt_min), required to *stand* (RFC 8289 §4.2: above the path's minimum
@@ -868,6 +892,23 @@ fn carries_data(s: &SsSocket) -> bool {
         s.state.as_str(),
         "LISTEN" | "TIME-WAIT" | "SYN-SENT" | "SYN-RECV" | "CLOSED" | "UNCONN"
     )
+}
+
+/// The receive buffer (sk_rcvbuf) `side`'s connections started with: twice the
+/// SO_RCVBUF its workload set (sock_setsockopt doubles it, and SOCK_RCVBUF_LOCK keeps
+/// autotuning off), else tcp_rmem's default (tcp_init_sock) as its namespace reported
+/// it. `None` when the records do not say.
+fn initial_rcvbuf(r: &Records, side: Side) -> Option<f64> {
+    let sock = &r.workload[format!("{}_sock", side.name())];
+    if let Some(b) = sock["rcvbuf"].as_f64() {
+        return Some(2.0 * b);
+    }
+    r.sysctls[side.name()]["net.ipv4.tcp_rmem"]
+        .as_str()?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
 }
 
 fn receiver_samples(r: &Records, rcv: Side) -> Vec<&SsSocket> {
@@ -1026,12 +1067,20 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
     // at most 23.6 KB). `tcp_cwnd_test` gates on cwnd, `tcp_snd_wnd_test` on the
     // window: the smaller one is the limit.
     let mut restart_unseen = false;
+    // A gap that two samples leave open: the first had not yet idled an RTO, the next
+    // was sending again, and the last sends they show are more than an RTO apart (the
+    // sampling period hides up to 50 ms of idle: s22-014, lastsnd 932 ms at RTO 936 ms,
+    // the next sample 50 ms later sending again, cwnd 27 → 13 with nothing
+    // retransmitted). A fall of cwnd below half without a retransmission after it is the
+    // restart (`tcp_cwnd_restart` halves per RTO idle; `tcp_cwnd_application_limited`,
+    // the other fall without loss, keeps at least half); without one it is undecided.
+    let mut gap_possible = false;
     for c in conns {
         let mut max_before = 0.0f64;
         let mut retr = 0.0f64;
         let mut last_snd_gap = false;
         let mut closed = false;
-        let mut last = None;
+        let mut last: Option<&SsSocket> = None;
         for (i, s) in c.samples.iter().enumerate() {
             // A socket past its FIN (FIN-WAIT-2 after the server's idle close) is still
             // listed, without tcp_info: no cwnd of 0 and no "sending again" (sweep s4-041,
@@ -1040,9 +1089,23 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
                 closed = true;
                 continue;
             };
-            last = Some(s);
+            let prev = last.replace(s);
             let rto = s.num("rto").unwrap_or(200.0);
             let r2 = s.num("bytes_retrans").unwrap_or(0.0);
+            let last_send = |x: &SsSocket| x.t_ms - x.num("lastsnd").unwrap_or(0.0);
+            let straddled = !last_snd_gap
+                && prev.is_some_and(|p| {
+                    p.num("lastsnd").is_some() && last_send(s) - last_send(p) > rto
+                });
+            if straddled {
+                let fell = r2 == retr && max_before > 2.0 * IW as f64 && cw < max_before / 2.0;
+                if fell && !window_below_cwnd(&c.samples[i..], cw) {
+                    restart = true;
+                    idle_gap = true;
+                } else {
+                    gap_possible = true;
+                }
+            }
             if s.num("lastsnd").unwrap_or(0.0) > rto {
                 last_snd_gap = true;
             } else if last_snd_gap {
@@ -1065,8 +1128,8 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
     o.yes_no(
         "slow_start.restart_after_idle",
         restart,
-        !idle_gap && !gap_unseen && !restart_unseen,
-        format!("cwnd fell after an idle gap > RTO without retransmission: {restart}; idle gap > RTO seen: {idle_gap}; samples end in a gap: {gap_unseen}; restart behind a smaller peer window only: {restart_unseen}"),
+        !idle_gap && !gap_unseen && !restart_unseen && !gap_possible,
+        format!("cwnd fell after an idle gap > RTO without retransmission: {restart}; idle gap > RTO seen: {idle_gap}; samples end in a gap: {gap_unseen}; restart behind a smaller peer window only: {restart_unseen}; a gap between two samples may exceed the RTO: {gap_possible}"),
     );
 }
 
@@ -1333,6 +1396,7 @@ mod tests {
         Records {
             path: Value::Null,
             topology: Value::Null,
+            sysctls: Value::Null,
             workload: json!({ "kind": { "type": kind } }),
             client: Value::Null,
             server,
@@ -1481,6 +1545,71 @@ mod tests {
         assert_eq!(label(&h, "sndbuf.limited").want, Want::Must);
     }
 
+    /// s22-007 (4 MiB at 1 ms, autotuning on): the client's only sample came half-way,
+    /// its sk_rcvbuf already grown to 3,431,088 from tcp_rmem's 131,072. One flat sample
+    /// does not show a buffer that never grew; the same sample at the start's size does.
+    #[test]
+    fn a_receive_buffer_grown_before_its_first_sample_grew() {
+        let sender = [
+            ("mss", "1448"),
+            ("minrtt", "1.4"),
+            ("bytes_sent", "4194304"),
+            ("busy", "40ms"),
+            ("rwnd_limited", "24ms(60.0%)"),
+            ("wscale", "10,10"),
+            ("unacked", "100"),
+        ];
+        let client = |rb: &'static str| {
+            let mut c = sample(
+                1.0,
+                "ESTAB",
+                &[("wscale", "10,10"), ("skmem", rb), ("rcv_space", "375032")],
+            );
+            c.local = "10.81.1.2:40000".into();
+            c.peer = format!("10.81.2.2:{PORT}");
+            c
+        };
+        let mut r = records("bulk", Value::Null);
+        r.sysctls = json!({ "client": { "net.ipv4.tcp_rmem": "4096 131072 33554432" } });
+        r.ss_server = vec![sample(1.0, "ESTAB", &sender)];
+        r.ss_client = vec![client("(r0,rb3431088,t0,tb46080,f0,w0,o0,bl0,d0)")];
+        let l = label(&r, "rwnd.not_growing");
+        assert_eq!(l.want, Want::MustNot, "{}", l.why);
+        r.ss_client = vec![client("(r0,rb131072,t0,tb46080,f0,w0,o0,bl0,d0)")];
+        let l = label(&r, "rwnd.not_growing");
+        assert_eq!(l.want, Want::Must, "{}", l.why);
+        // Without the sysctls the start is unknown: the flat sample is taken at its word.
+        r.sysctls = Value::Null;
+        r.ss_client = vec![client("(r0,rb3431088,t0,tb46080,f0,w0,o0,bl0,d0)")];
+        assert_eq!(label(&r, "rwnd.not_growing").want, Want::Must);
+    }
+
+    /// s20-016's shape: the chrono (300 ms) is the least the send buffer cost; the most
+    /// is busy beyond slow start's rounds less the receiver window's chrono. 1 MB at mss
+    /// 1,448 is 691 segments: rounds of 10, 20, …, 320 carry 630, so 7 rounds of 100 ms;
+    /// 2,000 − 700 − 100 = 1,200 ms.
+    #[test]
+    fn sndbuf_cost_reaches_up_to_busy_beyond_slow_start_less_the_window() {
+        let fields = [
+            ("mss", "1448"),
+            ("minrtt", "100"),
+            ("bytes_sent", "1000000"),
+            ("busy", "2000ms"),
+            ("sndbuf_limited", "300ms(15.0%)"),
+            ("rwnd_limited", "100ms(5.0%)"),
+            ("cwnd", "93"),
+            ("unacked", "20"),
+        ];
+        let mut r = records("bulk", Value::Null);
+        r.ss_server = vec![sample(1.0, "ESTAB", &fields)];
+        let l = label(&r, "sndbuf.limited");
+        assert_eq!(l.want, Want::Must, "{}", l.why);
+        assert_eq!(
+            (l.truth_cost_ms, l.truth_cost_upto_ms),
+            (Some(300.0), Some(1200.0))
+        );
+    }
+
     /// Sweep s6-090 (reorder, 5 ms RTT, 1.49 MB in 64 ms): the server's socket was
     /// sampled once, 21 ms into the transfer (busy 24 ms, rwnd_limited 0, 54 segments
     /// unacked, 82 KB not sent); the window filled after it. "Must not" still, but a
@@ -1627,6 +1756,44 @@ mod tests {
             s.fields.insert("rwnd_limited".into(), "80ms".into());
         }
         assert_eq!(label(&q, "network.bufferbloat").want, Want::MustNot);
+    }
+
+    /// s22-014 (Reno, 377 ms RTT after a step): lastsnd 932 ms at an RTO of 936 ms, the
+    /// next sample 50 ms later sending again: its last send is 966 ms after the one
+    /// before the gap, and cwnd fell 27 → 13 with nothing retransmitted: the restart.
+    /// The same samples with cwnd kept are undecided, not "no gap".
+    #[test]
+    fn restart_label_sees_a_gap_two_samples_straddle() {
+        let s = |t: f64, cwnd: &'static str, lastsnd: &'static str| {
+            sample(
+                t,
+                "ESTAB",
+                &[("cwnd", cwnd), ("rto", "936"), ("lastsnd", lastsnd)],
+            )
+        };
+        let mut r = records("http", Value::Null);
+        r.ss_server = vec![
+            s(1.568, "27", "880"),
+            s(1.618, "27", "932"),
+            s(1.668, "13", "16"),
+        ];
+        let l = label(&r, "slow_start.restart_after_idle");
+        assert_eq!(l.want, Want::Must, "{}", l.why);
+        r.ss_server = vec![
+            s(1.568, "27", "880"),
+            s(1.618, "27", "932"),
+            s(1.668, "27", "16"),
+        ];
+        let l = label(&r, "slow_start.restart_after_idle");
+        assert_eq!(l.want, Want::Unknown, "{}", l.why);
+        // Sending all along (last sends 50 ms apart): no gap.
+        r.ss_server = vec![
+            s(1.568, "27", "10"),
+            s(1.618, "27", "12"),
+            s(1.668, "27", "16"),
+        ];
+        let l = label(&r, "slow_start.restart_after_idle");
+        assert_eq!(l.want, Want::MustNot, "{}", l.why);
     }
 
     /// Sweep s4-041 (server closes after 355 ms idle, tcp_slow_start_after_idle=0): cwnd
