@@ -1772,28 +1772,21 @@ mod tests {
             )
         };
         let mut r = records("http", Value::Null);
-        r.ss_server = vec![
-            s(1.568, "27", "880"),
-            s(1.618, "27", "932"),
-            s(1.668, "13", "16"),
+        // The restart; cwnd kept (undecided); sending all along, last sends 50 ms apart.
+        let cases = [
+            (["880", "932", "16"], "13", Want::Must),
+            (["880", "932", "16"], "27", Want::Unknown),
+            (["10", "12", "16"], "27", Want::MustNot),
         ];
-        let l = label(&r, "slow_start.restart_after_idle");
-        assert_eq!(l.want, Want::Must, "{}", l.why);
-        r.ss_server = vec![
-            s(1.568, "27", "880"),
-            s(1.618, "27", "932"),
-            s(1.668, "27", "16"),
-        ];
-        let l = label(&r, "slow_start.restart_after_idle");
-        assert_eq!(l.want, Want::Unknown, "{}", l.why);
-        // Sending all along (last sends 50 ms apart): no gap.
-        r.ss_server = vec![
-            s(1.568, "27", "10"),
-            s(1.618, "27", "12"),
-            s(1.668, "27", "16"),
-        ];
-        let l = label(&r, "slow_start.restart_after_idle");
-        assert_eq!(l.want, Want::MustNot, "{}", l.why);
+        for (lastsnd, after, want) in cases {
+            r.ss_server = vec![
+                s(1.568, "27", lastsnd[0]),
+                s(1.618, "27", lastsnd[1]),
+                s(1.668, after, lastsnd[2]),
+            ];
+            let l = label(&r, "slow_start.restart_after_idle");
+            assert_eq!(l.want, want, "{}", l.why);
+        }
     }
 
     /// Sweep s4-041 (server closes after 355 ms idle, tcp_slow_start_after_idle=0): cwnd
