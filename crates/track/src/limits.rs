@@ -670,15 +670,20 @@ impl Limits {
     /// cannot have passed either (the edge never moves left), a smaller but sure flight.
     #[inline]
     fn raise_floor(&mut self, end: u64) {
+        let Some((view_ack, _)) = self.view else {
+            return;
+        };
+        // The view's ACK is no newer than the latest seen, so its flight is the larger:
+        // when even that is no new maximum, nothing changes (most data segments).
+        if end.saturating_sub(view_ack) <= self.floor.flight {
+            return;
+        }
         let timed = self.waiting_lag() == 0 || self.recent_next > 0;
-        let seen = if timed || self.ring_len == 0 {
-            self.view.map(|(ack, _)| (ack, self.view_field))
+        let (ack, field) = if timed || self.ring_len == 0 {
+            (view_ack, self.view_field)
         } else {
             let a = self.ring[(self.ring_head + self.ring_len - 1) % ACK_RING];
-            Some((a.ack, a.field))
-        };
-        let Some((ack, field)) = seen else {
-            return;
+            (a.ack, a.field)
         };
         let flight = end.saturating_sub(ack);
         if flight > self.floor.flight {

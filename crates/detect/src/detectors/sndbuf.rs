@@ -139,6 +139,8 @@ struct Dir {
     /// exchange.rs groups a response's.
     rounds: Vec<Span>,
     last_new: Option<Timestamp>,
+    /// The peer sent data before this direction's first: its data are responses.
+    answers_request: bool,
 }
 
 impl Dir {
@@ -205,7 +207,9 @@ impl Detector for SndbufLimited {
         if ev.payload_len > 0 {
             // A request (or any data) from this sender: the other direction's short
             // segment ended a response, not a write in the middle of one.
-            c.dirs[peer].pending_short = false;
+            let other = &mut c.dirs[peer];
+            other.pending_short = false;
+            other.answers_request |= other.first_data.is_none();
         }
         if flags.ack() && flags.0 & TcpFlags::RST == 0 {
             let d = &mut c.dirs[peer];
@@ -227,15 +231,19 @@ impl Detector for SndbufLimited {
         if std::mem::take(&mut d.pending_short) {
             d.mid_short = d.mid_short.saturating_add(1);
         }
-        let since_last = d.last_new.map(|t| seg.ts.elapsed_since(t));
-        d.last_new = Some(seg.ts);
-        add_to_rounds(
-            &mut d.rounds,
-            since_last,
-            (rtt / 2).max(MIN_ROUND_GAP_NS),
-            None,
-            (seg.frame, seg.ts, ev.payload_len),
-        );
+        // Own rounds only for data that answers no request (the exchanges hold a
+        // response's rounds): a server that speaks first, an upload.
+        if !d.answers_request {
+            let since_last = d.last_new.map(|t| seg.ts.elapsed_since(t));
+            d.last_new = Some(seg.ts);
+            add_to_rounds(
+                &mut d.rounds,
+                since_last,
+                (rtt / 2).max(MIN_ROUND_GAP_NS),
+                None,
+                (seg.frame, seg.ts, ev.payload_len),
+            );
+        }
         d.pending_short = match ev.conn.mss(me) {
             Some(m) => partial_segment(ev.payload_len, m),
             // The snaplen cut the SYNs' MSS options: short unless a whole number of
