@@ -321,6 +321,14 @@ fn a_restart_is_named_when_the_paths_jitter_splits_a_round() {
         r.explanation
     );
     assert!((r.cost_ms - 256.2).abs() < 0.1, "{}", r.cost_ms);
+    // The server's RTO as its kernel ran it: tcp_info had 460 ms (srtt 141 ms) after the
+    // step. One sample per client ACK of the response, each valued by the next echo,
+    // after the handshake's 21.5 ms: 456 ms (RFC 6298 over the echoes alone: 480 ms).
+    assert!(
+        r.explanation.contains("timeout (≈ 456 ms"),
+        "{}",
+        r.explanation
+    );
 }
 
 /// Issue 12, fresh sweep s13-009 (CUBIC, 3 ms path, snaplen 96; tests/data/sweep/README.md):
