@@ -441,3 +441,27 @@ fn a_retransmission_sooner_than_any_timer_is_fast_even_without_its_signal() {
     let f = one(&fs, "retransmit.spurious");
     assert!(f.note(701).contains("sooner than any timer fires"), "{f:?}");
 }
+
+/// Issue 12, sweep s19-091 at the client, its handshake and tail (tests/data/sweep/
+/// README.md): BBR at 1 ms, 0.95 % loss towards the client. Checked in tshark: frame 21
+/// (0.015030 s) is the client's FIN, sequence 1, with nothing before it unacknowledged;
+/// the server's ACK of it was lost on the way, and frame 22 (0.226366 s) resends the
+/// FIN 211 ms later, one probe timeout (1.5 RTT + 200 ms with one packet out); frame
+/// 23, the server's ACK 2. The kernel counted it (TCPLossProbes 1): the detector looked
+/// at data only. A FIN's probe delays nobody (the application had closed), so 0 ms, and
+/// no spurious retransmission (the kernel saw no D-SACK).
+#[test]
+fn a_probe_of_a_bare_fin_is_a_tail_loss_probe_that_costs_nothing() {
+    let f = findings(&common::analyze::sweep_path(
+        "s19-091-loss-client-tail.pcap",
+    ));
+    let p = one(&f, "loss.tail_loss_probe");
+    assert_eq!(p.frames, [21, 22]);
+    assert_eq!(p.cost_ms, 0.0);
+    assert!(
+        p.note(22).contains("retransmits its FIN (sequence 1)"),
+        "{}",
+        p.explanation
+    );
+    assert!(f.iter().all(|x| x.id != "retransmit.spurious"));
+}

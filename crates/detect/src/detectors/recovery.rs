@@ -408,7 +408,13 @@ impl Detector for Recovery {
         let end = ev.rel_seq.saturating_add(len);
         let keepalive =
             ev.kinds.0 & (SegmentKinds::KEEP_ALIVE | SegmentKinds::ZERO_WINDOW_PROBE) != 0;
-        if len > 0 && !flags.syn() && !keepalive && d.seen_any {
+        // A bare FIN takes a sequence number and a probe resends it when it was the tail
+        // (`tcp_send_loss_probe` resends the highest skb; probes need SACK): sweep
+        // s19-091's client, its FIN's ACK lost at a 1 ms RTT, probed 211 ms later
+        // (TCPLossProbes 1). Only as a probe ([`record`]): a FIN's timeout chain after a
+        // peer went away is no time anyone waited (suricata-verify-tls-subjectaltname:
+        // 30 s chains of FINs).
+        if (len > 0 || (flags.fin() && sack_ok())) && !flags.syn() && !keepalive && d.seen_any {
             let flagged =
                 ev.kinds.0 & (SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER) != 0;
             let below = ev.rel_seq < d.highest_end;
@@ -669,6 +675,9 @@ fn record(
         }
         _ => Trigger::Timeout,
     };
+    if end == ev.rel_seq && trigger != Trigger::Probe {
+        return; // a bare FIN counts only as a tail loss probe (the caller's note)
+    }
     d.retrans.push(Retrans {
         frame: seg.frame,
         ts: seg.ts,
@@ -773,7 +782,12 @@ impl Classified {
                 }
             }
         }
-        let proof = if let Some((f, _)) = r.dsack {
+        // A bare FIN sent again costs no bandwidth and no cwnd: nothing spurious worth
+        // naming, and the kernel counted none (s19-091: the server had ACKed the client's
+        // FIN, the ACK was lost, and the probe resent it; no D-SACK in its nstat).
+        let proof = if r.end == r.seq {
+            None
+        } else if let Some((f, _)) = r.dsack {
             Some(Proof::Dsack(f))
         } else if let Some((f, _)) = r.acked_before {
             Some(Proof::AckedBefore(f))
@@ -862,6 +876,11 @@ impl Classified {
     /// The cost interval of the recovery this (first) retransmission began, for
     /// [`attribute_ns`].
     fn span(&self, all: &[Classified]) -> Option<Span> {
+        // A bare FIN's probe: the application had closed; the wait is the kernel's,
+        // not a user's (s19-091's client, its FIN probed 211 ms after it was sent).
+        if self.r.end == self.r.seq {
+            return None;
+        }
         let (start, end) = self.interval?;
         let kind = repair_kind(all, self);
         Some(Span {
@@ -1160,11 +1179,26 @@ fn cite_one(f: &mut Finding, c: &Classified) {
             c.r.end,
             after(c)
         ),
+        Trigger::Probe if c.r.end == c.r.seq => format!(
+            "{who} retransmits its FIN (sequence {}), the last thing it sent{}: tail loss probe",
+            c.r.seq,
+            after(c)
+        ),
         Trigger::Probe => format!(
             "{who} retransmits its last segment (bytes {}–{}){}: tail loss probe",
             c.r.seq,
             c.r.end,
             after(c)
+        ),
+        Trigger::Timeout if c.r.end == c.r.seq => format!(
+            "{who} retransmits its FIN (sequence {}){}: retransmission timeout{}",
+            c.r.seq,
+            after(c),
+            if c.r.attempt > 1 {
+                format!(", attempt {} (backoff)", c.r.attempt)
+            } else {
+                String::new()
+            }
         ),
         Trigger::Timeout => format!(
             "{who} retransmits bytes {}–{}{}: retransmission timeout{}",
@@ -1192,7 +1226,11 @@ fn cite_one(f: &mut Finding, c: &Classified) {
             f.cite(
                 of,
                 ot,
-                format!("original transmission of bytes {}–{}", c.r.seq, c.r.end),
+                if c.r.end == c.r.seq {
+                    format!("original transmission of the FIN (sequence {})", c.r.seq)
+                } else {
+                    format!("original transmission of bytes {}–{}", c.r.seq, c.r.end)
+                },
             );
         }
     } else if let Some((ef, et)) = c.r.expected {
@@ -1314,6 +1352,12 @@ fn explain(
                  stacks without TLP would have waited for their RTO.)",
                 latest.map(|c| after(c)).unwrap_or_default()
             ));
+            if mine.iter().any(|c| c.r.end == c.r.seq) {
+                s.push_str(
+                    " A probe of a bare FIN costs nothing here: the application had already \
+                     closed, and the wait was its kernel's.",
+                );
+            }
             let lost_again = lost_probe
                 || mine.iter().any(|c| {
                     c.r.hidden > 1
