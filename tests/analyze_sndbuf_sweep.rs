@@ -79,10 +79,10 @@ fn a_congestion_window_growing_after_a_split_round_is_not_a_send_buffer() {
 }
 
 /// tcptrace-ipv6-ftp-nasa.pcap stream 2, an FTP data connection seen between the hosts
-/// (RTT 1.6 ms): 6.3 MB in 7.4 s, 855 kB/s, its rounds of 1–16 KB a median eleven RTTs
-/// apart. Data per RTT under a 25,920 B window with nothing lost, but rounds that far
-/// apart waited for something else (the link, the hosts): 7.6 KB per 1.6 ms would carry
-/// 4.7 MB/s, not a ceiling on 855 kB/s.
+/// (RTT 1.6 ms): 6.3 MB in 7.4 s, 855 kB/s, in rounds of 1–16 KB (7.6 KB on average)
+/// under a 25,920 B window with nothing lost. Rounds one RTT apart would carry 4.7 MB/s;
+/// these waited for something else between them (the link, the hosts), so their data
+/// per RTT is no ceiling on 855 kB/s.
 #[test]
 fn rounds_far_apart_are_no_send_buffer_ceiling() {
     let f = public("tcptrace-ipv6-ftp-nasa.pcap");

@@ -336,8 +336,8 @@ fn held_run(rounds: &[Span], segment: u64, rtt: u64) -> Option<Run> {
     // A flight held at a ceiling leaves one round per RTT, ACK-clocked: rounds further
     // apart waited for something else (the application, a slow link, the reader), and
     // their data per RTT is no ceiling (an FTP transfer in tcptrace-ipv6-ftp-nasa.pcap:
-    // rounds of 1–16 KB a median 11 RTTs apart at 1.6 ms, 855 kB/s where 7.6 KB per RTT
-    // would carry 4.7 MB/s).
+    // rounds of 1–16 KB, 6.3 MB in 7.4 s at 1.6 ms: 855 kB/s where 7.6 KB per RTT would
+    // carry 4.7 MB/s).
     let mut spacing: Vec<u64> = held
         .windows(2)
         .map(|w| w[1].start.elapsed_since(w[0].start))
@@ -708,7 +708,7 @@ mod tests {
         assert!(trend_segments(&rounds(&RUN4[7..]), 1448) < MIN_AVOIDANCE_GROWTH);
     }
 
-    /// The same rounds eleven RTTs apart (an FTP transfer at 1.6 ms whose rounds waited
+    /// The same rounds eleven RTTs apart (as an FTP transfer at 1.6 ms whose rounds waited
     /// for something else): their data per RTT is no ceiling.
     #[test]
     fn rounds_that_wait_between_them_hold_no_flight() {
