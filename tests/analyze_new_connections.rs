@@ -568,3 +568,30 @@ fn a_paced_senders_slow_start_is_named() {
     );
     assert!((nc[0].cost_ms - 151.45).abs() < 0.1, "{}", nc[0].cost_ms);
 }
+
+/// Issue 12, sweep s20-025 at the client, snaplen 64 (tests/data/sweep/README.md): the
+/// SYNs' options are cut after the MSS (1460), so whether timestamps took 12 bytes off
+/// every segment is unknown, and the window scale is unknown. In tshark: SYN frame 1
+/// (window 64,240, never scaled), SYN/ACK frame 2 (3.274 ms), ACK frame 3 (3.299 ms);
+/// request frame 4; the 31,349-byte response in 10 segments of 1,448 B from frame 6
+/// (0.166942 s) and 12 from frame 26 (0.170151 s, 3.21 ms later). Read with 1,460 B
+/// segments the first round was "fewer than the initial window", and with the largest
+/// round (16,869 B) as the only bound on the window a warm sender needed 2 rounds too.
+/// The first round's 1,448 B segments and the SYN's 64,240 B (the right edge a Linux
+/// receiver never moves back) give slow start's one extra round trip.
+#[test]
+fn a_new_connection_is_named_when_the_snaplen_cut_the_syns_options() {
+    let path = root().join("tests/data/sweep/s20-025-http-client.pcap");
+    let f = analyze(&path.to_string_lossy());
+    let nc = of(&f, "slow_start.new_connection");
+    assert_eq!(nc.len(), 3, "{f:?}");
+    let first = nc.iter().find(|n| n.stream == 0).expect("stream 0");
+    assert_eq!(common::analyze::frames(first), [1, 4, 6, 26]);
+    assert!((first.cost_ms - 3.30).abs() < 0.01, "{}", first.cost_ms);
+    assert!(
+        first.explanation.contains("[10 12] segments of 1448 B")
+            && first.explanation.contains("A warm window of 64240 B"),
+        "{}",
+        first.explanation
+    );
+}

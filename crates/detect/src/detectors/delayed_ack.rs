@@ -161,7 +161,7 @@ pub const MAX_FLIGHT_SEGMENTS: usize = 8;
 pub const MIN_RTT_SAMPLES: u32 = 2;
 /// RFC 9293 §3.7.1: the MSS assumed without the option. Without a handshake a segment
 /// counts as full only when larger than this and the largest seen.
-const DEFAULT_MSS: u64 = 536;
+pub(crate) const DEFAULT_MSS: u64 = 536;
 /// Linux's minimum delayed-ACK timeout (`TCP_DELACK_MIN`, HZ/25) as seen on the wire:
 /// 40 ms rounded up to the next timer tick (4 ms at HZ 250; the lab measured 40.7–45.3
 /// ms), with 2 ms below for the error of the round trip subtracted at the sender.

@@ -54,11 +54,13 @@
 //! the note that later exchanges did not.
 
 use crate::detector::{emptied_vec, Connection, Detector, Ms, Reusable, Segment, Slots};
+use crate::detectors::delayed_ack::DEFAULT_MSS;
 use crate::exchange::{Exchange, Span};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::net::IpAddr;
+use tcpwhy_track::limits::ETHERNET_MSS;
 use tcpwhy_track::{ClientBy, ConnSummary, Endpoint};
 
 use crate::catalogue::Entry;
@@ -123,6 +125,8 @@ struct Candidate {
     rwnd_at_last_round: Option<u64>,
     /// The SYNs' options were cut or not captured: the window scale is unknown.
     scale_unknown: bool,
+    /// With the scale unknown, the client SYN's window bounded it above the largest round.
+    window_from_syn: bool,
     later_exchanges: usize,
     active_ns: u64,
 }
@@ -143,6 +147,9 @@ struct Live {
     windows: Vec<(u64, u64)>,
     /// Relative sequence number of the server's first data byte.
     server_first_seq: Option<u64>,
+    /// The window of the client's SYN: never scaled (RFC 7323 §2.2), so bytes even when
+    /// the snaplen cut the scale.
+    syn_window: Option<u64>,
     done: bool,
 }
 
@@ -168,12 +175,17 @@ pub struct NewConnection {
 enum MssNote {
     Plain { mss: u64 },
     LessTimestamps { mss: u64, eff: u64 },
+    Seen { mss: u64 },
 }
 
 impl std::fmt::Display for MssNote {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match *self {
             MssNote::Plain { mss } => write!(f, "MSS {mss} B from the SYNs"),
+            MssNote::Seen { mss } => write!(
+                f,
+                "segments of {mss} B as the first round carried them: the snaplen cut the SYNs' options"
+            ),
             MssNote::LessTimestamps { mss, eff } => write!(
                 f,
                 "MSS {mss} B from the SYNs − {TIMESTAMP_OPTION_BYTES} B of timestamp option = {eff} B"
@@ -183,14 +195,31 @@ impl std::fmt::Display for MssNote {
 }
 
 /// The sender's payload per segment: the smaller SYN MSS, minus the timestamp option.
-fn sender_mss(s: &ConnSummary) -> Option<(u64, MssNote)> {
+/// When the snaplen cut the SYNs' options, whether the timestamps (12 bytes off every
+/// segment) were among them is unknown: then the first response's first round's
+/// payload per packet (`first_round`: slow start's first round is the initial window's
+/// full segments), within the MSS read and 12 bytes less, or without one between RFC
+/// 9293's default + 1 and an Ethernet segment (sweep s20-025 at snaplen 64: MSS 1460
+/// read, rounds of 10 and 11.6 segments of 1,448 B, which a 1,460 B segment made
+/// "fewer than the initial window").
+fn sender_mss(s: &ConnSummary, first_round: Option<&Span>) -> Option<(u64, MssNote)> {
     let c = s.dirs[0].syn?;
     let srv = s.dirs[1].syn?;
-    let mss = u64::from(match (c.mss, srv.mss) {
-        (Some(a), Some(b)) => a.min(b),
-        (Some(a), None) | (None, Some(a)) => a,
-        (None, None) => return None,
-    });
+    let read = match (c.mss, srv.mss) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (Some(a), None) | (None, Some(a)) => Some(a),
+        (None, None) => None,
+    };
+    if s.dirs.iter().any(|d| d.syn_cut) {
+        let r = first_round?;
+        let (lo, hi) = read.map_or((DEFAULT_MSS + 1, ETHERNET_MSS), |m| {
+            let m = u64::from(m);
+            (m.saturating_sub(TIMESTAMP_OPTION_BYTES).max(1), m)
+        });
+        let mss = (r.bytes / u64::from(r.segments.max(1))).clamp(lo, hi);
+        return Some((mss, MssNote::Seen { mss }));
+    }
+    let mss = u64::from(read?);
     if c.timestamps && srv.timestamps && mss > TIMESTAMP_OPTION_BYTES {
         let eff = mss - TIMESTAMP_OPTION_BYTES;
         Some((eff, MssNote::LessTimestamps { mss, eff }))
@@ -315,6 +344,9 @@ impl NewConnection {
             }
             return;
         }
+        if seg.pkt.flags.syn() && !seg.pkt.flags.ack() {
+            live.syn_window = Some(u64::from(seg.pkt.window));
+        }
         if ev.payload_len > 0 && live.server_first_seq.is_some() {
             // The second request: the first exchange is over.
             live.done = true;
@@ -349,7 +381,11 @@ impl Detector for NewConnection {
         let none = Live::default();
         let live = taken.as_deref().unwrap_or(&none);
         let key = (s.endpoints[0].addr, s.endpoints[1]);
-        let Some((mss, mss_note)) = sender_mss(s) else {
+        let first_round = conn
+            .exchanges
+            .first()
+            .and_then(|x| x.response.as_ref().and(x.rounds.first()));
+        let Some((mss, mss_note)) = sender_mss(s, first_round) else {
             return;
         };
         // Warm exchanges teach the warm window of this client host → server endpoint.
@@ -401,10 +437,19 @@ impl Detector for NewConnection {
         // least the largest round: a slow-start round leaves before any of it is ACKed,
         // and the sender never exceeds the receiver's window (RFC 9293 §3.8.6), so a warm
         // window of that size is a lower bound, which can only lower the extra rounds
-        // (sweep s6-041 at snaplen 64: raw fields of 757-983 against 940,786 B).
+        // (sweep s6-041 at snaplen 64: raw fields of 757-983 against 940,786 B). So was
+        // the client SYN's window, which is never scaled, less what the server sent
+        // before the response: a Linux receiver never moves its right edge left
+        // (`tcp_select_window`), so that edge still stood (sweep s20-025 at snaplen 64:
+        // rounds of 14,480 and 16,869 B, a SYN window of 64,240 B).
         let scale_unknown = s.dirs.iter().any(|d| d.syn_whole().is_none());
+        let largest_round = x.rounds.iter().map(|r| r.bytes).max();
+        let syn_edge = live.syn_window.map_or(0, |w| {
+            w.saturating_sub(live.server_first_seq.unwrap_or(1).saturating_sub(1))
+        });
+        let window_from_syn = scale_unknown && largest_round.is_some_and(|m| syn_edge > m);
         let rwnd_at_last_round = if scale_unknown {
-            x.rounds.iter().map(|r| r.bytes).max()
+            largest_round.map(|m| m.max(syn_edge))
         } else {
             live.server_first_seq.and_then(|first| {
                 live.windows
@@ -433,6 +478,7 @@ impl Detector for NewConnection {
             exchange: x.clone(),
             rwnd_at_last_round,
             scale_unknown,
+            window_from_syn,
             later_exchanges: conn.exchanges.len() - 1,
             active_ns: conn.active_ns(),
         };
@@ -482,6 +528,14 @@ fn judge(c: Candidate, warm: Option<Warm>) -> Option<Finding> {
                 w.frame
             )
             .into(),
+        ),
+        _ if c.window_from_syn => (
+            c.rwnd_at_last_round?,
+            "the client SYN's window, which is never scaled (RFC 7323) and whose right edge \
+             a Linux receiver never moves back (the scale of later windows is unknown: the \
+             SYNs' options were not captured whole; no warm connection between these hosts \
+             in this capture)"
+                .into(),
         ),
         _ if c.scale_unknown => (
             c.rwnd_at_last_round?,
