@@ -191,6 +191,13 @@ struct Retrans {
     dsack: Option<(u64, Timestamp)>,
 }
 
+impl Retrans {
+    /// A FIN without data: recorded only as a tail loss probe ([`record`]), at no cost.
+    fn bare_fin(&self) -> bool {
+        self.end == self.seq
+    }
+}
+
 /// Duplicate ACKs / SACKs from the peer with one cumulative ACK value.
 #[derive(Copy, Clone, Debug)]
 struct Signal {
@@ -785,7 +792,7 @@ impl Classified {
         // A bare FIN sent again costs no bandwidth and no cwnd: nothing spurious worth
         // naming, and the kernel counted none (s19-091: the server had ACKed the client's
         // FIN, the ACK was lost, and the probe resent it; no D-SACK in its nstat).
-        let proof = if r.end == r.seq {
+        let proof = if r.bare_fin() {
             None
         } else if let Some((f, _)) = r.dsack {
             Some(Proof::Dsack(f))
@@ -878,7 +885,7 @@ impl Classified {
     fn span(&self, all: &[Classified]) -> Option<Span> {
         // A bare FIN's probe: the application had closed; the wait is the kernel's,
         // not a user's (s19-091's client, its FIN probed 211 ms after it was sent).
-        if self.r.end == self.r.seq {
+        if self.r.bare_fin() {
             return None;
         }
         let (start, end) = self.interval?;
@@ -1179,7 +1186,7 @@ fn cite_one(f: &mut Finding, c: &Classified) {
             c.r.end,
             after(c)
         ),
-        Trigger::Probe if c.r.end == c.r.seq => format!(
+        Trigger::Probe if c.r.bare_fin() => format!(
             "{who} retransmits its FIN (sequence {}), the last thing it sent{}: tail loss probe",
             c.r.seq,
             after(c)
@@ -1189,16 +1196,6 @@ fn cite_one(f: &mut Finding, c: &Classified) {
             c.r.seq,
             c.r.end,
             after(c)
-        ),
-        Trigger::Timeout if c.r.end == c.r.seq => format!(
-            "{who} retransmits its FIN (sequence {}){}: retransmission timeout{}",
-            c.r.seq,
-            after(c),
-            if c.r.attempt > 1 {
-                format!(", attempt {} (backoff)", c.r.attempt)
-            } else {
-                String::new()
-            }
         ),
         Trigger::Timeout => format!(
             "{who} retransmits bytes {}–{}{}: retransmission timeout{}",
@@ -1226,7 +1223,7 @@ fn cite_one(f: &mut Finding, c: &Classified) {
             f.cite(
                 of,
                 ot,
-                if c.r.end == c.r.seq {
+                if c.r.bare_fin() {
                     format!("original transmission of the FIN (sequence {})", c.r.seq)
                 } else {
                     format!("original transmission of bytes {}–{}", c.r.seq, c.r.end)
@@ -1352,7 +1349,7 @@ fn explain(
                  stacks without TLP would have waited for their RTO.)",
                 latest.map(|c| after(c)).unwrap_or_default()
             ));
-            if mine.iter().any(|c| c.r.end == c.r.seq) {
+            if mine.iter().any(|c| c.r.bare_fin()) {
                 s.push_str(
                     " A probe of a bare FIN costs nothing here: the application had already \
                      closed, and the wait was its kernel's.",
