@@ -542,6 +542,12 @@ impl Limits {
         }
     }
 
+    /// The ring index of the newest waiting ACK (with at least one waiting).
+    #[inline]
+    fn newest(&self) -> usize {
+        (self.ring_head + self.ring_len - 1) % ACK_RING
+    }
+
     /// The queueing delay on the capture-to-sender round trip: the lag over the
     /// shortest round trip seen.
     fn queue_ns(&self) -> u64 {
@@ -610,7 +616,7 @@ impl Limits {
             self.ring = vec![AckView::default(); ACK_RING].into_boxed_slice();
         }
         if self.ring_len == ACK_RING {
-            let newest = (self.ring_head + ACK_RING - 1) % ACK_RING;
+            let newest = self.newest();
             self.ring[newest] = AckView {
                 seen: self.ring[newest].seen,
                 ..view
@@ -682,7 +688,7 @@ impl Limits {
         let (ack, field) = if timed || self.ring_len == 0 {
             (view_ack, self.view_field)
         } else {
-            let a = self.ring[(self.ring_head + self.ring_len - 1) % ACK_RING];
+            let a = self.ring[self.newest()];
             (a.ack, a.field)
         };
         let flight = end.saturating_sub(ack);

@@ -51,6 +51,8 @@ use crate::detectors::windows::{rate, roles, shares_text, span_ns, thousands, un
 use crate::exchange::{add_to_rounds, Span, MIN_ROUND_GAP_NS};
 use crate::finding::{Confidence, Finding, FindingId, Fix};
 use tcpwhy_capture::{TcpFlags, Timestamp};
+use tcpwhy_track::limits::ETHERNET_MSS;
+use tcpwhy_track::model::TIMESTAMPS_OPTION_BYTES;
 use tcpwhy_track::{RttStats, SegmentKinds, Side, Vantage, WindowScale};
 
 use crate::catalogue::Entry;
@@ -99,7 +101,10 @@ pub const MIN_AVOIDANCE_GROWTH: f64 = 0.5;
 pub const MAX_ROUND_SPACING_RTTS: u64 = 2;
 /// Full Ethernet segments, with and without the 12 bytes of timestamps, for a sender
 /// whose MSS the snaplen hid.
-const ETHERNET_SEGMENTS: [u32; 2] = [1448, 1460];
+const ETHERNET_SEGMENTS: [u32; 2] = [
+    ETHERNET_MSS as u32 - TIMESTAMPS_OPTION_BYTES,
+    ETHERNET_MSS as u32,
+];
 /// RTT samples needed to judge RTT growth.
 const MIN_RTT_SAMPLES: u64 = 10;
 /// Plateau rounds cited.
