@@ -725,8 +725,8 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     // 1 ms, rb 3,431,088 against tcp_rmem's 131,072).
     let rb_start = initial_rcvbuf(r, rcv);
     let grown_before = matches!((rb_first, rb_start), (Some(f), Some(i)) if f > i);
-    let flat = !grown_before && matches!((rb_first, rb_max), (Some(f), Some(m)) if m <= f);
     let grew = grown_before || matches!((rb_first, rb_max), (Some(f), Some(m)) if m > f);
+    let flat = rb_first.is_some() && !grew;
     o.yes_no(
         "rwnd.not_growing",
         pressure > 0 || (rw && zero == 0 && !no_ws && flat),
