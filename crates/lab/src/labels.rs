@@ -9,6 +9,7 @@
 
 use crate::scenario::PORT;
 use crate::truth::{self, SsSocket};
+use crate::workload::TCP_INFINITE_SSTHRESH;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -162,6 +163,21 @@ impl Records {
         } else {
             Side::Server
         }
+    }
+
+    /// tcp_info's snd_ssthresh at accept of every server connection, `None` unless all
+    /// of them have it (records from before it was kept have none).
+    fn server_ssthresh_at_accept(&self) -> Option<Vec<u32>> {
+        let v: Option<Vec<u32>> = self.server["connections"]
+            .as_array()?
+            .iter()
+            .map(|c| {
+                c["ssthresh_at_accept"]
+                    .as_u64()
+                    .and_then(|t| u32::try_from(t).ok())
+            })
+            .collect();
+        v.filter(|v| !v.is_empty())
     }
 
     fn rtt_ms(&self) -> f64 {
@@ -864,17 +880,39 @@ pub fn label_run(r: &Records) -> Vec<Label> {
         .map(|s| s.fields.contains_key("ssthresh") && s.num("bytes_retrans").unwrap_or(0.0) == 0.0)
         .collect();
     let any_early = early.iter().any(|&e| e);
-    // BBR sets snd_ssthresh itself when it leaves STARTUP (bbr_check_drain), loss-free:
-    // not decided for a BBR sender.
+    // tcp_info at accept (server records since session 14) says it without the race: the
+    // ssthresh tcp_init_metrics left before the first byte, so neither HyStart nor BBR's
+    // exit from STARTUP (bbr_check_drain), both later, can be mistaken for it.
+    let at_accept = match snd {
+        Side::Server => r.server_ssthresh_at_accept(),
+        Side::Client => None,
+    };
+    let (yes, no, how) = match at_accept {
+        Some(v) => {
+            let cached = v.iter().filter(|&&t| t < TCP_INFINITE_SSTHRESH).count();
+            (
+                cached > 0 && any_early,
+                cached == 0,
+                format!("ssthresh cached at accept: {cached} of {}", v.len()),
+            )
+        }
+        // BBR sets snd_ssthresh itself when it leaves STARTUP (bbr_check_drain),
+        // loss-free: not decided for a BBR sender.
+        None => (
+            any_early && hystart == 0 && !bbr,
+            !early.is_empty() && !any_early && hystart == 0 && !bbr,
+            format!(
+                "connections starting with a ssthresh and no retransmission: {} of {}",
+                early.iter().filter(|&&e| e).count(),
+                early.len()
+            ),
+        ),
+    };
     o.yes_no(
         "slow_start.early_exit",
-        any_early && hystart == 0 && !bbr,
-        !early.is_empty() && !any_early && hystart == 0 && !bbr,
-        format!(
-            "connections starting with a ssthresh and no retransmission: {} of {}; HyStart exits {hystart}; BBR {bbr}",
-            early.iter().filter(|&&e| e).count(),
-            early.len()
-        ),
+        yes,
+        no,
+        format!("{how}; HyStart exits {hystart}; BBR {bbr}"),
     );
 
     // --- Workload timings: connections, requests, think time, idle closes. ---
@@ -1459,6 +1497,30 @@ mod tests {
             "think_ns": 300, "request_arrived_ns": 1_000_000, "response_started_ns": 1_200_000
         } ] } ] });
         assert_eq!(think_label(&records("http", quick)), Want::MustNot);
+    }
+
+    /// The hystart-1ms scenario in CI (stop 29): HyStart set ssthresh 88 before the first
+    /// 50 ms ss sample, so the old rule could not decide. tcp_info at accept (2147483647,
+    /// TCP_INFINITE_SSTHRESH) says no ssthresh was cached, whatever HyStart did later; a
+    /// cached one (24, the cached-ssthresh scenario's) with a first sample showing it is
+    /// the finding.
+    #[test]
+    fn early_exit_label_reads_ssthresh_at_accept() {
+        let at = |t: u32| json!({ "connections": [ { "ssthresh_at_accept": t } ] });
+        let first = [("cwnd", "10"), ("ssthresh", "88"), ("bytes_retrans", "0")];
+        let mut r = records("http", at(TCP_INFINITE_SSTHRESH));
+        r.ss_server = vec![sample(1.0, "ESTAB", &first)];
+        r.nstat_server
+            .insert("TcpExtTCPHystartTrainDetect".into(), 1);
+        let l = label(&r, "slow_start.early_exit");
+        assert_eq!(l.want, Want::MustNot, "{}", l.why);
+        r.server = at(24);
+        let l = label(&r, "slow_start.early_exit");
+        assert_eq!(l.want, Want::Must, "{}", l.why);
+        // Without the record the old rule stands: HyStart leaves it undecided.
+        r.server = Value::Null;
+        let l = label(&r, "slow_start.early_exit");
+        assert_eq!(l.want, Want::Unknown, "{}", l.why);
     }
 
     /// One `ss -tinmO` sample of the server's socket to the client 10.81.1.2:40000.

@@ -29,6 +29,7 @@ mod client;
 mod framing;
 mod server;
 mod sock;
+pub use sock::TCP_INFINITE_SSTHRESH;
 
 use crate::cli::{Role, WorkloadArgs};
 use serde::{Deserialize, Serialize};
@@ -441,6 +442,11 @@ pub struct ServerConnection {
     pub accepted_ns: u64,
     /// TCP_CONGESTION in effect on the accepted socket.
     pub congestion: Option<String>,
+    /// tcp_info's snd_ssthresh at accept, before any data was sent, as the kernel reports
+    /// it: 2147483647 (TCP_INFINITE_SSTHRESH) when tcp_metrics had none cached for this
+    /// peer. `None`: not read (tcp_info failed, or a record from before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssthresh_at_accept: Option<u32>,
     /// http: requests served.
     pub requests: Vec<ServedRequest>,
     /// echo: messages echoed.

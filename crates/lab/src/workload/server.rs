@@ -88,6 +88,7 @@ pub fn run(cfg: &WorkloadConfig, out: &Path) -> Result<(), String> {
                 peer: Some(peer),
                 accepted_ns,
                 congestion: sock::effective(&stream).0,
+                ssthresh_at_accept: sock::ssthresh(&stream).ok(),
                 ..ServerConnection::default()
             });
             t.connections.len() - 1

@@ -106,6 +106,33 @@ pub fn effective(s: &TcpStream) -> (Option<String>, Option<u32>, Option<u32>) {
     )
 }
 
+/// TCP_INFINITE_SSTHRESH (include/net/tcp.h): the snd_ssthresh of a connection that has
+/// not left slow start and found none in tcp_metrics.
+pub const TCP_INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+/// tcp_info's snd_ssthresh now, as the kernel reports it (`TCP_INFINITE_SSTHRESH`: none).
+/// Read at accept, it is what tcp_init_metrics left: a cached ssthresh or none, decided
+/// before the first byte of the response.
+pub fn ssthresh(s: &TcpStream) -> io::Result<u32> {
+    // SAFETY: tcp_info is plain old data; zeroed is a valid value of it.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into info and updates len.
+    let r = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(info.tcpi_snd_ssthresh)
+}
+
 fn setsockopt_int(fd: i32, level: i32, name: i32, v: i32) -> io::Result<()> {
     // SAFETY: fd is an open socket owned by the caller; the option value is a local int
     // whose size is passed along.
