@@ -12,11 +12,13 @@
 //! (findings sorted by cost, rows by stream) is held in a [`spill::SpillSort`]: up to
 //! [`spill::SPILL_BUDGET`] in memory, beyond it in sorted runs in temporary files.
 //!
-//! Sharding: one reader (the calling thread) reads every frame once and gives it to the
-//! worker that owns its connection ([`Sharder`]: a new 4-tuple goes to the least-loaded
-//! worker; a frame without readable endpoints to worker `number % workers`), in batches
-//! through bounded channels ([`hand_out`]); each worker decodes, counts and tracks only
-//! its frames, in capture order ([`work`]). From a memory-mapped file a batch holds the
+//! Sharding: one reader (the calling thread) reads every frame once, tracks the frames
+//! of shard 0 itself and gives the others to the worker that owns their connection
+//! ([`Sharder`]: a new 4-tuple goes to the least-loaded shard, the reader's weighed by
+//! how its workers keep up; a frame without readable endpoints to shard `number %
+//! shards`), in batches through bounded channels ([`hand_out`]); each worker decodes,
+//! counts and tracks only its frames, in capture order ([`work`]). `-j N` is N threads:
+//! the reader and N − 1 workers, one per core. From a memory-mapped file a batch holds the
 //! frames' positions in the shared map ([`FrameAt`]), from a stream (standard input,
 //! gzip) copies of their bytes; spent batches go back to the reader to be filled again,
 //! so memory stays at a few batches a worker ([`QUEUED_BATCHES`]). A worker cannot know
@@ -37,7 +39,8 @@ pub use report::{ConnStats, FileReport, ReadError};
 use spill::{Sorted, SpillSort};
 use std::ops::ControlFlow;
 use std::path::Path;
-use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender, TrySendError};
 use tcpwhy_capture::{
     decode, flow_addrs, icmp_error, Capture, FileFormat, FlowAddrs, Frame, FrameAt, MapSpan,
     MappedBytes, Packet, SkipCounts, SkipReason, Timestamp,
@@ -304,14 +307,28 @@ const BATCH_FRAMES: usize = 1024;
 /// past this by at most [`tcpwhy_capture::bounds::MAX_CAPTURED_LEN`] (1 MiB).
 const BATCH_BYTES: usize = 256 << 10;
 
-/// Batches waiting for each worker before the reader blocks. Memory of a sharded pass
-/// beyond its trackers: a worker's batches are the queued ones, the one it works on and
-/// the one being filled, 4 + 2 = 6 (the reader makes a new batch only when no spent one
-/// came back, so no more exist). A batch of a file is 1,024 × 48 bytes of positions: ≈
-/// 300 KiB a worker. From a stream it also holds ≤ 256 KiB of copied bytes (+ ≤ 1 MiB
-/// when a huge frame ends it): ≈ 1.8 MiB a worker, ≤ 8 MiB at worst. A memory map is
-/// released behind the slowest worker's batch (`MappedBytes::hold_from`).
-const QUEUED_BATCHES: usize = 4;
+/// Batches waiting for each worker before the reader blocks. The reader tracks a shard
+/// too, so while it waits on a full queue, or a worker waits on an empty one, a core
+/// idles: the queue absorbs the swings of a few thousand frames that weighing new
+/// connections ([`REWEIGH`]) cannot (4 batches: `analyze -j 2` 9 % slower than with a
+/// separate reader on the bench's 2 M-packet mixed capture; 16: 2 % slower, `flows` 12 %
+/// faster). Memory of a sharded pass beyond its trackers: a worker's batches are the
+/// queued ones, the one it works on and the one being filled, 16 + 2 = 18 (the reader
+/// makes a new batch only when no spent one came back, so no more exist). A batch of a
+/// file is 1,024 × 48 bytes of positions: ≈ 850 KiB a worker. From a stream it also
+/// holds ≤ 256 KiB of copied bytes (+ ≤ 1 MiB when a huge frame ends it): ≈ 5.5 MiB a
+/// worker, ≤ 23 MiB at worst. A memory map is released behind the slowest worker's batch
+/// (`MappedBytes::hold_from`).
+const QUEUED_BATCHES: usize = 16;
+
+/// Findings judged at the end worth one more thread to render: a JSON finding is ≈ 35 k
+/// instructions (callgrind), so fewer than this take well under a millisecond on one
+/// thread, not worth a thread's start.
+const MIN_FINDINGS_A_THREAD: usize = 64;
+
+/// How much a shard's weight moves when the reader sees a worker run dry or fall behind
+/// ([`Sharder::reweigh`]).
+const REWEIGH: f64 = 1.25;
 
 /// Frames the reader of a sharded pass hands one worker: their positions in the memory
 /// map, or (a stream) their captured bytes copied into `bytes`, where their positions
@@ -331,19 +348,46 @@ impl Batch {
     }
 }
 
+/// The workers of a sharded pass, as the reader sees them.
+#[derive(Clone, Copy)]
+struct Workers<'a> {
+    /// Each worker's queue of batches.
+    senders: &'a [SyncSender<Batch>],
+    /// Batches each worker has been sent and not yet finished.
+    outstanding: &'a [AtomicUsize],
+    /// Batches the workers are done with, to be filled again.
+    spent: &'a Receiver<Batch>,
+}
+
 /// The reader of a sharded pass: reads every frame of `cap` once, decides its owner with
 /// one [`Sharder`] (the owner of its connection, or for a frame without readable
-/// endpoints worker `number % workers`), and hands it to that worker in batches. The
-/// owner decodes it and counts it (TCP or skipped). Returns the frames read and where
-/// reading stopped; reports progress.
-fn hand_out(
+/// endpoints shard `number % shards`), and tracks it in `own` (shard 0, counted in
+/// `own_tally`) or hands it to that worker in batches. The owner decodes it and counts it
+/// (TCP or skipped). Returns the frames read and where reading stopped; reports progress.
+///
+/// Why the reader tracks a shard: with a reader beside one worker per core, `-j 2` ran 3
+/// threads on 2 cores, and a reader blocked on one worker's full queue left the other
+/// worker without frames (the bench's 2 M-packet mixed capture: 22 % of sends blocked and
+/// 22 % of receives found the queue empty; 1.46 of 2 cores busy). The reader's own shard
+/// is weighed by how its workers keep up (`outstanding`: a worker that ran dry when a
+/// batch is sent moves new connections its way, a full queue moves them to the reader;
+/// [`REWEIGH`]), because what a frame costs the reader besides tracking (reading,
+/// finding the endpoints, batching) depends on the command and the traffic.
+fn hand_out<S: Sink>(
     cap: &mut Capture,
     map: Option<&MapSpan>,
-    workers: &[SyncSender<Batch>],
-    spent: &Receiver<Batch>,
+    own: &mut Stage<S>,
+    own_tally: &mut Tally,
+    to: Workers<'_>,
     progress: Option<&dyn Progress>,
 ) -> Tally {
-    let mut sharder = Sharder::new(workers.len());
+    let Workers {
+        senders: workers,
+        outstanding,
+        spent,
+    } = to;
+    let shards = workers.len() + 1;
+    let mut sharder = Sharder::new(shards);
     let mut filling: Vec<Batch> = workers.iter().map(|_| Batch::new()).collect();
     let mut t = Tally::default();
     if let Some(p) = progress {
@@ -363,12 +407,17 @@ fn hand_out(
                 // An ICMP error goes to the owner of the connection it quotes.
                 Err(SkipReason::NotTcp) => match icmp_error(&frame) {
                     Some(e) => sharder.shard(&e.quoted),
-                    None => (frame.number % workers.len() as u64) as usize,
+                    None => (frame.number % shards as u64) as usize,
                 },
-                Err(_) => (frame.number % workers.len() as u64) as usize,
+                Err(_) => (frame.number % shards as u64) as usize,
             },
         };
-        let Some(batch) = filling.get_mut(owner) else {
+        // Shard 0 is the reader's own.
+        let Some(worker) = owner.checked_sub(1) else {
+            own.frame(&frame, own_tally);
+            return ControlFlow::Continue(());
+        };
+        let Some(batch) = filling.get_mut(worker) else {
             return ControlFlow::Continue(());
         };
         match map {
@@ -383,7 +432,19 @@ fn hand_out(
         }
         if batch.frames.len() >= BATCH_FRAMES || batch.bytes.len() >= BATCH_BYTES {
             let full = std::mem::replace(batch, spent.try_recv().unwrap_or_else(|_| Batch::new()));
-            if workers[owner].send(full).is_err() {
+            // The worker ran dry: new connections lean its way. Its queue is full: they
+            // lean the reader's way.
+            if outstanding[worker].fetch_add(1, Ordering::Relaxed) == 0 {
+                sharder.reweigh(0, REWEIGH);
+            }
+            let sent = match workers[worker].try_send(full) {
+                Err(TrySendError::Full(full)) => {
+                    sharder.reweigh(0, 1.0 / REWEIGH);
+                    workers[worker].send(full).is_ok()
+                }
+                r => r.is_ok(),
+            };
+            if !sent {
                 return ControlFlow::Break(());
             }
         }
@@ -432,6 +493,7 @@ fn hand_out(
 /// ([`hand_out`]), in the order of the capture, into `sink`.
 fn work<S: Sink>(
     batches: Receiver<Batch>,
+    outstanding: &AtomicUsize,
     spent: Sender<Batch>,
     map: Option<MappedBytes>,
     sink: S,
@@ -448,6 +510,7 @@ fn work<S: Sink>(
         }
         batch.frames.clear();
         batch.bytes.clear();
+        outstanding.fetch_sub(1, Ordering::Relaxed);
         // The reader gone: nobody needs the batch.
         let _ = spent.send(batch);
     }
@@ -505,31 +568,52 @@ fn sharded<S: Sink + Send>(
     let (mut cap, maps) = if path == "-" {
         (open(path)?, Vec::new())
     } else {
-        Capture::open_handing_out(Path::new(path), threads).map_err(|e| format!("{path}: {e}"))?
+        Capture::open_handing_out(Path::new(path), threads - 1)
+            .map_err(|e| format!("{path}: {e}"))?
     };
     let locate = maps.first().map(MappedBytes::span);
     let mut maps = maps.into_iter();
     let format = format_name(cap.format());
     let make = &make;
+    let outstanding: Vec<AtomicUsize> = (1..threads).map(|_| AtomicUsize::new(0)).collect();
     let (read, results) = std::thread::scope(|scope| {
         let (spent_tx, spent) = channel();
         let mut senders = Vec::with_capacity(threads);
-        let handles: Vec<_> = (0..threads)
-            .map(|shard| {
+        let handles: Vec<_> = (1..threads)
+            .zip(&outstanding)
+            .map(|(shard, outstanding)| {
                 let (tx, batches) = sync_channel(QUEUED_BATCHES);
                 senders.push(tx);
                 let (spent, map) = (spent_tx.clone(), maps.next());
-                scope.spawn(move || work(batches, spent, map, make(shard, threads)))
+                scope.spawn(move || work(batches, outstanding, spent, map, make(shard, threads)))
             })
             .collect();
         drop(spent_tx);
-        let read = hand_out(&mut cap, locate.as_ref(), &senders, &spent, opts.progress);
+        let mut own = Stage::new(make(0, threads), true);
+        let mut own_tally = Tally::default();
+        let read = hand_out(
+            &mut cap,
+            locate.as_ref(),
+            &mut own,
+            &mut own_tally,
+            Workers {
+                senders: &senders,
+                outstanding: &outstanding,
+                spent: &spent,
+            },
+            opts.progress,
+        );
         // The workers finish their last batches and end.
         drop(senders);
+        let own = (own_tally, own.finish());
         let results = handles
             .into_iter()
             .map(|h| h.join())
-            .collect::<Result<Vec<_>, _>>();
+            .collect::<Result<Vec<_>, _>>()
+            .map(|mut r| {
+                r.insert(0, own);
+                r
+            });
         (read, results)
     });
     if let Some(p) = opts.progress {
@@ -803,12 +887,44 @@ fn analyze_with(
     let mut analysis = first.analyzer.finish();
     // Findings reported at the end (about patterns across connections, and the first
     // exchanges new_connection held to judge with later connections' warm windows):
-    // after every shard's, as when one sort took them all.
-    let mut last = store(budget);
-    for f in analysis.findings.drain(..) {
-        last.push(f).map_err(keeping)?;
+    // after every shard's, as when one sort took them all. Rendered on as many threads
+    // as the pass had, in contiguous parts whose stores keep their order (ties go by
+    // part): on one thread they were the largest serial step after a 2-thread pass
+    // (46.5 M of 83 M instructions on the 300 k-packet mixed prefix, callgrind).
+    let parts = frames
+        .len()
+        .min(analysis.findings.len().div_ceil(MIN_FINDINGS_A_THREAD))
+        .max(1);
+    let chunk = analysis.findings.len().div_ceil(parts).max(1);
+    let mut rest = std::mem::take(&mut analysis.findings).into_iter();
+    let chunks: Vec<Vec<Finding>> = (0..parts)
+        .map(|_| rest.by_ref().take(chunk).collect())
+        .collect();
+    let render_part = |c: Vec<Finding>| -> std::io::Result<Sealed> {
+        let mut last = store(budget / parts);
+        for f in c {
+            last.push(f)?;
+        }
+        Ok(last.seal())
+    };
+    let render_part = &render_part;
+    let mut chunks = chunks.into_iter();
+    let first_part = chunks.next().unwrap_or_default();
+    let (first_part, others) = std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .map(|c| scope.spawn(move || render_part(c)))
+            .collect();
+        let first_part = render_part(first_part);
+        (
+            first_part,
+            handles.into_iter().map(|h| h.join()).collect::<Vec<_>>(),
+        )
+    });
+    stores.push(first_part.map_err(keeping)?);
+    for last in others {
+        let last = last.map_err(|_| format!("{path}: a thread rendering findings failed"))?;
+        stores.push(last.map_err(keeping)?);
     }
-    stores.push(last.seal());
     let numbers = StreamNumbers::new(frames);
     analysis.renumber(|s| numbers.get(s));
     let (mut whole, mut shown) = (Vec::new(), Vec::new());

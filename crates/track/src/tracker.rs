@@ -138,6 +138,14 @@ impl FlowKey {
 /// few milliseconds of a busy link.
 const SHARD_LOAD_HALF_LIFE: u32 = 1 << 10;
 
+/// A shard's weight of one ([`Sharder::reweigh`]).
+const WEIGHT_ONE: u64 = 1 << 8;
+
+/// How far a shard's weight may move from one, either way: far enough for a reader that
+/// does a few times a worker's work per packet, near enough that a long run of one
+/// signal cannot starve a shard for good.
+const WEIGHT_RANGE: u64 = 16;
+
 /// Splits connections between `shards` trackers by load: a 4-tuple seen for the first
 /// time goes to the shard that has been given the fewest packets lately (a count halved
 /// every [`SHARD_LOAD_HALF_LIFE`] packets, so it follows the current rate of the
@@ -156,6 +164,9 @@ pub struct Sharder {
     owner: FxHashMap<u64, u32>,
     /// Packets given to each shard, decayed.
     load: Vec<u64>,
+    /// What a packet given to each shard costs it, in 1/[`WEIGHT_ONE`]: a shard whose
+    /// thread also does other work (the reader's own shard) is worth fewer packets.
+    weight: Vec<u64>,
     /// Packets until the loads are halved.
     until_decay: u32,
     /// The last frame's endpoints and their shard: the next frame is often of the same
@@ -170,6 +181,7 @@ impl Sharder {
         Sharder {
             owner: FxHashMap::default(),
             load: vec![0; shards.clamp(1, u32::MAX as usize)],
+            weight: vec![WEIGHT_ONE; shards.clamp(1, u32::MAX as usize)],
             until_decay: SHARD_LOAD_HALF_LIFE,
             last: None,
         }
@@ -230,19 +242,33 @@ impl Sharder {
         let s = match self.owner.get(&key) {
             Some(&s) => s,
             None => {
-                // The first least-loaded shard: ties go to the lowest index.
+                // The first least-loaded shard, by weighted load: ties go to the lowest
+                // index.
                 let (i, _) = self
                     .load
                     .iter()
+                    .zip(&self.weight)
+                    .map(|(&l, &w)| l.saturating_mul(w))
                     .enumerate()
-                    .min_by_key(|&(i, &l)| (l, i))
-                    .unwrap_or((0, &0));
+                    .min_by_key(|&(i, l)| (l, i))
+                    .unwrap_or((0, 0));
                 self.owner.insert(key, i as u32);
                 i as u32
             }
         };
         self.last = Some((*flow, s));
         s as usize
+    }
+
+    /// Makes a packet of `shard` count `factor` times more (a factor above one) or less
+    /// towards its load from now on, within [`WEIGHT_RANGE`] of one: for a caller that
+    /// sees one shard's thread fall behind or run dry. Existing connections keep their
+    /// shard; only where new ones go changes.
+    pub fn reweigh(&mut self, shard: usize, factor: f64) {
+        if let Some(w) = self.weight.get_mut(shard) {
+            let (lo, hi) = (WEIGHT_ONE / WEIGHT_RANGE, WEIGHT_ONE * WEIGHT_RANGE);
+            *w = ((*w as f64 * factor) as u64).clamp(lo, hi);
+        }
     }
 
     #[cold]
@@ -2139,6 +2165,33 @@ mod tests {
         let d = s.shard(&flow(40003));
         assert_ne!(c, d);
         assert_eq!(s.shard(&reversed(flow(40001))), b);
+    }
+
+    /// A shard weighed twice as heavy takes a new connection only when its packets are
+    /// fewer than half the other's. The weight stays within 1/16 … 16 however often it is
+    /// moved.
+    #[test]
+    fn a_heavier_shard_takes_fewer_new_connections() {
+        let mut s = Sharder::new(2);
+        s.reweigh(0, 2.0);
+        // Both empty: the tie goes to shard 0; then 1 × 2 against 0.
+        assert_eq!(s.shard(&flow(40000)), 0);
+        assert_eq!(s.shard(&flow(40001)), 1);
+        (0..99).for_each(|_| _ = s.shard(&flow(40000)));
+        (0..149).for_each(|_| _ = s.shard(&flow(40001)));
+        // 100 × 2 against 150.
+        assert_eq!(s.shard(&flow(40002)), 1);
+        (0..50).for_each(|_| _ = s.shard(&flow(40001)));
+        // 100 × 2 against 201.
+        assert_eq!(s.shard(&flow(40003)), 0);
+        for _ in 0..100 {
+            s.reweigh(0, 2.0);
+        }
+        assert_eq!(s.weight[0], WEIGHT_ONE * WEIGHT_RANGE);
+        for _ in 0..100 {
+            s.reweigh(0, 0.5);
+        }
+        assert_eq!(s.weight[0], WEIGHT_ONE / WEIGHT_RANGE);
     }
 
     #[test]
