@@ -1171,9 +1171,12 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
     );
 }
 
-/// The peer's window (snd_wnd, bytes) stayed below `cwnd` segments of the sender's MSS
-/// in every sample from the first one sending again (`busy[0]`) until the sender idled
-/// longer than its RTO again or the samples end. False when a sample lacks either field.
+/// The peer's window (snd_wnd, bytes) stayed at or below `cwnd` segments of the sender's
+/// MSS in every sample from the first one sending again (`busy[0]`) until the sender
+/// idled longer than its RTO again or the samples end. False when a sample lacks either
+/// field. A window of exactly `cwnd` segments lets through what cwnd does
+/// (tcp_snd_wnd_test against tcp_cwnd_test): the restart changed nothing (sweep
+/// s27-069, a slow reader reopening 11 segments against a restarted cwnd of 11).
 fn window_below_cwnd(busy: &[&SsSocket], cwnd: f64) -> bool {
     let mut seen = false;
     for s in busy {
@@ -1188,7 +1191,7 @@ fn window_below_cwnd(busy: &[&SsSocket], cwnd: f64) -> bool {
             return false;
         };
         let wnd = s.num("snd_wnd").unwrap_or(0.0);
-        if wnd >= cwnd * mss {
+        if wnd > cwnd * mss {
             return false;
         }
         seen = true;
@@ -1926,7 +1929,8 @@ mod tests {
     /// s14-037, a slow reader at 2 ms: cwnd 131 → 65 after 248 ms without data (RTO
     /// 224 ms) behind a closed window, which then reopened at most 23.6 KB at a time:
     /// 65 segments of cwnd (94 KB) never limited a flight, so the restart is neither
-    /// required nor ruled out. The same restart with the window above cwnd is required.
+    /// required nor ruled out. The same restart with the window a segment above cwnd is
+    /// required.
     #[test]
     fn restart_label_unknown_when_the_window_stayed_below_the_restarted_cwnd() {
         let s = |t: f64, cwnd: &str, lastsnd: &str, wnd: Option<&str>| {
@@ -1958,7 +1962,12 @@ mod tests {
             "{}",
             l.why
         );
+        // A window of exactly cwnd (65 × 1448 = 94,120 B) lets through what cwnd does
+        // (s27-069: 11 segments against 11): still not required.
         r.ss_server[3] = s(1.583, "65", "12", Some("94120"));
+        let l = label(&r, "slow_start.restart_after_idle");
+        assert_eq!(l.want, Want::Unknown, "{}", l.why);
+        r.ss_server[3] = s(1.583, "65", "12", Some("95568"));
         let l = label(&r, "slow_start.restart_after_idle");
         assert_eq!(l.want, Want::Must, "{}", l.why);
     }
