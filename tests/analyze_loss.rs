@@ -465,3 +465,23 @@ fn a_probe_of_a_bare_fin_is_a_tail_loss_probe_that_costs_nothing() {
     );
     assert!(f.iter().all(|x| x.id != "retransmit.spurious"));
 }
+
+/// Issue 12, sweep s25-080 at the client (tests/data/sweep/README.md): RTT 124 ms
+/// (frames 1–3), CUBIC through 14 Mbit/s with a 432-packet FIFO, snaplen 64 (the SACK
+/// blocks are cut). Slow start overflowed the queue; the server's one SACK recovery
+/// repaired 251 segments (TCPFastRetrans 251, TCPSackRecovery 1, TCPTimeouts 0). Checked
+/// in tshark: frame 2470 (1.792961 s, seq 2363137, IP ID 0xb983) jumps the hole at
+/// 2360241; frame 2966 (2.007583 s) is the client's partial ACK 2360241, and frame 2967
+/// (2.008404 s, seq 2360241, IP ID 0xba7d: sent later) is its repair, 215 ms after the
+/// segment past the hole. The partial ACKs that drive such a recovery carry SACK
+/// blocks the snaplen cut; with only the duplicate ACKs as signals, the last two repairs
+/// (frames 2967, 2969) were named `loss.rto` (216 ms).
+#[test]
+fn repairs_driven_by_partial_acks_with_cut_options_are_fast_retransmits() {
+    let fs = findings(&common::analyze::sweep_path("s25-080-bulk-client.pcap"));
+    absent(&fs, "loss.rto");
+    let f = one(&fs, "loss.fast_retransmit");
+    // 251 at the server; the first, sent before the capture at the client saw its hole
+    // opened, is one of the 250 it can place.
+    assert!(f.explanation.contains("250 fast retransmissions"), "{f:?}");
+}
