@@ -485,3 +485,23 @@ fn repairs_driven_by_partial_acks_with_cut_options_are_fast_retransmits() {
     // opened, is one of the 250 it can place.
     assert!(f.explanation.contains("250 fast retransmissions"), "{f:?}");
 }
+
+/// Issue 12, sweep s25-077 at the server (tests/data/sweep/README.md): RTT 9.3 ms
+/// (frames 1–3), snaplen 64 cutting the SYNs' options (SACK unknown), a slow reader.
+/// The kernel sent two probes and no fast retransmission (TCPLossProbes 2,
+/// TCPFastRetrans 0, TCPDSACKRecv 2). Checked in tshark: frame 45 (0.088272 s) sends
+/// 72401–76745 with everything before it acknowledged (frame 44); frame 46 (0.089097 s),
+/// the client's ACK 72401 again 0.8 ms later, left the client before frame 45 could
+/// arrive (the client's D-SACK of the probe in frame 43); frame 47 (0.123849 s) probes
+/// the tail, 75297–76745, 35.6 ms after frame 45. Taken for a duplicate ACK of frame
+/// 45's data, frame 46 made frame 47 a fast retransmission.
+#[test]
+fn an_ack_sent_before_the_data_could_arrive_signals_no_loss_of_it() {
+    let fs = findings(&common::analyze::sweep_path(
+        "s25-077-slow_reader-server.pcap",
+    ));
+    absent(&fs, "loss.fast_retransmit");
+    let p = one(&fs, "loss.tail_loss_probe");
+    assert!(p.frames.contains(&47), "{p:?}");
+    one(&fs, "retransmit.spurious");
+}

@@ -247,6 +247,9 @@ struct Dir {
     open_from: usize,
     /// Smallest data → ACK time seen for this side's data.
     min_ack_rtt: Option<u64>,
+    /// When this side last sent data with everything before it acknowledged: the oldest
+    /// unacknowledged data was sent then or later.
+    unacked_since: Option<Timestamp>,
     dropped: u64,
 }
 
@@ -312,12 +315,23 @@ impl Detector for Recovery {
             // after the first signal (sweep s25-080 at snaplen 64: 248 repairs over
             // 430 ms at 120 ms RTT behind a 14 Mbit/s bottleneck, TCPFastRetrans 251 and
             // no RTO; the last ones had been called timeouts).
+            //
+            // Either way, and for a duplicate ACK without SACK, the data above the ACK
+            // must have had time to reach the receiver before it sent the ACK: not when
+            // all of it was seen less than this vantage's shortest data → ACK time before
+            // (sweep s25-077 at the server, snaplen 64 cutting the SYNs' options: a
+            // D-SACK of a probe 0.8 ms after new data at 9 ms RTT, taken for a duplicate
+            // ACK of that data, made the next probe a fast retransmission).
+            let reachable = c.dirs[y]
+                .unacked_since
+                .is_some_and(|t| seg.ts.elapsed_since(t) >= c.dirs[y].min_ack_rtt.unwrap_or(0));
             let cut_below_data = ev.payload_len == 0
                 && !flags.syn()
                 && !flags.fin()
                 && !flags.rst()
                 && pkt.options.truncated
                 && a < c.dirs[y].highest_end
+                && reachable
                 && ev
                     .conn
                     .dirs
@@ -330,6 +344,9 @@ impl Detector for Recovery {
             let d = &mut c.dirs[y];
             if d.cum_ack.is_none_or(|(m, _, _)| a > m) {
                 d.cum_ack = Some((a, seg.frame, seg.ts));
+                if a >= d.highest_end {
+                    d.unacked_since = None;
+                }
                 if d.ack_history.len() == ACK_HISTORY {
                     d.ack_history.pop_front();
                 }
@@ -351,8 +368,9 @@ impl Detector for Recovery {
             // connection it is a window update whose scaled field did not change, or an
             // ACK of a segment the receiver dropped (sweep s2-061: a slow reader's
             // window update 39 ms before a tail loss probe).
-            let reno_dup =
-                ev.kinds.has(SegmentKinds::DUP_ACK) && ev.conn.sack_permitted() != Some(true);
+            let reno_dup = ev.kinds.has(SegmentKinds::DUP_ACK)
+                && ev.conn.sack_permitted() != Some(true)
+                && reachable;
             d.signalling = reno_dup || sack || repeat_cut;
             if d.signalling {
                 match d.signals.back_mut() {
@@ -512,7 +530,11 @@ impl Detector for Recovery {
             }
         }
         let syn_fin = u64::from(flags.syn()) + u64::from(flags.fin());
-        d.highest_end = d.highest_end.max(end.saturating_add(syn_fin));
+        let end_all = end.saturating_add(syn_fin);
+        if end_all > d.highest_end && d.cum_ack.is_none_or(|(a, _, _)| a >= d.highest_end) {
+            d.unacked_since.get_or_insert(seg.ts);
+        }
+        d.highest_end = d.highest_end.max(end_all);
         d.seen_any = true;
         d.last_pkt = Some((seg.frame, seg.ts, ev.payload_len));
         d.peer_data_since = false;
