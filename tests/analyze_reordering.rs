@@ -306,6 +306,15 @@ fn capture_loss_is_neither_reordering_nor_loss() {
 ///   14.8 ms at the start, then a standing 28–35 ms with 64–73 KB per round trip from
 ///   0.3 s to the end (≈ 2.1 MB/s): 15–20 ms of standing queue. Agreed; correlation 0.75
 ///   (the flight plateaus), so low confidence.
+/// - wireshark-sample-tcp-ethereal-file1 stream 0 (a 150 KB HTTP POST from
+///   131.212.31.167, the sender's side): `tcp.analysis.ack_rtt` of the 85 ACKs: min
+///   115.03 ms (frame 4), median 248.8 ms, p95 371.7 ms, max 386.4 ms (frame 102);
+///   `tcp.analysis.bytes_in_flight` never above 8,192 B (frames 76, 87, 98) against a
+///   32,760 B window; the ACK RTTs climb 155 → 245 → 330 → 350 → 370 ms within each
+///   8 KB flight, ≈ 85 ms apart: each segment waits behind the ones sent before it at a
+///   ≈ 0.2 Mbit/s link. Agreed (p95 372 ms, median 255 ms over 83 samples, high
+///   confidence): named since the flight is taken when the sampled segment was sent
+///   (session 14), not when its ACK came back, which fell as the RTT rose.
 /// - No reordering anywhere. Rejected on the way (now tested by these expectations):
 ///   sharkfest20-trace2 stream 0 (three segments swapped by 3 µs at the sender's own
 ///   capture, frames 2576–2578, then a network loss after the capture point: the
@@ -324,6 +333,7 @@ fn public_captures_only_hand_checked_findings() {
     let expected: &[(&str, &str, u64)] = &[
         ("pcapplusplus-sll.pcap", BUFFERBLOAT, 0),
         ("suricata-verify-http-body-hook-ipv6.pcap", BUFFERBLOAT, 0),
+        ("wireshark-sample-tcp-ethereal-file1.pcap", BUFFERBLOAT, 0),
     ];
     let mut names: Vec<String> = entries
         .filter_map(|e| e.ok())
@@ -485,4 +495,46 @@ fn reordering_seen_through_a_dsack_the_snaplen_cut() {
         "{}",
         r.explanation
     );
+}
+
+/// Issue 12, sweep s27-048 at the server (tests/data/sweep/README.md): RTT 6.2 ms, Reno
+/// through 23 Mbit/s with a 106-packet FIFO (≈ 56 ms of queue), snaplen 128. Checked in
+/// tshark: frame 44 (0.020003 s) ACKs after 6.24 ms (`tcp.analysis.ack_rtt`); before the
+/// first repair (frame 655, 0.144446 s) the 177 ACK RTTs reach p95 55.5 ms, max 62.1 ms;
+/// frame 593 (0.130290 s) has 53.7 ms. The kernel's srtt peaked at 61.1 ms; its two SACK
+/// recoveries repaired 120 segments (TCPFastRetrans 120). Over all 799 ACKs tshark's p95
+/// is 133 ms: the ACKs that covered the repairs (frames 655–1169), which the segments
+/// sent behind each hole waited for. Before, the flight taken when each ACK came back
+/// (it falls as the RTT rises in a recovery) gave a 0.67 correlation and no finding; now
+/// the flight when the segment was sent, and no sample from an ACK covering a repair
+/// (Karn's rule, Linux's tcp_ack_update_rtt), as the kernel does.
+#[test]
+fn deep_queue_with_a_recovery_at_the_sender() {
+    let f = common::analyze::findings(common::analyze::sweep_path("s27-048-bulk-server.pcap"));
+    let b = one(&f, BUFFERBLOAT);
+    assert_eq!(frames(b)[0], 44);
+    assert_eq!(*frames(b).last().unwrap(), 593);
+    assert!(
+        b.explanation.contains("from 6.24 ms to 53.6 ms at p95"),
+        "{}",
+        b.explanation
+    );
+}
+
+/// Issue 12, sweep s20-069 at the server (tests/data/sweep/README.md): a slow reader at
+/// 2.1 ms RTT (frames 1–3), no bottleneck (the label: must not). Checked in tshark: the
+/// server sends a window, 30,408 B, in frames 79–82 (0.618 s); the client ACKs all of it
+/// only in frame 83, 43.0 ms later, with a zero window (its buffer full, the ACK held on
+/// the delayed-ACK timer), then reopens the window in frame 84 when its reader took
+/// 30 KB. Every RTT sample is such an ACK of everything in flight after a silence of the
+/// receiver at least as long as the sample's excess: the receiver's timing, not a
+/// queue's. With the flight taken at the send (session 14) these samples correlated
+/// with it (0.81) and were called a 41 ms queue.
+#[test]
+fn a_slow_readers_held_acks_are_no_queue() {
+    let f = common::analyze::findings(common::analyze::sweep_path(
+        "s20-069-slow_reader-server.pcap",
+    ));
+    none_of(&f, &[BUFFERBLOAT], "s20-069 server");
+    one(&f, "rwnd.zero_window");
 }

@@ -18,7 +18,13 @@
 //! buffer holds for a few milliseconds and drains is the buffer doing its job (RFC 8289
 //! §1 "good queue"), and the sender's smoothed RTT (tcp_rtt_estimator) barely moves.
 //! - At the sender: data → the ACK covering it (the tracker's `ack_rtt`; Karn's rule) is
-//!   the full RTT; bytes in flight are exact (highest sequence sent − highest ACK).
+//!   the full RTT; bytes in flight are exact (highest sequence sent − highest ACK), taken
+//!   when the sampled segment was sent: the data ahead of it is the queue it waited in
+//!   (Little's law). Left out: ACKs that cover a repair (the segments behind a hole wait
+//!   for it; Linux takes no RTT from them either, `tcp_ack_update_rtt`), and an ACK of
+//!   everything sent after a silence of the receiver at least as long as the sample's
+//!   excess over the least RTT (a receiver holding its ACKs — a slow reader's full buffer,
+//!   the delayed-ACK timer — not a queue, whose ACKs keep coming while it drains).
 //! - At the receiver: data → ACK is only the receiver's own ACK delay and says nothing of
 //!   the queue. The full RTT is the receiver's ACK → the sender's data echoing its TSval
 //!   (RFC 7323), taken only mid-transfer (not a request → response gap, which holds
@@ -94,6 +100,10 @@ pub const MIN_STANDING_NS: u64 = 100_000_000;
 pub const STANDING_TARGET_NS: u64 = 5_000_000;
 /// Correlation from which, at the sender, confidence is high.
 const HIGH_CORRELATION: f64 = 0.9;
+/// Data segments remembered per direction with their flight (16 bytes each): a segment
+/// acknowledged after more than this many others were sent takes the flight at its ACK
+/// (a queue of thousands of packets).
+const MAX_SENT: usize = 4096;
 /// Samples kept per direction and view (40 bytes each); past it every second one is
 /// dropped and the stride doubles, so a long transfer is still covered from start to end
 /// (enough for a p95 and a correlation).
@@ -156,6 +166,14 @@ struct Dir {
     /// Samples valid if the capture is at its receiver.
     at_receiver: Series,
     in_flight: u64,
+    /// Recent data segments of this direction: frame and the bytes in flight once it was
+    /// sent, oldest first, at most [`MAX_SENT`].
+    sent: VecDeque<(u64, u64)>,
+    /// When the peer's last ACK of this data was seen.
+    last_peer_ack: Option<Timestamp>,
+    /// Retransmitted data not yet all acknowledged: from the lowest start to the highest
+    /// end (relative).
+    repairs: Option<(u64, u64)>,
     /// Highest ACK of this data by the peer (relative).
     acked: u64,
     /// Highest end of this data seen (relative).
@@ -187,6 +205,7 @@ impl Reusable for Conn {
                     ..Series::default()
                 },
                 peer_acks: emptied_deque(d.peer_acks),
+                sent: emptied_deque(d.sent),
                 ..Dir::default()
             }),
         }
@@ -212,15 +231,55 @@ impl Detector for Bufferbloat {
         if let Some(ack) = ev.rel_ack {
             let d = &mut c.dirs[peer];
             d.acked = d.acked.max(ack);
-            if let Some((_, ns)) = ev.ack_rtt {
-                let s = Sample {
-                    frame: seg.frame,
-                    ts: seg.ts,
-                    rtt_ns: ns,
-                    flight: d.in_flight,
-                    delivered: d.acked,
+            let silent_ns = d.last_peer_ack.map(|t| seg.ts.elapsed_since(t));
+            d.last_peer_ack = Some(seg.ts);
+            // An ACK that covers a repair was timed by the repair, for every segment it
+            // covers: segments sent behind the hole wait for it, not for a queue (Linux
+            // takes no RTT from such an ACK without timestamps: tcp_ack_update_rtt,
+            // Karn's rule). Sweep s27-048 at the server: samples of 125 ms in the
+            // recovery behind a 106-packet FIFO that holds 53 ms at 22.9 Mbit/s.
+            let repaired = d.repairs.is_some_and(|(lo, _)| ack > lo);
+            if let Some((_, hi)) = d.repairs {
+                d.repairs = (ack < hi).then_some((ack, hi));
+            }
+            if let (Some((data_frame, ns)), false) = (ev.ack_rtt, repaired) {
+                // A queue drains continuously, and its ACKs come back spread at its rate
+                // while the rest waits: an ACK of everything sent, after a silence of the
+                // receiver at least as long as the sample's excess over the least RTT,
+                // may owe all that excess to the receiver holding it (a slow reader ACKing
+                // a window per read: sweep s19-061, one ACK of all in flight every 67 ms
+                // at 27 ms RTT), not to a queue (deep-queue: ACKs every 2.4 ms at 190 ms
+                // of queue, each of a segment or two with the rest still queued).
+                let excess = d.at_sender.min.map(|m| ns.saturating_sub(m.rtt_ns));
+                // (An excess under CoDel's target is no queue either way.)
+                let receiver_timed = ack >= d.received
+                    && excess
+                        .zip(silent_ns)
+                        .is_some_and(|(e, gap)| e >= STANDING_TARGET_NS && gap >= e);
+                // The queue the sampled segment waited in is the data ahead of it when it
+                // was sent (Little's law), not the flight when its ACK came back: in
+                // slow start the flight has doubled by then, and in a recovery it holds
+                // the SACKed data above the holes (sweep s27-048 at the server: 0.67
+                // correlation with the flight at the ACK, 0.82 with the flight at the
+                // send, over 733 samples behind a 106-packet FIFO).
+                // Samples come in the order their segments were sent (a later ACK covers
+                // later data; repairs give none): what was sent before is done with.
+                while d.sent.front().is_some_and(|&(f, _)| f < data_frame) {
+                    d.sent.pop_front();
+                }
+                let flight = match d.sent.front() {
+                    Some(&(f, flight)) if f == data_frame => flight,
+                    _ => d.in_flight,
                 };
-                d.at_sender.push(s);
+                if !receiver_timed {
+                    d.at_sender.push(Sample {
+                        frame: seg.frame,
+                        ts: seg.ts,
+                        rtt_ns: ns,
+                        flight,
+                        delivered: d.acked,
+                    });
+                }
             }
             if let (0, Some((tsval, _))) = (ev.payload_len, seg.pkt.options.timestamps) {
                 if d.peer_acks.back().is_none_or(|a| a.0 != tsval) {
@@ -237,8 +296,18 @@ impl Detector for Bufferbloat {
         }
         c.dirs[peer].mid_transfer = false;
         let d = &mut c.dirs[me];
+        if ev.kinds.has(SegmentKinds::RETRANSMISSION) {
+            let end = ev.rel_seq.saturating_add(u64::from(ev.payload_len));
+            d.repairs = Some(d.repairs.map_or((ev.rel_seq, end), |(lo, hi)| {
+                (lo.min(ev.rel_seq), hi.max(end))
+            }));
+        }
         if let Some(f) = ev.in_flight {
             d.in_flight = f;
+            if d.sent.len() >= MAX_SENT {
+                d.sent.pop_front();
+            }
+            d.sent.push_back((seg.frame, f));
         }
         let end = ev.rel_seq.saturating_add(u64::from(ev.payload_len));
         d.received = d.received.max(end);
