@@ -1113,6 +1113,19 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
     // restart (`tcp_cwnd_restart` halves per RTO idle; `tcp_cwnd_application_limited`,
     // the other fall without loss, keeps at least half); without one it is undecided.
     let mut gap_possible = false;
+    // An http response the restarted cwnd still covers whole left in one flight anyway:
+    // the restart held no segment back (sweep s28-049: 234,189 B, 162 segments, after
+    // cwnd 334 → 162; all 162 unacknowledged in the next sample). Its segments, when
+    // every response has the same size (the workload's `response_bytes`).
+    let response_segments = |mss: f64| {
+        let b = r.workload["kind"]["response_bytes"].as_f64()?;
+        (r.kind() == "http" && mss > 0.0).then(|| (b / mss).ceil())
+    };
+    let covers_response = |s: &SsSocket, cw: f64| {
+        s.num("mss")
+            .and_then(response_segments)
+            .is_some_and(|n| cw >= n)
+    };
     for c in conns {
         let mut max_before = 0.0f64;
         let mut retr = 0.0f64;
@@ -1137,7 +1150,9 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
                 });
             if straddled {
                 let fell = r2 == retr && max_before > 2.0 * IW as f64 && cw < max_before / 2.0;
-                if fell && !window_below_cwnd(&c.samples[i..], cw) {
+                if fell && covers_response(s, cw) {
+                    restart_unseen = true;
+                } else if fell && !window_below_cwnd(&c.samples[i..], cw) {
                     restart = true;
                     idle_gap = true;
                 } else {
@@ -1151,7 +1166,7 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
                 idle_gap = true;
                 last_snd_gap = false;
                 if r2 == retr && max_before > 2.0 * IW as f64 && cw < max_before / 2.0 {
-                    if window_below_cwnd(&c.samples[i..], cw) {
+                    if window_below_cwnd(&c.samples[i..], cw) || covers_response(s, cw) {
                         restart_unseen = true;
                     } else {
                         restart = true;
@@ -1167,7 +1182,7 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
         "slow_start.restart_after_idle",
         restart,
         !idle_gap && !gap_unseen && !restart_unseen && !gap_possible,
-        format!("cwnd fell after an idle gap > RTO without retransmission: {restart}; idle gap > RTO seen: {idle_gap}; samples end in a gap: {gap_unseen}; restart behind a smaller peer window only: {restart_unseen}; a gap between two samples may exceed the RTO: {gap_possible}"),
+        format!("cwnd fell after an idle gap > RTO without retransmission: {restart}; idle gap > RTO seen: {idle_gap}; samples end in a gap: {gap_unseen}; restart behind a smaller peer window or within a response it covered only: {restart_unseen}; a gap between two samples may exceed the RTO: {gap_possible}"),
     );
 }
 
@@ -1958,7 +1973,7 @@ mod tests {
         let l = label(&r, "slow_start.restart_after_idle");
         assert_eq!(l.want, Want::Unknown, "{}", l.why);
         assert!(
-            l.why.contains("smaller peer window only: true"),
+            l.why.contains("only: true"),
             "{}",
             l.why
         );
@@ -1968,6 +1983,36 @@ mod tests {
         let l = label(&r, "slow_start.restart_after_idle");
         assert_eq!(l.want, Want::Unknown, "{}", l.why);
         r.ss_server[3] = s(1.583, "65", "12", Some("95568"));
+        let l = label(&r, "slow_start.restart_after_idle");
+        assert_eq!(l.want, Want::Must, "{}", l.why);
+    }
+
+    /// s28-049-http: responses of 234,189 B (162 segments of 1,448) every 254 ms at 11 ms;
+    /// after a gap of just over the RTO (lastsnd 204 ms at RTO 216, sending again 50 ms
+    /// later) cwnd fell to 162, below half its largest (334), with nothing retransmitted, and all 162 segments were
+    /// in flight at once: the restart held nothing back, so it is not required. A
+    /// response of 163 segments would have waited for one: required.
+    #[test]
+    fn restart_label_unknown_when_the_restarted_cwnd_covers_the_response() {
+        let s = |t: f64, cwnd: &str, lastsnd: &str| {
+            sample(
+                t,
+                "ESTAB",
+                &[
+                    ("cwnd", cwnd),
+                    ("rto", "216"),
+                    ("lastsnd", lastsnd),
+                    ("mss", "1448"),
+                    ("snd_wnd", "1112064"),
+                ],
+            )
+        };
+        let mut r = records("http", Value::Null);
+        r.workload = json!({ "kind": { "type": "http", "response_bytes": 234189 } });
+        r.ss_server = vec![s(0.585, "334", "208"), s(0.835, "324", "204"), s(0.885, "162", "4")];
+        let l = label(&r, "slow_start.restart_after_idle");
+        assert_eq!(l.want, Want::Unknown, "{}", l.why);
+        r.workload["kind"]["response_bytes"] = json!(234189 + 1448);
         let l = label(&r, "slow_start.restart_after_idle");
         assert_eq!(l.want, Want::Must, "{}", l.why);
     }
