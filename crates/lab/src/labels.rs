@@ -1972,11 +1972,7 @@ mod tests {
         ];
         let l = label(&r, "slow_start.restart_after_idle");
         assert_eq!(l.want, Want::Unknown, "{}", l.why);
-        assert!(
-            l.why.contains("only: true"),
-            "{}",
-            l.why
-        );
+        assert!(l.why.contains("only: true"), "{}", l.why);
         // A window of exactly cwnd (65 × 1448 = 94,120 B) lets through what cwnd does
         // (s27-069: 11 segments against 11): still not required.
         r.ss_server[3] = s(1.583, "65", "12", Some("94120"));
@@ -2009,7 +2005,11 @@ mod tests {
         };
         let mut r = records("http", Value::Null);
         r.workload = json!({ "kind": { "type": "http", "response_bytes": 234189 } });
-        r.ss_server = vec![s(0.585, "334", "208"), s(0.835, "324", "204"), s(0.885, "162", "4")];
+        r.ss_server = vec![
+            s(0.585, "334", "208"),
+            s(0.835, "324", "204"),
+            s(0.885, "162", "4"),
+        ];
         let l = label(&r, "slow_start.restart_after_idle");
         assert_eq!(l.want, Want::Unknown, "{}", l.why);
         r.workload["kind"]["response_bytes"] = json!(234189 + 1448);

@@ -1058,13 +1058,16 @@ pub fn all() -> Vec<Scenario> {
                     format!("{cached:?}"),
                 );
                 // The second connection's ssthresh at accept (tcp_info, before any byte
-                // of its own): tcp_init_metrics gave it the cached one.
+                // of its own): tcp_init_metrics gave it the one cached when the first
+                // closed. (The cache read after the run may differ: tcp_update_metrics
+                // stores the second's own when it closes.)
                 let second = e.server["connections"][1]["ssthresh_at_accept"].as_u64();
                 o.key("second_connection_ssthresh_at_accept", second);
+                let infinite = u64::from(crate::workload::TCP_INFINITE_SSTHRESH);
                 o.check(
-                    "the second connection starts with the cached ssthresh (tcp_info at accept)",
-                    second.is_some() && second == cached,
-                    format!("{second:?}"),
+                    "the second connection starts with a cached ssthresh (tcp_info at accept)",
+                    second.is_some_and(|t| t < infinite),
+                    format!("{second:?} (cache after the run: {cached:?})"),
                 );
                 o.key("response_ms", e.response_ms());
             },

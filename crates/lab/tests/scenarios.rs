@@ -373,13 +373,17 @@ fn cached_ssthresh_is_used_by_the_next_connection() {
     let s = &m["key_numbers"]["scenario"];
     let cached = s["tcp_metrics_ssthresh"].as_u64().expect("ssthresh cached");
     assert!(cached < 100, "cached ssthresh {cached}");
-    // The second connection starts with the cached ssthresh; HyStart may lower it further
-    // if the RTT jitters (a busy machine: 19 after a cached 21), and tcp_update_metrics
-    // stores max(cwnd / 2, ssthresh) when it closes, so the final cache is never below.
-    let second = s["second_connection_ssthresh"]
-        .as_f64()
-        .expect("second connection's ssthresh");
-    assert!(second <= cached as f64, "{second} > cached {cached}");
+    // The second connection starts with the ssthresh cached when the first closed, as
+    // tcp_info shows it at accept (before any byte of its own: nothing else set it); the
+    // cache read after the run is the second's own, stored when it closed, so the two
+    // may differ, both small.
+    let second = s["second_connection_ssthresh_at_accept"]
+        .as_u64()
+        .expect("second connection's ssthresh at accept");
+    assert!(
+        second < 100,
+        "second connection started with ssthresh {second}"
+    );
 }
 
 #[test]
