@@ -400,6 +400,9 @@ analyze_cmd() {
 
 # ---- lossy mixed capture: speed --------------------------------------------------------
 section "timing on the mixed capture (one core: ${ONE[*]}; page cache warmed before each run)"
+# A capture just made is still being written back: that I/O would land in the first runs
+# (session 14: analyze -j 1 timed at 7.41 s right after the capture, 4.1–4.2 s by hand).
+sync
 RUN_NOTE=""
 flows_cmd "${J1[*]}" "$MIXED"
 run flows1 "tcpwhy flows ${J1[*]}" mixed "$MIXED" "$N_MIXED" "$RUNS" "${ONE[@]}" "${CMD[@]}"
