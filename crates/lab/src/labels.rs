@@ -1116,15 +1116,11 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
     // An http response the restarted cwnd still covers whole left in one flight anyway:
     // the restart held no segment back (sweep s28-049: 234,189 B, 162 segments, after
     // cwnd 334 → 162; all 162 unacknowledged in the next sample). Its segments, when
-    // every response has the same size (the workload's `response_bytes`).
-    let response_segments = |mss: f64| {
-        let b = r.workload["kind"]["response_bytes"].as_f64()?;
-        (r.kind() == "http" && mss > 0.0).then(|| (b / mss).ceil())
-    };
+    // every response has the same size (the workload's `response_bytes`, `resp` above).
     let covers_response = |s: &SsSocket, cw: f64| {
-        s.num("mss")
-            .and_then(response_segments)
-            .is_some_and(|n| cw >= n)
+        http && resp > 0.0
+            && s.num("mss")
+                .is_some_and(|m| m > 0.0 && cw >= (resp / m).ceil())
     };
     for c in conns {
         let mut max_before = 0.0f64;
