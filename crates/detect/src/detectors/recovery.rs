@@ -322,9 +322,11 @@ impl Detector for Recovery {
             // (sweep s25-077 at the server, snaplen 64 cutting the SYNs' options: a
             // D-SACK of a probe 0.8 ms after new data at 9 ms RTT, taken for a duplicate
             // ACK of that data, made the next probe a fast retransmission).
-            let reachable = c.dirs[y]
-                .unacked_since
-                .is_some_and(|t| seg.ts.elapsed_since(t) >= c.dirs[y].min_ack_rtt.unwrap_or(0));
+            // (Only for the ACKs it can decide: options cut, or a duplicate ACK.)
+            let reachable = (pkt.options.truncated || ev.kinds.has(SegmentKinds::DUP_ACK))
+                && c.dirs[y]
+                    .unacked_since
+                    .is_some_and(|t| seg.ts.elapsed_since(t) >= c.dirs[y].min_ack_rtt.unwrap_or(0));
             let cut_below_data = ev.payload_len == 0
                 && !flags.syn()
                 && !flags.fin()
