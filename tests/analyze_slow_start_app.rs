@@ -279,6 +279,24 @@ fn a_restart_is_named_at_a_tso_sender() {
     assert!((r.cost_ms - 35.78).abs() < 0.01, "{}", r.cost_ms);
 }
 
+/// Issue 12, sweep s26-054 at the server (TSO on, snaplen 64; tests/data/sweep/README.md):
+/// response 1 leaves in rounds of up to 55,024 B (frame 26); response 2 starts at frame
+/// 93 (1.500260 s, 1436 ms after response 1's last data, frame 59) with two 7,240-byte
+/// TSO packets (14,480 B), then rounds at frames 96 (1.520601 s), 110 (1.541224 s) and
+/// 135 (1.562173 s): 4 rounds of (1.562173 − 1.500260) / 3 = 20.638 ms where the warm
+/// window (capped at twice the largest round, 115,840 B) needed 2 of the 127,313 B:
+/// 41.275 ms. The SYNs' MSS options (1460) were read, their timestamps cut: the restart
+/// detector's own MSS rule took the cut SYN's 1460, so 14,480 B was no whole number of
+/// segments and looked like an application's small first write. Now a cut SYN gives no MSS (`ConnSummary::mss`) and 1448 B is taken, as at the
+/// client and the router, which named it already.
+#[test]
+fn a_restart_is_named_at_a_tso_sender_behind_a_cut_syn() {
+    let f = common::analyze::findings(sweep_path("s26-054-rtt_step-server.pcap"));
+    let r = one(&f, RESTART);
+    assert_eq!(frames(r), [26, 59, 93, 96]);
+    assert!((r.cost_ms - 41.275).abs() < 0.01, "{}", r.cost_ms);
+}
+
 /// Issue 12, held-out sweep s6-086 at the client (BBR, snaplen 64: no timestamps to sample;
 /// tests/data/sweep/README.md): the handshake's RTT is 135.45 ms (frame 2), then the path's
 /// is ~368 ms: response 1's rounds start at frames 6, 26 and 59 (0.503, 0.800, 1.167 s).

@@ -315,6 +315,18 @@ impl ConnSummary {
     pub fn packets(&self) -> u64 {
         self.dirs[0].packets + self.dirs[1].packets
     }
+
+    /// The effective MSS of `sender`'s data, by the one rule of
+    /// [`effective_mss`](crate::effective_mss) (the same as
+    /// [`ConnModel::mss`](crate::ConnModel::mss) on a segment's event), read from the
+    /// whole SYNs only: `None` when the receiver's SYN was not captured or the snaplen cut
+    /// its options. The caller falls back to what it saw of the payloads.
+    pub fn mss(&self, sender: Side) -> Option<u32> {
+        crate::effective_mss(
+            self.dirs[sender].syn_whole(),
+            self.dirs[sender.peer()].syn_whole(),
+        )
+    }
 }
 
 /// Classification bits of one segment.

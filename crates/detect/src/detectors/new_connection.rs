@@ -61,7 +61,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::net::IpAddr;
 use tcpwhy_track::limits::ETHERNET_MSS;
-use tcpwhy_track::{ClientBy, ConnSummary, Endpoint};
+use tcpwhy_track::{ClientBy, ConnSummary, Endpoint, Side};
 
 use crate::catalogue::Entry;
 
@@ -219,9 +219,10 @@ fn sender_mss(s: &ConnSummary, first_round: Option<&Span>) -> Option<(u64, MssNo
         let mss = (r.bytes / u64::from(r.segments.max(1))).clamp(lo, hi);
         return Some((mss, MssNote::Seen { mss }));
     }
+    // The whole SYNs: the one rule, `ConnSummary::mss`.
     let mss = u64::from(read?);
-    if c.timestamps && srv.timestamps && mss > TIMESTAMP_OPTION_BYTES {
-        let eff = mss - TIMESTAMP_OPTION_BYTES;
+    let eff = s.mss(Side::Server).map_or(mss, u64::from);
+    if eff < mss {
         Some((eff, MssNote::LessTimestamps { mss, eff }))
     } else {
         Some((mss, MssNote::Plain { mss }))

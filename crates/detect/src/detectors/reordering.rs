@@ -1115,20 +1115,13 @@ impl Detector for Reordering {
     fn absorb(&mut self, _other: Self) {}
 }
 
-/// The segment size of `dir`'s data: the receiver's MSS option less 12 bytes of
-/// timestamps when both sides use them; else (a SYN not captured, or its options cut by
-/// the snaplen, so timestamps are unknown) the largest payload seen.
+/// The segment size of `dir`'s data: the connection's effective MSS
+/// ([`ConnSummary::mss`]); else (a SYN not captured, or its options cut by the snaplen,
+/// so timestamps are unknown) the largest payload seen.
 fn mss(s: &ConnSummary, dir: usize, seen: u64) -> u64 {
-    let peer = s.dirs[1 - dir].syn_whole();
-    let mine = s.dirs[dir].syn_whole();
-    match (peer.and_then(|o| o.mss), mine) {
-        (Some(m), Some(o)) => {
-            let ts = peer.is_some_and(|p| p.timestamps) && o.timestamps;
-            u64::from(m).saturating_sub(if ts { 12 } else { 0 }).max(1)
-        }
-        // As `Dir::seg_size`: a TSO/GSO packet is no segment.
-        _ => seen.clamp(1, ETHERNET_MSS),
-    }
+    // As `Dir::seg_size`: a TSO/GSO packet is no segment.
+    s.mss(Side::from_index(dir))
+        .map_or(seen.clamp(1, ETHERNET_MSS), u64::from)
 }
 
 fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {

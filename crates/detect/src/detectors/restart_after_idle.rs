@@ -52,7 +52,7 @@ use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::exchange::{joined_rounds, Exchange, Span};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
-use tcpwhy_track::{ConnSummary, SegmentKinds, Vantage};
+use tcpwhy_track::{ConnSummary, SegmentKinds, Side, Vantage};
 
 use crate::catalogue::Entry;
 
@@ -95,6 +95,9 @@ const MAX_GAPS: usize = 4096;
 const MAX_RETRANS: usize = 4096;
 /// Linux's default initial window in segments (RFC 6928), for the explanation only.
 const LINUX_IW_SEGMENTS: u64 = 10;
+/// An Ethernet segment less the timestamps option (1500 − 40 − 12): the server's segment
+/// size when the SYNs do not tell it.
+const ETHERNET_TIMESTAMPS_MSS: u64 = 1448;
 
 /// RFC 6298 §2 smoothed RTT and variation, in nanoseconds: the filter
 /// [`rto_from_rounds`] feeds one sample per round.
@@ -838,19 +841,12 @@ pub fn rounds_from_capped(window: u64, bytes: u64, cap: u64) -> usize {
     n
 }
 
-/// The server's segment size: the client's MSS option less the 12 bytes of timestamps
-/// when both sides offered them (seed 01: 1424 − 12 = 1412); 1448 (Ethernet with
-/// timestamps) when the handshake was not captured.
+/// The server's segment size: the connection's effective MSS ([`ConnSummary::mss`]:
+/// seed 01's client offered 1424, less the 12 bytes of timestamps, 1412); 1448 (Ethernet
+/// with timestamps) when the handshake was not captured or the snaplen cut its options.
 fn sender_mss(s: &ConnSummary) -> u64 {
-    let (c, srv) = (s.dirs[0].syn, s.dirs[1].syn);
-    match (c.and_then(|o| o.mss), srv) {
-        (Some(m), Some(so)) => {
-            let ts = c.is_some_and(|o| o.timestamps) && so.timestamps;
-            u64::from(m).saturating_sub(if ts { 12 } else { 0 }).max(1)
-        }
-        (Some(m), None) => u64::from(m).max(1),
-        _ => 1448,
-    }
+    s.mss(Side::Server)
+        .map_or(ETHERNET_TIMESTAMPS_MSS, u64::from)
 }
 
 #[cfg(test)]
