@@ -472,6 +472,29 @@ fn nagle_is_found_when_the_snaplen_cut_the_window_scale() {
     assert!((n.cost_ms - 405.57).abs() < 0.01, "{}", n.cost_ms);
 }
 
+/// Issue 12, sweep s31-020 at the server, snaplen 64 (tests/data/sweep/README.md): echo
+/// at 204 ms RTT, 5 rounds of 3 × 370 B, the server without TCP_NODELAY. The SYNs' MSS
+/// options (1460) were read, the timestamps after them cut; the largest payload seen,
+/// 740 B, had been taken for the full segment, so each held 740 B echo looked full-sized
+/// and the stalls were put down to the window (delayed_ack.cwnd). A full segment is at
+/// least 1460 − 12 B. In tshark: frame 18, the server's 370 B (0.613482 s); frame 19, the
+/// client's pure ACK (0.858435 s: the 204.3 ms handshake leg + 40.6 ms); frame 20, the
+/// held 740 B 0.010 ms after it; likewise 26/27/28, 33/34/35 and 41/42/43. Each held
+/// echo waited from its small segment to its release: 244.963 + 247.634 + 247.520 +
+/// 247.573 = 987.69 ms.
+#[test]
+fn a_cut_syn_still_bounds_the_full_segment_for_nagle() {
+    let f = common::analyze::findings(sweep_path("s31-020-echo-server.pcap"));
+    let n = one(&f, NAGLE);
+    assert_eq!(frames(n), [18, 19, 20, 26, 27, 28, 33, 34, 35, 41, 42, 43]);
+    assert!((n.cost_ms - 987.69).abs() < 0.01, "{}", n.cost_ms);
+    assert!(
+        f.iter().all(|x| x.id != CWND),
+        "{:?}",
+        f.iter().map(|x| &x.id).collect::<Vec<_>>()
+    );
+}
+
 /// Issue 12, sweep s4-068 at the server (tests/data/sweep/README.md): echo at 74 ms RTT,
 /// 3 rounds of 3 × 191 B, the server without TCP_NODELAY. Only round 2 met a delayed ACK
 /// (the client ACKed rounds 1 and 3 promptly: DelayedACKs 2, one of them the server's own

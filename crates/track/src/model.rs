@@ -20,8 +20,10 @@ pub enum SynSeen {
     #[default]
     NotCaptured,
     /// The SYN was captured, but the snaplen cut its options: what was read may lack
-    /// some, so none is relied on.
-    Cut,
+    /// some, so none is relied on but the MSS, when its option was read whole (Linux
+    /// writes it first, `tcp_options_write`; so do the BSDs and Windows): a bound, since
+    /// whether timestamps followed is unknown ([`ConnModel::full_segment_floor`]).
+    Cut { mss: Option<u16> },
     /// The SYN and all its options.
     Options(SynOptions),
 }
@@ -149,6 +151,32 @@ impl ConnModel {
         Some(u32::from(mss).saturating_sub(opts).max(1))
     }
 
+    /// The least `sender`'s full-sized segment can be: [`Self::mss`] when both SYNs were
+    /// whole; when the snaplen cut either, the MSS options read (the smaller, as
+    /// [`effective_mss`]) less [`TIMESTAMPS_OPTION_BYTES`], since the timestamps option
+    /// that would take them off every segment may have been among the bytes cut (sweep
+    /// s31-020 at snaplen 64: MSS 1460 read, Nagle holding 740 B echoes, which the
+    /// largest payload seen had made "full-sized"). `None` without the receiver's MSS.
+    pub fn full_segment_floor(&self, sender: Side) -> Option<u32> {
+        let read = |seen: &SynSeen| match seen {
+            SynSeen::Options(o) => o.mss,
+            SynSeen::Cut { mss } => *mss,
+            SynSeen::NotCaptured => None,
+        };
+        let (own, peer) = (&self.dirs[sender].syn, &self.dirs[sender.peer()].syn);
+        let cut = matches!(own, SynSeen::Cut { .. }) || matches!(peer, SynSeen::Cut { .. });
+        if !cut {
+            return self.mss(sender);
+        }
+        let peer_mss = read(peer)?;
+        let mss = read(own).map_or(peer_mss, |m| m.min(peer_mss));
+        Some(
+            u32::from(mss)
+                .saturating_sub(TIMESTAMPS_OPTION_BYTES)
+                .max(1),
+        )
+    }
+
     /// Both sides offered SACK (RFC 2018); `None` while a SYN is unknown.
     pub fn sack_permitted(&self) -> Option<bool> {
         let [c, s] = self.dirs.map(|d| d.syn.options().map(|o| o.sack_permitted));
@@ -205,7 +233,7 @@ mod tests {
     fn the_models_mss_is_effective_mss_of_its_syns() {
         let seen = |mss, timestamps| match (mss, timestamps) {
             (Some(0), _) => SynSeen::NotCaptured,
-            (Some(1), _) => SynSeen::Cut,
+            (Some(1), _) => SynSeen::Cut { mss: Some(1400) },
             (mss, ts) => SynSeen::Options(syn(mss, ts).unwrap()),
         };
         let cases = [
@@ -246,9 +274,30 @@ mod tests {
         assert_eq!(m.handshake_rtt_ns(), Some(20_150_000));
         assert_eq!(m.sack_permitted(), None);
         m.dirs[Side::Client].syn = SynSeen::Options(syn(Some(1460), true).unwrap());
-        m.dirs[Side::Server].syn = SynSeen::Cut;
+        m.dirs[Side::Server].syn = SynSeen::Cut { mss: None };
         assert_eq!(m.sack_permitted(), None);
         assert_eq!(m.mss(Side::Server), Some(1460));
         assert_eq!(m.mss(Side::Client), None);
+    }
+
+    /// With a SYN cut after its MSS option, a sender's full segment is at least the
+    /// smaller MSS read less the timestamps that may have been cut; with both SYNs whole,
+    /// exactly the model's MSS; without the receiver's MSS, unknown.
+    #[test]
+    fn a_cut_syn_bounds_the_full_segment_from_below() {
+        let mut m = ConnModel::default();
+        m.dirs[Side::Client].syn = SynSeen::Options(syn(Some(1460), true).unwrap());
+        m.dirs[Side::Server].syn = SynSeen::Cut { mss: Some(1400) };
+        assert_eq!(m.full_segment_floor(Side::Server), Some(1388));
+        assert_eq!(m.full_segment_floor(Side::Client), Some(1388));
+        m.dirs[Side::Server].syn = SynSeen::Cut { mss: None };
+        assert_eq!(m.full_segment_floor(Side::Client), None);
+        assert_eq!(m.full_segment_floor(Side::Server), Some(1448));
+        m.dirs[Side::Server].syn = SynSeen::Options(syn(Some(1400), true).unwrap());
+        assert_eq!(m.full_segment_floor(Side::Server), m.mss(Side::Server));
+        assert_eq!(m.full_segment_floor(Side::Server), Some(1388));
+        m.dirs[Side::Server].syn = SynSeen::NotCaptured;
+        assert_eq!(m.full_segment_floor(Side::Client), None);
+        assert_eq!(m.full_segment_floor(Side::Server), Some(1460));
     }
 }

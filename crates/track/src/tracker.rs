@@ -1809,7 +1809,7 @@ impl Conn {
             });
             self.dirs[f].out.syn_cut = o.truncated;
             self.dirs[f].model.syn = if o.truncated {
-                SynSeen::Cut
+                SynSeen::Cut { mss: o.mss }
             } else {
                 SynSeen::Options(SynOptions {
                     mss: o.mss,

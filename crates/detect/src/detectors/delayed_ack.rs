@@ -301,13 +301,15 @@ fn crossed(d: &Dir, m: &ConnModel, r: Side, t: Timestamp) -> bool {
 }
 
 /// Full segment size of the sender `s`: the connection model's effective MSS
-/// (`tcpwhy_track::effective_mss`); without the handshake, the largest payload seen so
-/// far (`largest`), at least RFC 9293's default + 1 and at most an Ethernet segment's
-/// (a larger payload is a TSO/GSO super-packet seen at the sender, not the MSS: sweep
-/// s1-005 at snaplen 64, 16,694-byte packets made a 12-segment flight "small"). Segments
-/// at least this large (TSO super-segments included) are full.
+/// (`tcpwhy_track::effective_mss`), or when the snaplen cut the SYNs the least it can be
+/// (`ConnModel::full_segment_floor`: Nagle holds only what is smaller, `tcp_nagle_check`
+/// against mss_cache); without an MSS option read, the largest payload seen so far
+/// (`largest`), at least RFC 9293's default + 1 and at most an Ethernet segment's (a
+/// larger payload is a TSO/GSO super-packet seen at the sender, not the MSS: sweep
+/// s1-005 at snaplen 64, 16,694-byte packets made a 12-segment flight "small").
+/// Segments at least this large (TSO super-segments included) are full.
 fn smss(m: &ConnModel, s: Side, largest: u64) -> u64 {
-    m.mss(s)
+    m.full_segment_floor(s)
         .map_or(largest.clamp(DEFAULT_MSS + 1, ETHERNET_MSS), u64::from)
 }
 
@@ -802,6 +804,12 @@ fn report(
         )
     };
     let smss = js.first().map_or(0, |j| j.st.smss);
+    // With the SYNs cut by the snaplen `smss` is the least the full segment can be.
+    let full = if conn.summary.dirs.iter().any(|d| d.syn_cut) {
+        format!("at least {smss} B as far as the capture shows: the snaplen cut the SYNs' options")
+    } else {
+        format!("{smss} B")
+    };
     match kind {
         Kind::Nagle => {
             let held = js.first().map_or(0, |j| j.release.2);
@@ -814,7 +822,7 @@ fn report(
                  ({measured}): {dist}{matches}. Nagle, not a full congestion window: one small \
                  segment was unacknowledged each time (Nagle allows only one; a window-limited \
                  sender with TCP_NODELAY sends several) and the held data was under a full \
-                 segment ({smss} B). Not application think time: {release_how}, so it was \
+                 segment ({full}). Not application think time: {release_how}, so it was \
                  written and only waiting for that ACK.",
                 ms(f.cost_ns),
                 ms(longest),
@@ -844,7 +852,7 @@ fn report(
             let several_small = js.iter().filter(|j| j.st.small_segments >= 2).count();
             let why_not_nagle = if full_release >= several_small {
                 format!(
-                    "what it sent next was a full-sized segment ({smss} B) in {full_release} of \
+                    "what it sent next was a full-sized segment ({full}) in {full_release} of \
                      {n} cases, which Nagle never holds"
                 )
             } else {

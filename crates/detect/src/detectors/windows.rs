@@ -1128,7 +1128,7 @@ mod tests {
             timestamps: true,
         });
         assert_eq!(pressure_ceiling(&m, Side::Client), Some(5_840));
-        m.dirs[1].syn = tcpwhy_track::SynSeen::Cut;
+        m.dirs[1].syn = tcpwhy_track::SynSeen::Cut { mss: None };
         assert_eq!(pressure_ceiling(&m, Side::Client), None);
     }
 
