@@ -505,3 +505,25 @@ fn an_ack_sent_before_the_data_could_arrive_signals_no_loss_of_it() {
     assert!(p.frames.contains(&47), "{p:?}");
     one(&fs, "retransmit.spurious");
 }
+
+/// Issue 12, held-out sweep s34-045 at the server (tests/data/sweep/README.md): RTT 1.1 ms
+/// (frames 1–3), BBR with TSO, a slow reader; the kernel sent four probes and no fast
+/// retransmission (TCPLossProbes 4, TCPFastRetrans 0, 4 D-SACKs). Checked in tshark:
+/// frame 31 (0.004339 s) is a 15,928-byte TSO packet ending at 68057, the last data
+/// sent; frame 32 (0.013024 s) resends its last segment, 66609–68057, 8.69 ms later with
+/// no ACK in between; frame 33 D-SACKs it. Linux's probe timeout is 2·SRTT + 2 ms in
+/// jiffies (`tcp_schedule_loss_probe`): 2 ticks at HZ = 250, which fire 4–8 ms after
+/// being set. Below the 10 ms then taken as every timer's floor, frame 32 was named a
+/// fast retransmission whose signal the capture missed.
+#[test]
+fn a_tail_probe_sooner_than_ten_ms_at_a_short_rtt_is_a_probe() {
+    let fs = findings(&common::analyze::sweep_path(
+        "s34-045-slow_reader-server.pcap",
+    ));
+    absent(&fs, "loss.fast_retransmit");
+    let p = one(&fs, "loss.tail_loss_probe");
+    assert_eq!(p.frames, [31, 32, 34, 35, 37, 38, 40, 41], "{p:?}");
+    assert!(p.explanation.contains("4 tail loss probes"), "{p:?}");
+    let s = one(&fs, "retransmit.spurious");
+    assert!(s.frames.contains(&33), "{s:?}");
+}

@@ -123,10 +123,18 @@ pub const FAST_SLACK_NS: u64 = 25_000_000;
 /// Without a handshake RTT, a retransmission this soon after a loss signal is taken as
 /// its answer (no retransmission timer is shorter: `TCP_RTO_MIN`).
 pub const FAST_WINDOW_NO_RTT_NS: u64 = TCP_RTO_MIN_NS;
-/// The smallest gap before a retransmission the receiver cannot see: the probe timeout's
-/// floor (RFC 8985 §7.2, 10 ms), raised to 1.5 RTT when the RTT is known (a probe fires
-/// after at least 2 SRTT).
+/// The smallest gap before a retransmission the receiver cannot see, and the soonest any
+/// timer is taken to fire but a tail's probe ([`probe_min`], which Linux's jiffy timers
+/// let fire sooner): the 10 ms floor of TLP's first specification
+/// (draft-dukkipati-tcpm-tcp-loss-probe), raised to 1.5 RTT when the RTT is known (a
+/// probe fires after at least 2 SRTT).
 pub const HIDDEN_MIN_GAP_NS: u64 = 10_000_000;
+/// Linux's floor on the probe timeout beyond 2·SRTT (`tcp_schedule_loss_probe` adds
+/// `TCP_TIMEOUT_MIN_US`, 2 ms, when more than one segment is outstanding).
+const PROBE_TIMEOUT_MIN_NS: u64 = 2_000_000;
+/// The coarsest timer tick among common kernels (HZ = 100): a timer of n jiffies fires on
+/// the n-th tick, up to one tick sooner in real time than n × tick after it was set.
+const COARSEST_JIFFY_NS: u64 = 10_000_000;
 /// Slack on the latest a probe can fire (`probe_in_time`).
 const PROBE_MARGIN_NS: u64 = 50_000_000;
 /// The longest first timer (Linux's initial RTO, `TCP_TIMEOUT_INIT`, which bounds the
@@ -628,6 +636,25 @@ fn timer_chain_fits(k: u32, gap: u64, rtt: Option<u64>, sack: bool) -> bool {
     gap >= min && gap <= max
 }
 
+/// The soonest Linux's probe timer can retransmit the tail after its last transmission:
+/// 2·SRTT + 2 ms (`tcp_schedule_loss_probe`; SRTT at least ¾ of the handshake's RTT, as
+/// in [`first_timer_min`]), converted to jiffies, less the one tick a jiffy timer can
+/// fire early ([`COARSEST_JIFFY_NS`]). Near 0 on a path of a few ms: sweep s34-045's
+/// server probed its tail 8.69 ms after it at a 1.1 ms RTT (HZ = 250: 2·SRTT + 2 ms is 2
+/// jiffies; TCPLossProbes 4, TCPFastRetrans 0), below the 10 ms that
+/// [`first_timer_min`] allows any timer, so it had been taken for a fast retransmission
+/// whose signal the capture missed. Without the handshake's RTT, no SRTT bounds it and
+/// [`first_timer_min`]'s floor stands (pcapplusplus-sll2.pcap, begun mid-connection: a
+/// second FIN 0.09 ms after the first is no probe this rule can tell).
+fn probe_min(rtt: Option<u64>) -> u64 {
+    let Some(rtt) = rtt else {
+        return first_timer_min(None, true);
+    };
+    rtt.saturating_add(rtt / 2)
+        .saturating_add(PROBE_TIMEOUT_MIN_NS)
+        .saturating_sub(COARSEST_JIFFY_NS)
+}
+
 /// A probe fires no later than 2·SRTT + 200 ms after the last transmission (RFC 8985
 /// §7.2 with Linux's allowance for a delayed ACK when one segment is outstanding); a
 /// first timer retransmission much later than that (seconds on a path of milliseconds)
@@ -703,9 +730,15 @@ fn record(
             && previous_tx.is_none_or(|p| s.last_ts >= p)
             && (seg.ts.elapsed_since(s.last_ts) <= window || too_soon_for_rto)
     });
-    // No timer fires sooner than a probe's floor (`timer_chain_fits`' first gap).
-    let before_any_timer =
-        previous_tx.is_some_and(|p| seg.ts.elapsed_since(p) < first_timer_min(hs_rtt, true));
+    // No timer fires sooner than a probe's floor (`timer_chain_fits`' first gap), except
+    // the probe of the tail itself, which Linux's timer granularity lets fire sooner
+    // (`probe_min`). Only the tail is probed (tcp_send_loss_probe resends the highest
+    // segment), and nothing above it can ask for its fast retransmission.
+    let tail = attempt == 1 && end_with_fin >= d.highest_end;
+    let probed_tail =
+        tail && previous_tx.is_some_and(|p| seg.ts.elapsed_since(p) >= probe_min(hs_rtt));
+    let before_any_timer = !probed_tail
+        && previous_tx.is_some_and(|p| seg.ts.elapsed_since(p) < first_timer_min(hs_rtt, true));
     let trigger = match signal {
         Some(s) if hidden == 0 => Trigger::Fast {
             signal_frame: s.first_frame,
@@ -714,12 +747,7 @@ fn record(
             last_ts: s.last_ts,
         },
         None if hidden == 0 && before_any_timer => Trigger::Unseen,
-        _ if attempt == 1
-            && end_with_fin >= d.highest_end
-            && probe_in_time(hs_rtt, previous_tx, seg.ts) =>
-        {
-            Trigger::Probe
-        }
+        _ if tail && probe_in_time(hs_rtt, previous_tx, seg.ts) => Trigger::Probe,
         _ => Trigger::Timeout,
     };
     if end == ev.rel_seq && trigger != Trigger::Probe {
@@ -1697,5 +1725,15 @@ mod tests {
         assert!(!timer_chain_fits(1, 20_000_000, rtt, true));
         // Without SACK the first is an RTO: at least 200 ms.
         assert!(!timer_chain_fits(1, 150_000_000, rtt, false));
+    }
+
+    /// A tail probe: 2·SRTT + 2 ms less a 10 ms tick, SRTT at least ¾ of the handshake's
+    /// RTT; nothing at the 1.1 ms of sweep s34-045 (its probe came after 8.69 ms); 10 ms
+    /// without an RTT.
+    #[test]
+    fn probe_floor() {
+        assert_eq!(probe_min(Some(1_100_000)), 0);
+        assert_eq!(probe_min(Some(25_000_000)), 29_500_000);
+        assert_eq!(probe_min(None), HIDDEN_MIN_GAP_NS);
     }
 }
