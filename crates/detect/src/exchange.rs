@@ -36,6 +36,9 @@ pub struct Span {
     pub end: Timestamp,
     pub bytes: u64,
     pub segments: u32,
+    /// The longest time between two consecutive segments within the span: a paced
+    /// sender's spacing, or a trickle's longest pause.
+    pub max_gap_ns: u64,
 }
 
 impl Span {
@@ -47,16 +50,22 @@ impl Span {
             end: ts,
             bytes: u64::from(len),
             segments: 1,
+            max_gap_ns: 0,
         }
     }
     pub(crate) fn extend(&mut self, frame: u64, ts: Timestamp, len: u32) {
         self.last_frame = frame;
+        self.max_gap_ns = self.max_gap_ns.max(ts.elapsed_since(self.end));
         self.end = ts;
         self.bytes += u64::from(len);
         self.segments += 1;
     }
     /// Adds the span `r` that follows this one.
     fn absorb(&mut self, r: &Span) {
+        self.max_gap_ns = self
+            .max_gap_ns
+            .max(r.max_gap_ns)
+            .max(r.start.elapsed_since(self.end));
         self.last_frame = r.last_frame;
         self.end = r.end;
         self.bytes += r.bytes;
@@ -400,6 +409,7 @@ mod tests {
             end: t(at + 0.1),
             bytes: u64::from(n) * 1448,
             segments: n,
+            max_gap_ns: 0,
         };
         let split = [
             span(37, 1828.8, 8),

@@ -495,6 +495,7 @@ mod tests {
                     end: Timestamp::from_nanos(start.nanos() + dur_us * 1000),
                     bytes: n * 1448,
                     segments: n as u32,
+                    max_gap_ns: 0,
                 };
                 frame += n;
                 r

@@ -316,13 +316,22 @@ fn spaced_like_slow_start(r: &[Span], rtt_ns: u64) -> bool {
             return false;
         }
     }
-    // A boundary with less than half the RTT of silence before it was drawn by the round
-    // trip alone (`Exchange::paced_rounds`, one RTT each): a trickle cut into round-trip
+    // A boundary with less than half the RTT of silence before it, and no longer than
+    // the sender paused within the rounds on either side, was drawn by the round trip
+    // alone (`Exchange::paced_rounds`, one RTT each): a trickle cut into round-trip
     // pieces can grow once by chance, so such rounds must grow at least three times
     // before the last (sweep s10-057, BBR: 10, 20, 32, 64 segments, then 12;
     // suricata-verify-tls-subjectaltname stream 19, a CDN's 14 KB answer: 4 and 10
-    // segments and a 2-segment piece, no slow start).
-    let by_rtt = (1..r.len()).any(|i| r[i].start.elapsed_since(r[i - 1].end) < rtt_ns / 2);
+    // segments and a 2-segment piece, no slow start). A paced sender that waits for the
+    // ACK clock pauses longer there than anywhere within a round: BBR's startup paces a
+    // doubled round at 2.89 × the rate it measured (`bbr_high_gain`), over ≈ 0.7 RTT,
+    // so the wait before the next round is ≈ 0.3 RTT, many pacing intervals (held-out
+    // sweep s34-081 at 69 ms: 20 segments over 41 ms, 2–3 ms apart, then 28 ms of
+    // silence before the last 16).
+    let by_rtt = (1..r.len()).any(|i| {
+        let silence = r[i].start.elapsed_since(r[i - 1].end);
+        silence < rtt_ns / 2 && silence <= r[i - 1].max_gap_ns.max(r[i].max_gap_ns)
+    });
     !by_rtt || r.len() >= MIN_PACED_ROUNDS
 }
 
@@ -689,6 +698,7 @@ mod tests {
             end: Timestamp::from_nanos(us * 1_000),
             bytes: n * 1448,
             segments: n as u32,
+            max_gap_ns: 0,
         };
         let rounds: Vec<Span> = rounds.iter().copied().map(span).collect();
         Exchange {

@@ -873,6 +873,7 @@ mod tests {
                     end: ts(i as f64 * 5.0 + 1.0),
                     bytes: u64::from(k) * 1448,
                     segments: k,
+                    max_gap_ns: 0,
                 })
                 .collect()
         };

@@ -674,6 +674,7 @@ mod tests {
                     end: Timestamp(start.0 + 1_000_000),
                     bytes: n * 1448,
                     segments: n as u32,
+                    max_gap_ns: 0,
                 }
             })
             .collect()
