@@ -595,3 +595,33 @@ fn a_new_connection_is_named_when_the_snaplen_cut_the_syns_options() {
         first.explanation
     );
 }
+
+/// Issue 12, held-out sweep s34-081 at the server (BBR, 69 ms, snaplen 64; a connection per
+/// request; tests/data/sweep/README.md). Stream 2 in tshark: SYN frame 187 (0.614297 s),
+/// the client's ACK frame 189 (0.683566 s: 69.27 ms); request frame 190; the 66,304-byte
+/// response in 10 segments from frame 192 (0.683808 s), 20 from frame 203 (0.753251 s),
+/// paced 2–3 ms apart until 0.794502 s, and the last 16 from frame 233 (0.822600 s) after
+/// 28 ms of silence. That silence is under half the RTT, so the boundary was taken for a
+/// cut of a trickle and the 3 rounds were not enough; BBR's startup paces each doubled
+/// round over ≈ 0.7 RTT and waits for the ACK clock, longer than it paused within either
+/// round. A warm window of the client SYN's 64,240 B would have needed 2 rounds: one
+/// extra round of 69.27 ms. Stream 3 is the same; streams 0, 1 and 4 are left unnamed (the
+/// round trip's cut falls two segments into their last round).
+#[test]
+fn a_paced_slow_start_whose_wait_for_the_ack_clock_is_under_half_an_rtt_is_named() {
+    let path = root().join("tests/data/sweep/s34-081-http-server.pcap");
+    let f = analyze(&path.to_string_lossy());
+    let nc = of(&f, "slow_start.new_connection");
+    assert_eq!(
+        nc.iter().map(|n| n.stream).collect::<Vec<_>>(),
+        [2, 3],
+        "{f:?}"
+    );
+    assert_eq!(common::analyze::frames(nc[0]), [187, 190, 192, 203, 233]);
+    assert!((nc[0].cost_ms - 69.27).abs() < 0.01, "{}", nc[0].cost_ms);
+    assert!(
+        nc[0].explanation.contains("[10 20 16] segments"),
+        "{}",
+        nc[0].explanation
+    );
+}
