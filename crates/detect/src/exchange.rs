@@ -37,7 +37,8 @@ pub struct Span {
     pub bytes: u64,
     pub segments: u32,
     /// The longest time between two consecutive segments within the span: a paced
-    /// sender's spacing, or a trickle's longest pause.
+    /// sender's spacing, or a trickle's longest pause. Kept for rounds ([`add_to_rounds`],
+    /// [`joined_rounds`]), 0 in the other spans (the per-segment cost is the rounds').
     pub max_gap_ns: u64,
 }
 
@@ -55,7 +56,6 @@ impl Span {
     }
     pub(crate) fn extend(&mut self, frame: u64, ts: Timestamp, len: u32) {
         self.last_frame = frame;
-        self.max_gap_ns = self.max_gap_ns.max(ts.elapsed_since(self.end));
         self.end = ts;
         self.bytes += u64::from(len);
         self.segments += 1;
@@ -260,6 +260,9 @@ pub(crate) fn add_to_rounds(
                 || (since_last.is_some_and(|s| s < gap)
                     && longest.is_none_or(|l| ts.elapsed_since(round.start) < l)) =>
         {
+            // `since_last` is the time since the round's last segment: every data segment
+            // of the response comes here.
+            round.max_gap_ns = round.max_gap_ns.max(since_last.unwrap_or(0));
             round.extend(frame, ts, len)
         }
         _ => rounds.push(Span::new(frame, ts, len)),
