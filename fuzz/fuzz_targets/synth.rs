@@ -55,6 +55,8 @@ pub fn segments(data: &[u8], mut f: impl FnMut(u64, Timestamp, &Packet<'_>)) {
             o.mss = Some(u16::from(b[13]) << 4);
         }
         o.sack_permitted = b[11] & 0x20 != 0;
+        // Options cut by a snaplen: a SYN's kept MSS is then a bound (`SynSeen::Cut`).
+        o.truncated = b[11] & 0x40 != 0;
         let p = Packet {
             src,
             dst,

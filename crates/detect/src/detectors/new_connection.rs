@@ -213,7 +213,9 @@ fn sender_mss(s: &ConnSummary, first_round: Option<&Span>) -> Option<(u64, MssNo
     if s.dirs.iter().any(|d| d.syn_cut) {
         let r = first_round?;
         let (lo, hi) = read.map_or((DEFAULT_MSS + 1, ETHERNET_MSS), |m| {
-            let m = u64::from(m);
+            // An MSS option of 0 (any bytes can be a capture's) bounds nothing below 1:
+            // `clamp` needs lo ≤ hi.
+            let m = u64::from(m).max(1);
             (m.saturating_sub(TIMESTAMP_OPTION_BYTES).max(1), m)
         });
         let mss = (r.bytes / u64::from(r.segments.max(1))).clamp(lo, hi);
