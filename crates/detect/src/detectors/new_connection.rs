@@ -716,17 +716,25 @@ mod tests {
 
     /// Sweep s10-057 at the server (BBR, 70 ms handshake RTT): rounds of 10, 20, 32, 64
     /// segments one RTT apart and a last 12, each but the first spread over most of the
-    /// round trip, so they touch. Cut by time alone they read as slow start only with
-    /// three growths; 4, 10 and a 2-segment rest (suricata stream 19) do not.
+    /// round trip, so they touch: 4 ms between rounds, as long as the sender paused
+    /// within them. Cut by time alone they read as slow start only with three growths; 4,
+    /// 10 and a 2-segment rest (suricata stream 19) do not, unless the sender paused
+    /// longer between the rounds than within them (s34-081: 28 ms after 2–3 ms).
     #[test]
     fn paced_rounds_need_three_growths() {
-        let touching = |r: &[(u64, i64)]| {
+        let spaced = |r: &[(u64, i64)], within: u64| {
             let mut x = exchange(r);
             for i in 1..x.rounds.len() {
                 x.rounds[i - 1].end = Timestamp::from_nanos(x.rounds[i].start.nanos() - 4_000_000);
             }
+            for r in &mut x.rounds {
+                r.max_gap_ns = within;
+            }
             x.rounds
         };
+        let touching = |r: &[(u64, i64)]| spaced(r, 4_000_000);
+        let waiting = spaced(&[(4, 0), (10, 26_000), (2, 47_000)], 1_000_000);
+        assert!(rounds_of_slow_start(&waiting, 18_000_000, 1448));
         let bbr = touching(&[
             (10, 0),
             (20, 74_000),
