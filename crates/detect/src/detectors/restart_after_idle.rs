@@ -19,11 +19,12 @@
 //! the server bursts of data leaving between the returns of ACKs, at the client bursts
 //! arriving one RTT apart, with the path's jitter's splits joined. The RTO estimate is
 //! the kernel's own ([`LinuxRtt`]: `tcp_rtt_estimator` from the handshake's RTT, one
-//! sample per ACK): at the server each data → ACK sample; at the client each client ACK
-//! of new data, valued by the next server data echoing the client's timestamp in the
-//! middle of a response (the request → response samples hold the server's think time
-//! and are left out); without samples, the path RTT as a first measurement (RTTVAR =
-//! RTT/2, RFC 6298 §2.2). The RTO is never taken below RFC 6298's filter fed one sample
+//! sample per ACK): at the server each data → ACK sample; at the client or in the middle
+//! each client ACK of new data, from when the newest data it covers was seen to the
+//! server's first data echoing the ACK's timestamp in the middle of a response (the
+//! kernel's sample, the ACK delay included; the request → response samples hold the
+//! server's think time and are left out); without samples, the path RTT as a first
+//! measurement (RTTVAR = RTT/2, RFC 6298 §2.2). The RTO is never taken below RFC 6298's filter fed one sample
 //! per round of the earlier responses ([`rto_from_rounds`]): the kernel's RTTVAR forgets
 //! an RTT change only a quarter per RTT.
 //!
@@ -52,6 +53,7 @@ use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::exchange::{joined_rounds, Exchange, Span};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
+use tcpwhy_track::seq::seq_le;
 use tcpwhy_track::{ConnSummary, SegmentKinds, Side, Vantage};
 
 use crate::catalogue::Entry;
@@ -205,12 +207,24 @@ impl LinuxRtt {
     }
 }
 
+/// A client ACK of new data waiting for the server's echo of its timestamp.
+#[derive(Copy, Clone, Debug)]
+struct PendingAck {
+    /// When the newest server data it covers was seen here.
+    data_seen: Timestamp,
+    /// Its lag after that data.
+    lag: u64,
+    ack: u64,
+    tsval: Option<u32>,
+}
+
 /// The estimates when the server started sending again after a pause.
 #[derive(Clone, Debug)]
 struct Gap {
     /// The first data frame after the pause.
     frame: u64,
-    /// RTO from samples valid at the server's vantage, and at the client's.
+    /// RTO from samples valid at the server's vantage, and away from it (the client's or
+    /// a middle one's).
     rto_server_view: Option<u64>,
     rto_client_view: Option<u64>,
 }
@@ -219,15 +233,31 @@ struct Gap {
 struct Conn {
     /// Full-RTT samples of the server's data if the capture is at the server.
     est_server_view: LinuxRtt,
-    /// The same estimator if the capture is at the client: one sample per client ACK of
-    /// new data, as the kernel takes one per ACK, each valued by the next echo of the
-    /// client's timestamps ([`Conn::pending_acks`]). Fed the echoes alone it saw a
-    /// fraction of the kernel's samples: s12-078's client (19 → 160 ms step) 239 ms
-    /// where tcp_info had 460 ms.
+    /// The same estimator away from the server (at the client or in the middle): one
+    /// sample per client ACK of new data, as the kernel takes one per ACK
+    /// ([`Conn::pending`]). Fed the echoes alone it saw a fraction of the kernel's
+    /// samples: s12-078's client (19 → 160 ms step) 239 ms where tcp_info had 460 ms.
     est_client_view: LinuxRtt,
-    /// Client ACKs of new data not yet valued, and the latest echo's round trip.
-    pending_acks: u32,
+    /// The client's ACKs of new data not yet valued. The kernel times a sample from the
+    /// send of the newest data an ACK covers to the ACK's arrival (`tcp_clean_rtx_queue`),
+    /// the receiver's ACK delay included, and closes its window of samples (`rtt_seq`)
+    /// when an ACK passes the data sent when the window began. Here, at the client or in
+    /// the middle, an ACK's sample runs from when the newest data it covers was seen to
+    /// the server's first data echoing the ACK's timestamp, and what the server had sent
+    /// when the ACK arrived is what has been seen by then. Valued by whatever echo came
+    /// next, all at the latest acknowledgement, the client's view left out every delayed
+    /// ACK's wait, ended a window at every echo (little is seen unacknowledged at the
+    /// client) and so let the deviation the kernel holds for a window decay at once; in
+    /// the middle it had no sample at all. Held-out sweeps s37-014, s39-094 and s34-086
+    /// (BBR, 81–105 ms at the handshake, ≈ 345 after it) put idles of 726, 670 and 628
+    /// ms against RTOs of 725, 612 and 588 ms at the client, 334–358 at the router, where
+    /// the server's view (and tcp_info) had 869, 903 and 902 ms.
+    pending: Vec<PendingAck>,
+    /// The latest echo's round trip, for the ACKs still pending when a pause begins.
     last_echo_ns: Option<u64>,
+    /// The server's new data as seen here, (end, time), until an ACK covers it (at most
+    /// [`MAX_SENT`]; older entries make way).
+    sent: std::collections::VecDeque<(u64, Timestamp)>,
     /// The client's latest acknowledgement and the end of the server's data sent so far
     /// (relative): the estimator's windows.
     client_ack: u64,
@@ -244,16 +274,30 @@ struct Conn {
 }
 
 impl Conn {
-    /// The pending client ACKs as samples of the latest echo's round trip (at most
-    /// [`MAX_PENDING_SAMPLES`]: the estimator settles within a few windows).
+    /// The pending ACKs whose timestamp the server's data at `now` echoes (`tsecr`), as
+    /// samples (see [`Conn::pending`]).
+    fn value_echoed(&mut self, now: Timestamp, tsecr: u32) {
+        let n = self
+            .pending
+            .iter()
+            .take_while(|p| p.tsval.is_some_and(|v| seq_le(v, tsecr)))
+            .count();
+        for p in self.pending.drain(..n) {
+            self.est_client_view
+                .sample(now.elapsed_since(p.data_seen), p.ack, self.server_nxt);
+        }
+    }
+
+    /// The ACKs still pending when the server pauses (no echo will come in time): each
+    /// one's lag plus the latest echo's round trip.
     fn value_pending_acks(&mut self) {
-        let n = std::mem::take(&mut self.pending_acks).min(MAX_PENDING_SAMPLES);
         if let Some(ns) = self.last_echo_ns {
-            for _ in 0..n {
+            for p in &self.pending {
                 self.est_client_view
-                    .sample(ns, self.client_ack, self.server_nxt);
+                    .sample(ns.saturating_add(p.lag), p.ack, self.server_nxt);
             }
         }
+        self.pending.clear();
     }
 }
 
@@ -262,6 +306,9 @@ impl Conn {
 /// SRTT keeps 0.875^64 < 0.02 % of its distance from the sample, and the deviation
 /// likewise.
 const MAX_PENDING_SAMPLES: u32 = 64;
+/// The server's data segments remembered for the lag of the ACKs that cover them: more
+/// than a window of them at once only when most are already lost to view.
+const MAX_SENT: usize = 1024;
 
 #[derive(Default)]
 pub struct RestartAfterIdle {
@@ -285,7 +332,24 @@ impl RestartAfterIdle {
         if ev.from_client {
             let ack = ev.rel_ack.unwrap_or(0);
             if ack > c.client_ack && c.server_nxt > 0 {
-                c.pending_acks = c.pending_acks.saturating_add(1);
+                // The newest server data this ACK covers, and the lag since it was seen.
+                let mut newest = None;
+                while let Some(&(end, ts)) = c.sent.front() {
+                    if end > ack {
+                        break;
+                    }
+                    newest = Some(ts);
+                    c.sent.pop_front();
+                }
+                let data_seen = newest.unwrap_or(seg.ts);
+                if c.pending.len() < MAX_PENDING_SAMPLES as usize {
+                    c.pending.push(PendingAck {
+                        data_seen,
+                        lag: seg.ts.elapsed_since(data_seen),
+                        ack,
+                        tsval: seg.pkt.options.timestamps.map(|t| t.0),
+                    });
+                }
             }
             c.client_ack = c.client_ack.max(ack);
             // The server's data → this ACK: a full RTT when the capture is at the server.
@@ -293,6 +357,9 @@ impl RestartAfterIdle {
                 c.est_server_view.sample(ns, c.client_ack, c.server_nxt);
             }
             if ev.payload_len > 0 {
+                // A request: the echoes of the ACKs before it come after the server's
+                // think time.
+                c.value_pending_acks();
                 c.server_mid_response = false;
             }
             return;
@@ -302,15 +369,22 @@ impl RestartAfterIdle {
         if c.server_mid_response && ev.payload_len > 0 {
             if let Some((_, ns)) = ev.ts_rtt {
                 c.last_echo_ns = Some(ns);
-                c.value_pending_acks();
+            }
+            if let Some((_, tsecr)) = seg.pkt.options.timestamps {
+                c.value_echoed(seg.ts, tsecr);
             }
         }
         if ev.payload_len == 0 {
             return;
         }
-        c.server_nxt = c
-            .server_nxt
-            .max(ev.rel_seq.saturating_add(u64::from(ev.payload_len)));
+        let end = ev.rel_seq.saturating_add(u64::from(ev.payload_len));
+        if end > c.server_nxt {
+            if c.sent.len() >= MAX_SENT {
+                c.sent.pop_front();
+            }
+            c.sent.push_back((end, seg.ts));
+        }
+        c.server_nxt = c.server_nxt.max(end);
         // A repair the capture cannot show as one: transmissions lost before the capture
         // point leave the sender's IP IDs skipped (`IdStep::hidden`) and the repair looks
         // like new data here (sweep s15-003 at client and router: the first response's
@@ -578,8 +652,8 @@ fn restart(
     let idle_ns = resp.start.elapsed_since(prev_resp.end);
     let sampled = gap.and_then(|g| match conn.vantage {
         Vantage::Server => g.rto_server_view,
-        Vantage::Client => g.rto_client_view,
-        Vantage::Middle | Vantage::Unknown => None,
+        Vantage::Client | Vantage::Middle => g.rto_client_view,
+        Vantage::Unknown => None,
     });
     let rto_ns = sampled
         .unwrap_or_else(|| LinuxRtt::rto_from_rtt(rtt))
