@@ -297,6 +297,23 @@ fn a_restart_is_named_at_a_tso_sender_behind_a_cut_syn() {
     assert!((r.cost_ms - 41.275).abs() < 0.01, "{}", r.cost_ms);
 }
 
+/// Issue 12, held-out sweep s38-014 at the server (CUBIC, snaplen 64; the to-client delay
+/// rose from 2 to 16 ms after the SYN/ACK; tests/data/sweep/README.md). tcp_info: cwnd
+/// 120 before the 1434 ms idle, 20 and then ssthresh 28 after it: the restart, then
+/// HyStart ending the new slow start at 28 segments. In tshark response 2's rounds start
+/// at frames 204 (1.495451 s, 10 segments), 215 (1.512834 s, 20), 245 (1.534790 s, 28),
+/// 292 (1.552680 s, 30) and 326 (1.570272 s, the last 21): rounds that stopped doubling
+/// below ¾ of the window before were taken for no restart. 5 rounds of (1.570272 −
+/// 1.495451) / 4 = 18.705 ms where the warm window (capped at twice the largest round,
+/// 110,048 B) needed 2: 56.12 ms.
+#[test]
+fn a_restart_whose_slow_start_hystart_ended_early_is_named() {
+    let f = common::analyze::findings(sweep_path("s38-014-rtt_step-server.pcap"));
+    let r = one(&f, RESTART);
+    assert_eq!(frames(r), [50, 169, 204, 215]);
+    assert!((r.cost_ms - 56.12).abs() < 0.01, "{}", r.cost_ms);
+}
+
 /// Issue 12, held-out sweep s6-086 at the client (BBR, snaplen 64: no timestamps to sample;
 /// tests/data/sweep/README.md): the handshake's RTT is 135.45 ms (frame 2), then the path's
 /// is ~368 ms: response 1's rounds start at frames 6, 26 and 59 (0.503, 0.800, 1.167 s).
