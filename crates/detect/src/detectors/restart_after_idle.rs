@@ -210,9 +210,10 @@ impl LinuxRtt {
 /// A client ACK of new data waiting for the server's echo of its timestamp.
 #[derive(Copy, Clone, Debug)]
 struct PendingAck {
-    /// When the newest server data it covers was seen here.
-    data_seen: Timestamp,
-    /// Its lag after that data.
+    /// When it was seen, and its lag after the newest server data it covers (the
+    /// tracker's data → ACK sample, `SegmentEvent::ack_rtt`; 0 when Karn's rule leaves
+    /// it out).
+    at: Timestamp,
     lag: u64,
     ack: u64,
     tsval: Option<u32>,
@@ -255,9 +256,6 @@ struct Conn {
     pending: Vec<PendingAck>,
     /// The latest echo's round trip, for the ACKs still pending when a pause begins.
     last_echo_ns: Option<u64>,
-    /// The server's new data as seen here, (end, time), until an ACK covers it (at most
-    /// [`MAX_SENT`]; older entries make way).
-    sent: std::collections::VecDeque<(u64, Timestamp)>,
     /// The client's latest acknowledgement and the end of the server's data sent so far
     /// (relative): the estimator's windows.
     client_ack: u64,
@@ -283,8 +281,8 @@ impl Conn {
             .take_while(|p| p.tsval.is_some_and(|v| seq_le(v, tsecr)))
             .count();
         for p in self.pending.drain(..n) {
-            self.est_client_view
-                .sample(now.elapsed_since(p.data_seen), p.ack, self.server_nxt);
+            let sample = now.elapsed_since(p.at).saturating_add(p.lag);
+            self.est_client_view.sample(sample, p.ack, self.server_nxt);
         }
     }
 
@@ -306,9 +304,6 @@ impl Conn {
 /// SRTT keeps 0.875^64 < 0.02 % of its distance from the sample, and the deviation
 /// likewise.
 const MAX_PENDING_SAMPLES: u32 = 64;
-/// The server's data segments remembered for the lag of the ACKs that cover them: more
-/// than a window of them at once only when most are already lost to view.
-const MAX_SENT: usize = 1024;
 
 #[derive(Default)]
 pub struct RestartAfterIdle {
@@ -331,25 +326,16 @@ impl RestartAfterIdle {
         }
         if ev.from_client {
             let ack = ev.rel_ack.unwrap_or(0);
-            if ack > c.client_ack && c.server_nxt > 0 {
-                // The newest server data this ACK covers, and the lag since it was seen.
-                let mut newest = None;
-                while let Some(&(end, ts)) = c.sent.front() {
-                    if end > ack {
-                        break;
-                    }
-                    newest = Some(ts);
-                    c.sent.pop_front();
-                }
-                let data_seen = newest.unwrap_or(seg.ts);
-                if c.pending.len() < MAX_PENDING_SAMPLES as usize {
-                    c.pending.push(PendingAck {
-                        data_seen,
-                        lag: seg.ts.elapsed_since(data_seen),
-                        ack,
-                        tsval: seg.pkt.options.timestamps.map(|t| t.0),
-                    });
-                }
+            if ack > c.client_ack
+                && c.server_nxt > 0
+                && c.pending.len() < MAX_PENDING_SAMPLES as usize
+            {
+                c.pending.push(PendingAck {
+                    at: seg.ts,
+                    lag: ev.ack_rtt.map_or(0, |(_, ns)| ns),
+                    ack,
+                    tsval: seg.pkt.options.timestamps.map(|t| t.0),
+                });
             }
             c.client_ack = c.client_ack.max(ack);
             // The server's data → this ACK: a full RTT when the capture is at the server.
@@ -377,14 +363,9 @@ impl RestartAfterIdle {
         if ev.payload_len == 0 {
             return;
         }
-        let end = ev.rel_seq.saturating_add(u64::from(ev.payload_len));
-        if end > c.server_nxt {
-            if c.sent.len() >= MAX_SENT {
-                c.sent.pop_front();
-            }
-            c.sent.push_back((end, seg.ts));
-        }
-        c.server_nxt = c.server_nxt.max(end);
+        c.server_nxt = c
+            .server_nxt
+            .max(ev.rel_seq.saturating_add(u64::from(ev.payload_len)));
         // A repair the capture cannot show as one: transmissions lost before the capture
         // point leave the sender's IP IDs skipped (`IdStep::hidden`) and the repair looks
         // like new data here (sweep s15-003 at client and router: the first response's
