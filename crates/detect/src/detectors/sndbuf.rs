@@ -19,7 +19,9 @@
 //! RTTs in a row, below the receiver's window (its least possible value when the snaplen
 //! cut the window scale: the tracker's `window_floor`), with
 //! no retransmission in that direction and no RTT growth (p95 at most [`MAX_RTT_GROWTH`] ×
-//! the minimum). A congestion window does not plateau without loss: slow start doubles
+//! the minimum), and the plateau's ceiling (its data per RTT) needing at least
+//! [`MIN_SHARE`] of the data's span for the bytes: a reader that reopens its window slowly
+//! holds a transfer far below that ceiling, whatever the shares say at the receiver. A congestion window does not plateau without loss: slow start doubles
 //! it each RTT, congestion avoidance (after a loss or a cached ssthresh) adds a segment
 //! per RTT, CUBIC more. Nor does it fall without a loss or ECN echo; a send buffer whose
 //! writes overshoot it does not plateau either (sndbuf-capped: 20–99 segments per RTT
