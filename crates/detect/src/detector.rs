@@ -217,6 +217,18 @@ pub struct Segment<'a> {
     pub slot: usize,
 }
 
+impl Segment<'_> {
+    /// A SACK block's edge (RFC 2018) relative to the acknowledged direction's ISN, as
+    /// `ev.rel_ack` is: the raw ACK's relative value moved by the edge's signed distance
+    /// from the raw ACK (edges lie within 2^31 of it). `None` without an ACK, or for an
+    /// edge that would fall below the ISN (a stale or bogus block).
+    #[inline]
+    pub fn rel_sack_edge(&self, edge: u32) -> Option<u64> {
+        let ack = self.ev.rel_ack?;
+        ack.checked_add_signed(i64::from(edge.wrapping_sub(self.pkt.ack) as i32))
+    }
+}
+
 /// A finished connection as the detectors see it.
 pub struct Connection<'a> {
     /// Its summary. `summary.stream` is the stream id its segments carried

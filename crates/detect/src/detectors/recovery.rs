@@ -407,8 +407,7 @@ impl Detector for Recovery {
                 // a retransmission it saw as out-of-order (sent within the handshake RTT
                 // of the highest segment) is matched here by the block's range.
                 let block = pkt.options.sack_blocks().first().map(|&(l, r)| {
-                    let below = |edge: u32| i64::from(pkt.ack.wrapping_sub(edge) as i32);
-                    let rel = |edge: u32| (a as i64).saturating_sub(below(edge)).max(0) as u64;
+                    let rel = |edge: u32| seg.rel_sack_edge(edge).unwrap_or(0);
                     (rel(l), rel(r))
                 });
                 // The tracker's link names the latest copy of the bytes it flagged; when

@@ -1047,9 +1047,7 @@ impl Detector for Reordering {
                 }
                 return;
             }
-            let raw_ack = seg.pkt.ack;
-            let rel =
-                |edge: u32| ack.checked_add_signed(i64::from(edge.wrapping_sub(raw_ack) as i32));
+            let rel = |edge: u32| seg.rel_sack_edge(edge);
             if ev.kinds.has(SegmentKinds::DSACK) {
                 let dup = seg
                     .pkt
