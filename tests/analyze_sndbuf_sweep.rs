@@ -103,3 +103,25 @@ fn a_slow_readers_reopening_window_is_not_a_send_buffer() {
     none_of(&f, &["sndbuf.limited"]);
     one(&f, "rwnd.limited");
 }
+
+/// Issue 12, held-out sweep s44-085 at the client (tests/data/sweep/README.md): a reader
+/// taking 30,720 B every 76 ms behind BBR at 48 ms, no window scaling at the client;
+/// tcp_info on the server: `sndbuf_limited` 0, `rwnd_limited` 1,468 ms. Checked in
+/// tshark: from frame 431 (1.236720 s) to frame 500 (1.425857 s) the server paces 64
+/// segments in pairs ≈ 4.5 ms apart without a pause of half an RTT (92,672 B) while the
+/// client's window field falls from 40,544 to 18,824 B (frames 430–490), and it is never
+/// above 63,712 B in the capture: one round carried more than any window, so it was no
+/// flight held by a buffer, but the reader reopening its window within it. Named before for 1,633 ms;
+/// the receiver's window is named instead.
+#[test]
+fn a_round_larger_than_the_window_is_no_send_buffers_flight() {
+    let f = findings(sweep_path("s44-085-slow_reader-client.pcap"));
+    none_of(&f, &["sndbuf.limited"]);
+    let r = one(&f, "rwnd.limited");
+    assert!(
+        r.explanation.contains("client's window"),
+        "{}",
+        r.explanation
+    );
+    one(&f, "rwnd.not_growing");
+}

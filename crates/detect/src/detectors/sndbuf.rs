@@ -21,8 +21,12 @@
 //! no retransmission in that direction and no RTT growth (p95 at most [`MAX_RTT_GROWTH`] ×
 //! the minimum), and the plateau's ceiling (its data per RTT) needing at least
 //! [`MIN_SHARE`] of the data's span for the bytes: a reader that reopens its window slowly
-//! holds a transfer far below that ceiling, whatever the shares say at the receiver. A congestion window does not plateau without loss: slow start doubles
-//! it each RTT, congestion avoidance (after a loss or a cached ssthresh) adds a segment
+//! holds a transfer far below that ceiling, whatever the shares say at the receiver. Each
+//! round must stay within the receiver's window too: a round is one flight, and one larger
+//! than the window was the window reopening within it.
+//!
+//! A congestion window does not plateau without loss: slow start doubles it each RTT,
+//! congestion avoidance (after a loss or a cached ssthresh) adds a segment
 //! per RTT, CUBIC more. Nor does it fall without a loss or ECN echo; a send buffer whose
 //! writes overshoot it does not plateau either (sndbuf-capped: 20–99 segments per RTT
 //! under a 29-segment cap), so a response whose rounds fall by more than one ACK's
@@ -508,6 +512,16 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
     let window = if scale_known { d.max_window } else { floor };
     let noise = ROUND_NOISE_SEGMENTS.saturating_mul(segment);
     if per_rtt.saturating_add(noise) > window {
+        return None;
+    }
+    // Nor did any round carry more than the window: a flight is at most a window, so a
+    // round beyond it is the window reopening within it, a receiver releasing data as it
+    // reads (held-out sweep s44-085 at the client: a slow reader behind BBR without
+    // window scaling, rounds of 2,896–95,568 B a read period apart under a 63,712 B
+    // window; tcp_info's sndbuf_limited 0, rwnd_limited 1,468 ms). A round of one full
+    // window (s20-016: 65,535 B once in 49 rounds) is the window's edge touched, and
+    // allowed.
+    if run.max > window.saturating_add(noise) {
         return None;
     }
     // RTT growth, from the samples that span the whole path at this vantage point:
