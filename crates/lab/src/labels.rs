@@ -730,6 +730,8 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     // (TCPMemoryPressures, tcp_enter_memory_pressure) the window also collapses to
     // 4 × advmss (tcp_adjust_rcv_ssthresh). A buffer that grew is autotuning at work: a
     // window still ramping is not "not growing" even when it limited the sender (class 4).
+    // Ruled out by the chrono only when the sender was sampled busy, as rwnd.limited is
+    // (s37-080, s40-048: transfers of 24 ms that no sample caught read as 0 ms of 0).
     let pressure = r.both(&["TCPMemoryPressures"]);
     let rb: Vec<f64> = receiver_samples(r, rcv)
         .iter()
@@ -746,7 +748,8 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     o.yes_no(
         "rwnd.not_growing",
         pressure > 0 || (rw && zero == 0 && !no_ws && flat),
-        pressure == 0 && ((not_limited(rwnd_lim) && zero == 0) || grew || zero > 0 || no_ws),
+        pressure == 0
+            && ((not_limited(rwnd_lim) && busy > 0.0 && zero == 0) || grew || zero > 0 || no_ws),
         format!(
             "TCPMemoryPressures {pressure}, receiver sk_rcvbuf first {rb_first:?} max {rb_max:?}, rwnd limited {rw}, zero windows {zero}"
         ),
@@ -1658,6 +1661,17 @@ mod tests {
         r.sysctls = Value::Null;
         r.ss_client = vec![client("(r0,rb3431088,t0,tb46080,f0,w0,o0,bl0,d0)")];
         assert_eq!(label(&r, "rwnd.not_growing").want, Want::Must);
+    }
+
+    /// s37-080, s40-048 (transfers of 24 ms, SO_RCVBUF set at the client): no sample of
+    /// the sender caught the transfer, so its chronos read 0 of 0 ms busy. That rules out
+    /// neither the window's limit nor its buffer's growth: not decided, as rwnd.limited.
+    #[test]
+    fn an_unsampled_sender_decides_nothing_of_the_window() {
+        let r = records("bulk", Value::Null);
+        assert_eq!(label(&r, "rwnd.limited").want, Want::Unknown);
+        let l = label(&r, "rwnd.not_growing");
+        assert_eq!(l.want, Want::Unknown, "{}", l.why);
     }
 
     /// s20-016's shape: the chrono (300 ms) is the least the send buffer cost; the most
