@@ -186,6 +186,10 @@ pub(crate) struct Limits {
     lag_ns: Option<u64>,
     /// The shortest capture-to-sender round trip seen: the path without queues.
     min_lag_ns: Option<u64>,
+    /// Away from the sender, once data have echoed the peer's TSvals: the longest of the
+    /// recent echoes, after which an ACK no data answered takes effect
+    /// ([`Limits::echo_sample`]); `None` at the sender and before any echo.
+    effect_lag_ns: Option<u64>,
     recent_echoes: [u64; RECENT_ECHOES],
     recent_next: usize,
     /// The latest data came after everything sent was acknowledged (`Limit::App`).
@@ -235,6 +239,7 @@ impl Default for Limits {
         Limits {
             lag_ns: None,
             min_lag_ns: None,
+            effect_lag_ns: None,
             recent_echoes: [0; RECENT_ECHOES],
             recent_next: 0,
             after_app: false,
@@ -309,6 +314,22 @@ impl Limits {
     /// (the lab's app-limited: every echo is a write 50 ms after the ACK on a 25 ms
     /// path), and a pure ACK's echo holds its delayed-ACK timer (a run of one-segment
     /// answers delays every one of them 40 ms), so those may only shorten the lag.
+    ///
+    /// Away from the sender (the shortest round trip seen at least [`LAG_NOISE_NS`]),
+    /// waiting ACKs take effect after the longest of the recent echoes instead
+    /// (`effect_lag_ns`). Every ACK that data echo takes effect with that data at
+    /// the latest (`advance_echoed`), so the timer only places the ACKs no data answered
+    /// soon, and a timer shorter than their round trip applies them before the sender
+    /// could have seen them. Behind a queue that the flight itself fills and drains, the
+    /// shortest of four echoes trailed the round trip by half (sweep s44-040's client: a
+    /// send buffer and a 37 KB window taking turns into a 15 Mbit/s FIFO, echoes of
+    /// 9.6–20.2 ms with the lag at 10.5–12.1 ms): the view ran ahead of the sender, its
+    /// 37 KB flights looked like 9 KB, and the window held it 0 % of the time where the
+    /// server's capture and tcp_info had 23 %. A stretched echo delays only the ACKs no
+    /// data answered within it. The round trip the detectors read
+    /// (`DirModel::round_trip_ns`: the path inside a pause) stays the shortest. At the
+    /// sender ACKs take effect at once: there an echo is the sender's own delay (pacing,
+    /// its qdisc), not a round trip.
     pub(crate) fn echo_sample(&mut self, ns: u64, data: bool) {
         if !data || self.after_app {
             self.shorter_lag(ns);
@@ -317,7 +338,10 @@ impl Limits {
         self.recent_echoes[self.recent_next % RECENT_ECHOES] = ns;
         self.recent_next = self.recent_next.wrapping_add(1);
         let n = self.recent_next.min(RECENT_ECHOES);
-        let recent = self.recent_echoes[..n].iter().copied().min().unwrap_or(ns);
+        let echoes = &self.recent_echoes[..n];
+        let away = self.min_lag_ns.is_some_and(|m| m >= LAG_NOISE_NS);
+        self.effect_lag_ns = echoes.iter().copied().max().filter(|_| away);
+        let recent = echoes.iter().copied().min().unwrap_or(ns);
         match self.lag_ns {
             Some(old) if recent > old && self.recent_next >= RECENT_ECHOES => {
                 self.lag_ns = Some(recent)
@@ -560,7 +584,8 @@ impl Limits {
     /// The lag ACKs wait, in nanoseconds: 0 at the sender (below [`LAG_NOISE_NS`]).
     #[inline]
     fn waiting_lag(&self) -> i64 {
-        self.lag_ns
+        self.effect_lag_ns
+            .or(self.lag_ns)
             .filter(|&l| l >= LAG_NOISE_NS)
             .map_or(0, |l| i64::try_from(l).unwrap_or(i64::MAX))
     }
