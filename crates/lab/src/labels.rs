@@ -538,13 +538,27 @@ pub fn label_run(r: &Records) -> Vec<Label> {
         "TCPSackRecoveryFail",
         "TCPRenoRecoveryFail",
     ];
-    let syn = r.c(Side::Client, "TCPSynRetrans");
-    let rtos = r.both(&rto_names).saturating_sub(syn);
+    // The server's SYN/ACK timer counts in TCPTimeouts too (tcp_syn_ack_timeout), and
+    // every SYN/ACK it sends again in TCPSynRetrans (tcp_rtx_synack), whether the timer or
+    // a retransmitted SYN asked for it (tcp_check_req): s48-019, a SYN/ACK lost at 183 ms,
+    // resent by the timer after 1 s and again for the client's SYN retransmission, read
+    // TCPTimeouts 1 + 1 and TCPSynRetrans 1 + 2 with no data RTO. So the client's SYN
+    // retransmissions bound the handshake's timeouts from below, both ends' from above.
+    let all = r.both(&rto_names);
+    let rtos = all.saturating_sub(r.c(Side::Client, "TCPSynRetrans"));
+    let rtos_surely = all.saturating_sub(r.both(&["TCPSynRetrans"]));
     o.yes_no(
         "loss.rto",
-        rtos > 0,
+        rtos_surely > 0,
         rtos == 0,
-        format!("RTOs (both ends, SYN RTOs excluded) {rtos}"),
+        format!(
+            "RTOs (both ends, SYN RTOs excluded) {rtos_surely}{}",
+            if rtos > rtos_surely {
+                format!(" to {rtos} (SYN/ACKs resent by the server)")
+            } else {
+                String::new()
+            }
+        ),
     );
     let probes = r.both(&["TCPLossProbes"]);
     // tcp_send_loss_probe sends new data when it can: counted, but no retransmission on
@@ -613,6 +627,7 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     );
 
     // --- Handshake (tcp_retransmit_skb counts TCPSynRetrans; RFC 6298 §5.7 1 s). ---
+    let syn = r.c(Side::Client, "TCPSynRetrans");
     let synack = r.c(Side::Server, "TCPSynRetrans");
     let connect_ms: Vec<f64> = r.client["connections"]
         .as_array()
@@ -1482,6 +1497,30 @@ mod tests {
         assert_eq!(l.want, Want::Unknown, "{}", l.why);
         r.nstat_server.insert("TcpRetransSegs".into(), 1);
         assert_eq!(tlp(&r).want, Want::Must);
+    }
+
+    /// Sweep s48-019: the SYN/ACK lost, the server's timer resent it after 1 s and the
+    /// client's SYN retransmission drew it a third time; no data RTO. nstat: client
+    /// TCPTimeouts 1, TCPSynRetrans 1; server TCPTimeouts 1 (tcp_syn_ack_timeout),
+    /// TCPSynRetrans 2 (tcp_rtx_synack). Not an RTO of data; one more timeout would be
+    /// undecided (the server's SYN/ACKs may have been the timer's), two more required.
+    #[test]
+    fn a_synack_timer_is_no_data_rto() {
+        let rto = |r: &Records| label(r, "loss.rto").want;
+        let mut r = records("loss", Value::Null);
+        r.nstat_client.insert("TcpExtTCPTimeouts".into(), 1);
+        r.nstat_client.insert("TcpExtTCPSynRetrans".into(), 1);
+        r.nstat_server.insert("TcpExtTCPTimeouts".into(), 1);
+        r.nstat_server.insert("TcpExtTCPSynRetrans".into(), 2);
+        assert_eq!(rto(&r), Want::Unknown);
+        r.nstat_server.insert("TcpExtTCPSynRetrans".into(), 1);
+        assert_eq!(rto(&r), Want::Unknown);
+        r.nstat_server.insert("TcpExtTCPSynRetrans".into(), 0);
+        r.nstat_server.insert("TcpExtTCPTimeouts".into(), 0);
+        assert_eq!(rto(&r), Want::MustNot);
+        r.nstat_server.insert("TcpExtTCPSynRetrans".into(), 2);
+        r.nstat_server.insert("TcpExtTCPTimeouts".into(), 4);
+        assert_eq!(rto(&r), Want::Must);
     }
 
     fn think_label(r: &Records) -> Want {
