@@ -190,6 +190,8 @@ pub(crate) struct Limits {
     /// recent echoes, after which an ACK no data answered takes effect
     /// ([`Limits::echo_sample`]); `None` at the sender and before any echo.
     effect_lag_ns: Option<u64>,
+    /// [`Limits::waiting_lag`].
+    wait_ns: i64,
     recent_echoes: [u64; RECENT_ECHOES],
     recent_next: usize,
     /// The latest data came after everything sent was acknowledged (`Limit::App`).
@@ -240,6 +242,7 @@ impl Default for Limits {
             lag_ns: None,
             min_lag_ns: None,
             effect_lag_ns: None,
+            wait_ns: 0,
             recent_echoes: [0; RECENT_ECHOES],
             recent_next: 0,
             after_app: false,
@@ -293,6 +296,7 @@ impl Limits {
             self.lag_ns = Some(ns);
         }
         self.min_lag_ns = Some(self.min_lag_ns.map_or(ns, |m| m.min(ns)));
+        self.set_wait();
     }
 
     /// A TSval echo by the sender: a capture-to-sender round trip plus its ACK delay.
@@ -348,6 +352,7 @@ impl Limits {
             }
             _ => self.shorter_lag(recent),
         }
+        self.set_wait();
     }
 
     /// The capture-to-sender round trip as of now (`DirModel::round_trip_ns`).
@@ -582,12 +587,20 @@ impl Limits {
     }
 
     /// The lag ACKs wait, in nanoseconds: 0 at the sender (below [`LAG_NOISE_NS`]).
-    #[inline]
+    /// Kept as a field (`wait_ns`, [`Limits::set_wait`]): it is read on most segments
+    /// away from the sender, and changes only with an echo.
+    #[inline(always)]
     fn waiting_lag(&self) -> i64 {
-        self.effect_lag_ns
+        self.wait_ns
+    }
+
+    /// Derives `wait_ns` from the lags after either changed.
+    fn set_wait(&mut self) {
+        self.wait_ns = self
+            .effect_lag_ns
             .or(self.lag_ns)
             .filter(|&l| l >= LAG_NOISE_NS)
-            .map_or(0, |l| i64::try_from(l).unwrap_or(i64::MAX))
+            .map_or(0, |l| i64::try_from(l).unwrap_or(i64::MAX));
     }
 
     #[inline]
