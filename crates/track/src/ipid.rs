@@ -37,7 +37,7 @@ pub const MAX_HIDDEN: u32 = 15;
 const MIN_ID_STEPS: u32 = 4;
 const ID_NOISE: u32 = 8;
 /// Segment size assumed when the handshake was not captured (Ethernet with timestamps).
-const DEFAULT_SEGMENT: u32 = 1448;
+const DEFAULT_SEGMENT: u32 = crate::model::ETHERNET_TIMESTAMPS_MSS as u32;
 /// [`SenderIds::increasing`]: at least this share of the steps seen go to a later ID
 /// (Linux's per-connection counter); random or zero IDs (some BSDs) fail it (IPv6 has
 /// no ID).

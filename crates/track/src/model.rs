@@ -9,6 +9,12 @@ use crate::summary::{Side, SynOptions};
 /// TCP timestamps option with its padding (RFC 7323 §3: 10 bytes, sent as 12 with two
 /// NOPs): carried by every segment once negotiated, so it comes off the MSS.
 pub const TIMESTAMPS_OPTION_BYTES: u32 = 12;
+/// An Ethernet segment with timestamps: RFC 894's 1500-byte MTU less the IPv4 and TCP
+/// headers and [`TIMESTAMPS_OPTION_BYTES`] (1448), what Linux sends on an Ethernet path
+/// with timestamps negotiated. The segment size assumed when neither the SYNs nor the
+/// data tell one.
+pub const ETHERNET_TIMESTAMPS_MSS: u64 =
+    crate::limits::ETHERNET_MSS - TIMESTAMPS_OPTION_BYTES as u64;
 /// The coarsest capture clock looked for: timestamps that are all multiples of 10 ms
 /// (tcptrace-zwnd.pcap).
 pub const COARSEST_TICK_NS: u64 = 10_000_000;

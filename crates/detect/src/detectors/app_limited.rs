@@ -94,7 +94,7 @@ pub const MIN_GAPS: usize = 2;
 /// The data sent after a pause must be at least this (two full 1448-byte segments): a
 /// transfer held back, not keystrokes or small interactive messages, whose "pauses" are
 /// a person's or a protocol's turn-taking.
-pub const MIN_BURST_BYTES: u64 = 2 * 1448;
+pub const MIN_BURST_BYTES: u64 = 2 * tcpwhy_track::model::ETHERNET_TIMESTAMPS_MSS;
 /// One segment on Ethernet with timestamps (1500 − 40 − 12): what an ACK must cover to
 /// free a packet of cwnd when the capture shows the sender's TSO super-segments (a
 /// 64 KB "segment" at the sender is 45 packets to cwnd).

@@ -57,12 +57,12 @@
 //! show the pattern and are not judged.
 
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
-use crate::detectors::windows::DEFAULT_SEGMENT;
 use crate::exchange::Span;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
 use std::collections::HashMap;
 use std::net::IpAddr;
 use tcpwhy_capture::{TcpFlags, Timestamp};
+use tcpwhy_track::model::ETHERNET_TIMESTAMPS_MSS;
 use tcpwhy_track::SegmentKinds;
 
 use crate::catalogue::Entry;
@@ -91,7 +91,7 @@ pub const MIN_CA_ROUNDS: usize = 4;
 pub const MAX_RWND_SHARE: f64 = 0.5;
 /// Exit windows below this (four 1448-byte segments) are too small to tell a doubling
 /// from delayed-ACK and receiver pacing noise (old stacks with an IW of 1–2 segments).
-pub const MIN_EXIT_WINDOW_BYTES: u64 = 4 * 1448;
+pub const MIN_EXIT_WINDOW_BYTES: u64 = 4 * ETHERNET_TIMESTAMPS_MSS;
 /// A round before the switch lasting more than this × the first round's gap means the
 /// RTT rose (queueing): HyStart's delay exit, a real signal.
 pub const MAX_RTT_JUMP: f64 = 1.5;
@@ -190,7 +190,7 @@ impl Detector for EarlyExit {
             // gives it (MSS comes first, so a SYN the snaplen cut still gives it).
             let segment =
                 tcpwhy_track::effective_mss(conn.summary.dirs[1].syn, conn.summary.dirs[0].syn)
-                    .map_or(DEFAULT_SEGMENT, u64::from);
+                    .map_or(ETHERNET_TIMESTAMPS_MSS, u64::from);
             let path = Path {
                 rtt_ns: rtt,
                 segment,

@@ -97,11 +97,6 @@ const MAX_GAPS: usize = 4096;
 const MAX_RETRANS: usize = 4096;
 /// Linux's default initial window in segments (RFC 6928), for the explanation only.
 const LINUX_IW_SEGMENTS: u64 = 10;
-/// An Ethernet segment less the timestamps option (1500 − 40 − 12, as sndbuf's
-/// `ETHERNET_SEGMENTS`): the server's segment size when the SYNs do not tell it, the
-/// value this detector took before the handshake rule moved to `ConnSummary::mss`.
-const ETHERNET_TIMESTAMPS_MSS: u64 =
-    tcpwhy_track::limits::ETHERNET_MSS - tcpwhy_track::model::TIMESTAMPS_OPTION_BYTES as u64;
 
 /// RFC 6298 §2 smoothed RTT and variation, in nanoseconds: the filter
 /// [`rto_from_rounds`] feeds one sample per round.
@@ -909,7 +904,7 @@ pub fn rounds_from_capped(window: u64, bytes: u64, cap: u64) -> usize {
 /// with timestamps) when the handshake was not captured or the snaplen cut its options.
 fn sender_mss(s: &ConnSummary) -> u64 {
     s.mss(Side::Server)
-        .map_or(ETHERNET_TIMESTAMPS_MSS, u64::from)
+        .map_or(tcpwhy_track::model::ETHERNET_TIMESTAMPS_MSS, u64::from)
 }
 
 #[cfg(test)]

@@ -58,7 +58,7 @@ use crate::exchange::{add_to_rounds, Span, MIN_ROUND_GAP_NS};
 use crate::finding::{Confidence, Finding, FindingId, Fix};
 use tcpwhy_capture::{TcpFlags, Timestamp};
 use tcpwhy_track::limits::ETHERNET_MSS;
-use tcpwhy_track::model::TIMESTAMPS_OPTION_BYTES;
+use tcpwhy_track::model::ETHERNET_TIMESTAMPS_MSS;
 use tcpwhy_track::{RttStats, SegmentKinds, Side, Vantage, WindowScale};
 
 use crate::catalogue::Entry;
@@ -107,10 +107,7 @@ pub const MIN_AVOIDANCE_GROWTH: f64 = 0.5;
 pub const MAX_ROUND_SPACING_RTTS: u64 = 2;
 /// Full Ethernet segments, with and without the 12 bytes of timestamps, for a sender
 /// whose MSS the snaplen hid.
-const ETHERNET_SEGMENTS: [u32; 2] = [
-    ETHERNET_MSS as u32 - TIMESTAMPS_OPTION_BYTES,
-    ETHERNET_MSS as u32,
-];
+const ETHERNET_SEGMENTS: [u32; 2] = [ETHERNET_TIMESTAMPS_MSS as u32, ETHERNET_MSS as u32];
 /// RTT samples needed to judge RTT growth.
 const MIN_RTT_SAMPLES: u64 = 10;
 /// Plateau rounds cited.
@@ -467,11 +464,13 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
         return None;
     }
     // The segment size: the receiver's MSS (as announced in its SYN) less the 12 bytes
-    // of timestamps Linux sends, at most Ethernet's 1448.
+    // of timestamps Linux sends, at most Ethernet's.
     let segment = s.dirs[i.peer()]
         .syn
         .and_then(|o| o.mss)
-        .map_or(1448, |m| u64::from(m).min(1448));
+        .map_or(ETHERNET_TIMESTAMPS_MSS, |m| {
+            u64::from(m).min(ETHERNET_TIMESTAMPS_MSS)
+        });
     let held = d.best.rounds < PLATEAU_ROUNDS;
     let run = if !held {
         d.best

@@ -87,6 +87,7 @@
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::{TcpFlags, Timestamp};
+use tcpwhy_track::model::ETHERNET_TIMESTAMPS_MSS;
 use tcpwhy_track::{ConnSummary, Limit, LimitTimes, SegmentKinds, Side, Vantage, WindowScale};
 
 use crate::catalogue::Entry;
@@ -148,8 +149,6 @@ pub const UNSCALED_NEAR_MAX: u64 = 49_152;
 pub const FLAT_GROWTH: f64 = 1.5;
 /// The initial window of the no-limit model: RFC 6928, Linux's default.
 pub const INITIAL_WINDOW_SEGMENTS: u64 = 10;
-/// Segment size for the model when the data did not show one (Ethernet with timestamps).
-pub(crate) const DEFAULT_SEGMENT: u64 = 1448;
 /// Transitions into "window full" cited as evidence.
 const CITED_FULL: usize = 4;
 /// Zero-window periods remembered per direction; later ones are counted only.
@@ -530,7 +529,7 @@ fn report_direction(
         d.largest_segment
             .min(dir.syn.and_then(|o| o.mss).map_or(u64::MAX, u64::from))
     } else {
-        DEFAULT_SEGMENT
+        ETHERNET_TIMESTAMPS_MSS
     };
     let path_rtt = path_rtt_ns(s, i, rtt);
     let alt = unlimited_ns(bytes, segment, path_rtt);
