@@ -186,11 +186,7 @@ pub(crate) struct Limits {
     lag_ns: Option<u64>,
     /// The shortest capture-to-sender round trip seen: the path without queues.
     min_lag_ns: Option<u64>,
-    /// Away from the sender, once data have echoed the peer's TSvals: the longest of the
-    /// recent echoes, after which an ACK no data answered takes effect
-    /// ([`Limits::echo_sample`]); `None` at the sender and before any echo.
-    effect_lag_ns: Option<u64>,
-    /// [`Limits::waiting_lag`].
+    /// [`Limits::waiting_lag`], derived by [`Limits::set_wait`].
     wait_ns: i64,
     recent_echoes: [u64; RECENT_ECHOES],
     recent_next: usize,
@@ -241,7 +237,6 @@ impl Default for Limits {
         Limits {
             lag_ns: None,
             min_lag_ns: None,
-            effect_lag_ns: None,
             wait_ns: 0,
             recent_echoes: [0; RECENT_ECHOES],
             recent_next: 0,
@@ -282,6 +277,7 @@ impl Limits {
     /// The capture-to-sender round trip from the handshake.
     pub(crate) fn set_handshake_lag(&mut self, ns: u64) {
         self.shorter_lag(ns);
+        self.set_wait();
     }
 
     /// A shorter round trip than the lag: it is the lag now, for the ACKs already
@@ -296,7 +292,6 @@ impl Limits {
             self.lag_ns = Some(ns);
         }
         self.min_lag_ns = Some(self.min_lag_ns.map_or(ns, |m| m.min(ns)));
-        self.set_wait();
     }
 
     /// A TSval echo by the sender: a capture-to-sender round trip plus its ACK delay.
@@ -321,7 +316,7 @@ impl Limits {
     ///
     /// Away from the sender (the shortest round trip seen at least [`LAG_NOISE_NS`]),
     /// waiting ACKs take effect after the longest of the recent echoes instead
-    /// (`effect_lag_ns`). Every ACK that data echo takes effect with that data at
+    /// ([`Limits::set_wait`]). Every ACK that data echo takes effect with that data at
     /// the latest (`advance_echoed`), so the timer only places the ACKs no data answered
     /// soon, and a timer shorter than their round trip applies them before the sender
     /// could have seen them. Behind a queue that the flight itself fills and drains, the
@@ -337,15 +332,13 @@ impl Limits {
     pub(crate) fn echo_sample(&mut self, ns: u64, data: bool) {
         if !data || self.after_app {
             self.shorter_lag(ns);
+            self.set_wait();
             return;
         }
         self.recent_echoes[self.recent_next % RECENT_ECHOES] = ns;
         self.recent_next = self.recent_next.wrapping_add(1);
         let n = self.recent_next.min(RECENT_ECHOES);
-        let echoes = &self.recent_echoes[..n];
-        let away = self.min_lag_ns.is_some_and(|m| m >= LAG_NOISE_NS);
-        self.effect_lag_ns = echoes.iter().copied().max().filter(|_| away);
-        let recent = echoes.iter().copied().min().unwrap_or(ns);
+        let recent = self.recent_echoes[..n].iter().copied().min().unwrap_or(ns);
         match self.lag_ns {
             Some(old) if recent > old && self.recent_next >= RECENT_ECHOES => {
                 self.lag_ns = Some(recent)
@@ -594,10 +587,15 @@ impl Limits {
         self.wait_ns
     }
 
-    /// Derives `wait_ns` from the lags after either changed.
+    /// Derives `wait_ns` after an echo or a handshake leg: away from the sender the
+    /// longest of the recent echoes once data have echoed the peer's TSvals
+    /// ([`Limits::echo_sample`]), else the lag.
     fn set_wait(&mut self) {
-        self.wait_ns = self
-            .effect_lag_ns
+        let away = self.min_lag_ns.is_some_and(|m| m >= LAG_NOISE_NS);
+        let n = self.recent_next.min(RECENT_ECHOES);
+        let longest = self.recent_echoes[..n].iter().copied().max();
+        self.wait_ns = longest
+            .filter(|_| away)
             .or(self.lag_ns)
             .filter(|&l| l >= LAG_NOISE_NS)
             .map_or(0, |l| i64::try_from(l).unwrap_or(i64::MAX));
