@@ -545,8 +545,12 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     // TCPTimeouts 1 + 1 and TCPSynRetrans 1 + 2 with no data RTO. So the client's SYN
     // retransmissions bound the handshake's timeouts from below, both ends' from above.
     let all = r.both(&rto_names);
-    let rtos = all.saturating_sub(r.c(Side::Client, "TCPSynRetrans"));
-    let rtos_surely = all.saturating_sub(r.both(&["TCPSynRetrans"]));
+    let (syn, synack) = (
+        r.c(Side::Client, "TCPSynRetrans"),
+        r.c(Side::Server, "TCPSynRetrans"),
+    );
+    let rtos = all.saturating_sub(syn);
+    let rtos_surely = all.saturating_sub(syn.saturating_add(synack));
     o.yes_no(
         "loss.rto",
         rtos_surely > 0,
@@ -627,8 +631,6 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     );
 
     // --- Handshake (tcp_retransmit_skb counts TCPSynRetrans; RFC 6298 §5.7 1 s). ---
-    let syn = r.c(Side::Client, "TCPSynRetrans");
-    let synack = r.c(Side::Server, "TCPSynRetrans");
     let connect_ms: Vec<f64> = r.client["connections"]
         .as_array()
         .map(|cs| {
