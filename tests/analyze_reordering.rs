@@ -530,7 +530,8 @@ fn deep_queue_with_a_recovery_at_the_sender() {
 /// The flight is the data that arrived during each round trip: counted by the highest
 /// sequence it fell to 46 KB at 61.7 ms while the recovery's repairs filled holes below
 /// it (frame 920), a 0.58 correlation and no finding; counted as every byte that
-/// arrived, repairs included, 170 KB and 1.00.
+/// arrived, repairs included, 170 KB and 1.00. The queue at p95 is the 106-packet FIFO
+/// the scenario set: 106 segments of 1,448 B are 153 KB.
 #[test]
 fn deep_queue_with_a_recovery_at_the_receiver() {
     let f = common::analyze::findings(common::analyze::sweep_path("s27-048-bulk-client.pcap"));
