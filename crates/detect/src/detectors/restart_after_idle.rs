@@ -49,7 +49,7 @@
 //! retransmissions since the earlier large round, or with the sender's IP IDs skipped
 //! there (a loss before the capture point), are not reported.
 
-use crate::detector::{ms, Connection, Detector, Segment, Slots};
+use crate::detector::{emptied_vec, ms, Connection, Detector, Reusable, Segment, Slots};
 use crate::exchange::{joined_rounds, Exchange, Span};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
@@ -268,6 +268,17 @@ struct Conn {
     server_retrans: Vec<u64>,
 }
 
+impl Reusable for Conn {
+    fn emptied(self) -> Self {
+        Conn {
+            pending: emptied_vec(self.pending),
+            gaps: emptied_vec(self.gaps),
+            server_retrans: emptied_vec(self.server_retrans),
+            ..Conn::default()
+        }
+    }
+}
+
 impl Conn {
     /// The pending ACKs whose timestamp the server's data at `now` echoes (`tsecr`), as
     /// samples (see [`Conn::pending`]).
@@ -414,14 +425,17 @@ impl Detector for RestartAfterIdle {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let st = self.conns.take(conn).unwrap_or_default();
+        // Its buffers go back to the slot for the next connection (`Reusable`).
+        let taken = self.conns.take_reusing(conn);
+        let none = Conn::default();
+        let st: &Conn = taken.as_deref().unwrap_or(&none);
         let Some(rtt) = conn.rtt_ns.filter(|&r| r > 0) else {
             return; // rounds and their cost need the path RTT
         };
         let mss = sender_mss(conn.summary);
         let mut restarts = Vec::new();
         for (i, x) in conn.exchanges.iter().enumerate() {
-            if let Some(r) = restart(conn, &st, &conn.exchanges[..i], x, rtt) {
+            if let Some(r) = restart(conn, st, &conn.exchanges[..i], x, rtt) {
                 restarts.push(r);
             }
         }
