@@ -31,6 +31,10 @@ pub struct SweepArgs {
     /// Number of scenarios (families in turn).
     #[arg(long, default_value_t = 10)]
     pub count: u32,
+    /// Only these cases of the seed (comma-separated indices: `--case 64` is sS-064 of a
+    /// sweep of any `--count` above 64), to run one capture again.
+    #[arg(long = "case", value_delimiter = ',', value_name = "INDEX")]
+    pub cases: Vec<u32>,
     /// Output directory: one sub-directory per scenario, sweep-params.json,
     /// sweep-results.json.
     #[arg(short, long, default_value = "sweep-out")]
@@ -629,7 +633,13 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
             std::fs::read_to_string(&params).map_err(|e| format!("{}: {e}", params.display()))?;
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", params.display()))?
     } else {
-        (0..args.count)
+        let indices: Vec<u32> = if args.cases.is_empty() {
+            (0..args.count).collect()
+        } else {
+            args.cases.clone()
+        };
+        indices
+            .into_iter()
             .map(|i| generate(args.seed, i, &families))
             .collect()
     };
