@@ -209,7 +209,15 @@ impl Records {
             .into_values()
             .map(|mut v| {
                 v.sort_by(|a, b| a.t_ms.total_cmp(&b.t_ms));
-                Conn { samples: v }
+                let least = |key| v.iter().filter_map(|s| s.num(key)).reduce(f64::min);
+                let bottleneck = self.topology["rate_mbit"]
+                    .as_f64()
+                    .zip(least("mss"))
+                    .map(|(rate, mss)| payload_per_ms(rate, mss, least("pmtu")));
+                Conn {
+                    samples: v,
+                    bottleneck,
+                }
             })
             .collect()
     }
@@ -239,6 +247,9 @@ impl Side {
 /// One connection's tcp_info samples at the sender.
 struct Conn<'a> {
     samples: Vec<&'a SsSocket>,
+    /// The emulator's bottleneck as payload bytes per ms of full segments
+    /// ([`payload_per_ms`]), when the run had one.
+    bottleneck: Option<f64>,
 }
 
 impl Conn<'_> {
@@ -323,8 +334,23 @@ fn rwnd_cost_ms(c: &Conn<'_>) -> f64 {
     c.max("rwnd_limited").min(busy_beyond_slow_start_ms(c))
 }
 
-/// The connection's busy time less the rounds slow start needs for its bytes (one
-/// minrtt each): the most any limit can have cost it, as far as the samples saw.
+/// Payload bytes per ms that an htb `rate_mbit` (the emulator's bottleneck,
+/// topology.rs `shape`) carries in segments of `mss`: htb charges each packet its length
+/// with the Ethernet header (`qdisc_pkt_len`), and a full segment fills the path's MTU
+/// (ss's `pmtu`, 1,500 on the lab's veths) whatever its IP version and TCP options
+/// (tcp_info's `mss` is the payload, `tp->mss_cache`): 1,514 B on the wire for 1,448 of
+/// payload with timestamps over IPv4.
+fn payload_per_ms(rate_mbit: f64, mss: f64, pmtu: Option<f64>) -> f64 {
+    const ETHERNET_HEADER: f64 = 14.0;
+    let frame = pmtu.unwrap_or(1500.0) + ETHERNET_HEADER;
+    rate_mbit * 1e6 / 8.0 / 1e3 * (mss / frame).min(1.0)
+}
+
+/// The connection's busy time less the least it could have taken without any limit but
+/// the path's: slow start's rounds for its bytes (one minrtt each), or its bytes at the
+/// bottleneck's rate when that is longer (a window past the bandwidth-delay product only
+/// fills the bottleneck's queue: s10-064, 2.8 MB at 5 Mbit/s took 4.7 s whatever the
+/// receiver's window). The most any limit can have cost it, as far as the samples saw.
 fn busy_beyond_slow_start_ms(c: &Conn<'_>) -> f64 {
     busy_beyond_rounds_ms(c, c.max("busy"))
 }
@@ -335,8 +361,9 @@ fn busy_beyond_rounds_ms(c: &Conn<'_>, busy: f64) -> f64 {
     let (Some(rtt), Some(mss)) = (c.min("minrtt"), c.min("mss")) else {
         return 0.0;
     };
-    let unlimited = f64::from(slow_start_rounds(bytes, mss)) * rtt;
-    (busy - unlimited).max(0.0)
+    let rounds = f64::from(slow_start_rounds(bytes, mss)) * rtt;
+    let at_bottleneck = c.bottleneck.filter(|&r| r > 0.0).map_or(0.0, |r| bytes / r);
+    (busy - rounds.max(at_bottleneck)).max(0.0)
 }
 
 /// The most the receiver's window can have cost one connection, with what its records
@@ -690,8 +717,13 @@ pub fn label_run(r: &Records) -> Vec<Label> {
         },
         format!(
             "sender rwnd_limited {rwnd_lim:.0} ms of busy {busy:.0} ms, of which beyond \
-             slow start's rounds {rwnd_cost:.0} ms{}; up to {unsampled:.0} ms sent after the \
-             last samples",
+             slow start's rounds{} {rwnd_cost:.0} ms{}; up to {unsampled:.0} ms sent after \
+             the last samples",
+            if conns.iter().any(|c| c.bottleneck.is_some()) {
+                " and the bottleneck's rate"
+            } else {
+                ""
+            },
             if bbr {
                 format!(" (paced: a lower bound, busy beyond them {rwnd_upto:.0} ms)")
             } else {
@@ -1713,6 +1745,59 @@ mod tests {
         assert_eq!(label(&r, "rwnd.limited").want, Want::Unknown);
         let l = label(&r, "rwnd.not_growing");
         assert_eq!(l.want, Want::Unknown, "{}", l.why);
+    }
+
+    /// s10-064 (2,809,856 B behind a 5 Mbit/s bottleneck, 18 ms path, the client's
+    /// window five times the bottleneck's BDP): the server's last sample read
+    /// rwnd_limited 4,528 ms of busy 4,716. Slow start's rounds alone leave 4.6 s to the
+    /// window; but 5 Mbit/s carries 597.75 payload bytes a ms in 1,514-byte frames of
+    /// 1,448, so the bytes needed 4,700.7 ms whatever the window: 15 ms beyond, below
+    /// LIMITED_MIN_MS. The chrono ran while the link was busy: not decided.
+    #[test]
+    fn a_window_above_the_bottlenecks_bdp_cost_no_more_than_the_rate_allows() {
+        let fields = [
+            ("mss", "1448"),
+            ("pmtu", "1500"),
+            ("minrtt", "18.353"),
+            ("bytes_sent", "2809856"),
+            ("busy", "4716ms"),
+            ("rwnd_limited", "4528ms(96.0%)"),
+            ("unacked", "3"),
+        ];
+        assert!((payload_per_ms(5.0, 1448.0, Some(1500.0)) - 597.754).abs() < 1e-3);
+        let mut r = records("bulk", Value::Null);
+        r.ss_server = vec![sample(1.0, "FIN-WAIT-1", &fields)];
+        let l = label(&r, "rwnd.limited");
+        assert_eq!(
+            (l.want, l.truth_cost_ms),
+            (Want::Must, Some(4528.0)),
+            "{}",
+            l.why
+        );
+        r.topology = json!({ "rate_mbit": 5, "queue_packets": 925 });
+        let l = label(&r, "rwnd.limited");
+        assert_eq!(
+            (l.want, l.truth_cost_ms),
+            (Want::Unknown, None),
+            "{}",
+            l.why
+        );
+        assert!(
+            l.why
+                .contains("beyond slow start's rounds and the bottleneck's rate 15 ms"),
+            "{}",
+            l.why
+        );
+        // At 10 Mbit/s the bytes need 2,350.3 ms: the window cost the busy time beyond,
+        // 2,365.7 ms of its 4,528.
+        r.topology = json!({ "rate_mbit": 10, "queue_packets": 925 });
+        let l = label(&r, "rwnd.limited");
+        assert_eq!(l.want, Want::Must, "{}", l.why);
+        assert!(
+            (l.truth_cost_ms.unwrap() - 2365.66).abs() < 0.01,
+            "{}",
+            l.why
+        );
     }
 
     /// s20-016's shape: the chrono (300 ms) is the least the send buffer cost; the most
