@@ -1,6 +1,7 @@
 //! The detector interface: one module per mechanism, each owning its state, seeing the
 //! capture through read-only views, and emitting only findings (style.md, habit 7).
 
+use crate::detectors::bufferbloat::Bottleneck;
 use crate::exchange::Exchange;
 use crate::finding::Finding;
 use std::collections::VecDeque;
@@ -99,6 +100,14 @@ impl<V: Default> Slots<V> {
         }
         e.0 = Owner::of(stream);
         &mut e.1
+    }
+
+    /// The state of a finalised connection, left in place (to measure before judging).
+    pub fn get_mut(&mut self, conn: &Connection<'_>) -> Option<&mut V> {
+        let key = Owner::of(conn.summary.stream);
+        self.slots
+            .get_mut(conn.slot)
+            .and_then(|e| (e.0 == key).then_some(&mut e.1))
     }
 
     /// Removes and returns the state of a finalised connection.
@@ -247,6 +256,10 @@ pub struct Connection<'a> {
     /// when the SYN or the SYN/ACK was not captured. Later RTT samples are not used here:
     /// a detector that needs the RTT of a later moment measures it itself.
     pub rtt_ns: Option<u64>,
+    /// Per direction (`[client → server, server → client]`), the bottleneck a standing
+    /// queue proved at this vantage (`network.bufferbloat`'s signature): the path's
+    /// capacity, which bounds what any other limit can have cost.
+    pub bottleneck: [Option<Bottleneck>; 2],
 }
 
 /// A detector of one mechanism. Its module documents the mechanism, its signature from

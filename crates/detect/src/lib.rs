@@ -178,13 +178,15 @@ impl Analyzer {
         let exchanges = st.builder.finish();
         let vantage = self.config.vantage.unwrap_or(summary.vantage);
         let rtt_ns = summary.handshake_rtt_ns().filter(|&h| h > 0);
-        let conn = Connection {
+        let mut conn = Connection {
             summary,
             slot,
             exchanges: &exchanges,
             vantage,
             rtt_ns,
+            bottleneck: [None; 2],
         };
+        conn.bottleneck = self.detectors.bottlenecks(&conn);
         self.detectors.on_connection(&conn, &mut self.out.findings);
         if slot != usize::MAX {
             self.free_slots.push(slot);

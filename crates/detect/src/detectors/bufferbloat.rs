@@ -41,7 +41,10 @@
 //! Bottleneck rate: the data acknowledged (sender) or received (receiver) between the
 //! first and the last sample taken with a standing queue (RTT above the minimum by at
 //! least half the p95 excess), over that time. Queue: p95 RTT − min RTT in ms, and in
-//! bytes ≈ rate × that delay.
+//! bytes ≈ rate × that delay. A queue that stood, however short its delay (the signature
+//! without [`MIN_QUEUE_DELAY_NS`]), proves that rate is the path's capacity: other
+//! detectors read it as `Connection::bottleneck` ([`Bufferbloat::bottlenecks`]), and
+//! `rwnd.limited` prices its counterfactual with it.
 //!
 //! Cost: the queueing delay a request sent on this connection during the transfer would
 //! have waited beyond the path's minimum RTT — the mean of (RTT − min RTT) over the
@@ -197,11 +200,16 @@ struct Dir {
 #[derive(Default)]
 struct Conn {
     dirs: [Dir; 2],
+    /// Each direction's queue at the connection's vantage, once measured
+    /// ([`Bufferbloat::bottlenecks`] measures it before the detectors judge the
+    /// connection, and this detector's own finding reads it).
+    queues: Option<[Option<Queue>; 2]>,
 }
 
 impl Reusable for Conn {
     fn emptied(self) -> Self {
         Conn {
+            queues: None,
             dirs: self.dirs.map(|d| Dir {
                 at_sender: Series {
                     v: emptied_vec(d.at_sender.v),
@@ -353,14 +361,12 @@ impl Detector for Bufferbloat {
         let Some(st) = self.conns.take_reusing(conn) else {
             return;
         };
+        let queues = st.queues.unwrap_or_else(|| measure(conn, &st));
         for (i, d) in st.dirs.iter().enumerate() {
-            let sender_is_client = i == 0;
-            let (series, at_sender) = match (conn.vantage, sender_is_client) {
-                (Vantage::Client, true) | (Vantage::Server, false) => (&d.at_sender, true),
-                (Vantage::Client, false) | (Vantage::Server, true) => (&d.at_receiver, false),
-                (Vantage::Middle | Vantage::Unknown, _) => continue,
+            let (Some((series, at_sender)), Some(q)) = (view(conn.vantage, i, d), queues[i]) else {
+                continue;
             };
-            if let Some(f) = finding(conn, i, series, at_sender) {
+            if let Some(f) = finding(conn, i, series, at_sender, &q) {
                 out.push(f);
             }
         }
@@ -368,6 +374,63 @@ impl Detector for Bufferbloat {
 
     /// Nothing is kept across connections: each one's state is dropped in `on_connection`.
     fn absorb(&mut self, _other: Self) {}
+}
+
+impl Bufferbloat {
+    /// Per direction (`[client → server, server → client]`), the bottleneck that a
+    /// standing queue proves at the connection's vantage ([`capacity`]), for the
+    /// detectors whose counterfactual the path's capacity bounds:
+    /// "without the receiver's window" the data could not have gone faster than the
+    /// bottleneck it already queued at (`windows`). Called for a finalised connection
+    /// before the detectors judge it; what it measures is kept for this detector's own
+    /// finding.
+    pub fn bottlenecks(&mut self, conn: &Connection<'_>) -> [Option<Bottleneck>; 2] {
+        let Some(st) = self.conns.get_mut(conn) else {
+            return [None; 2];
+        };
+        let queues = st.queues.unwrap_or_else(|| measure(conn, st));
+        st.queues = Some(queues);
+        queues.map(|q| {
+            let q = q?;
+            capacity(&q).map(|rate| Bottleneck {
+                rate,
+                min_rtt_ns: q.min_rtt_ns,
+                median_rtt_ns: q.median_rtt_ns,
+            })
+        })
+    }
+}
+
+/// A bottleneck proven by a standing queue ([`capacity`]): while the queue stood the
+/// link never idled, so what it delivered is its capacity.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Bottleneck {
+    /// Payload bytes per second delivered while the queue stood
+    /// ([`Queue::standing_rate`]).
+    pub rate: f64,
+    /// The path's RTT without the queue.
+    pub min_rtt_ns: u64,
+    /// The median RTT of the samples, the queue included.
+    pub median_rtt_ns: u64,
+}
+
+/// The series of direction `dir` that holds full-path RTTs at `vantage`, and whether
+/// that is the direction's sender; none in the middle or at an unknown vantage.
+fn view(vantage: Vantage, dir: usize, d: &Dir) -> Option<(&Series, bool)> {
+    let sender_is_client = dir == 0;
+    match (vantage, sender_is_client) {
+        (Vantage::Client, true) | (Vantage::Server, false) => Some((&d.at_sender, true)),
+        (Vantage::Client, false) | (Vantage::Server, true) => Some((&d.at_receiver, false)),
+        (Vantage::Middle | Vantage::Unknown, _) => None,
+    }
+}
+
+/// Each direction's queue at the connection's vantage.
+fn measure(conn: &Connection<'_>, c: &Conn) -> [Option<Queue>; 2] {
+    [0, 1].map(|i| {
+        let (series, _) = view(conn.vantage, i, &c.dirs[i])?;
+        queue(&series.v, series.min.map(|m| m.rtt_ns), conn.rtt_ns)
+    })
 }
 
 /// What the samples of one direction show.
@@ -383,6 +446,9 @@ pub struct Queue {
     /// The longest time the RTT stayed at least [`STANDING_TARGET_NS`] above the
     /// minimum without a sample below (first to last sample of the run).
     pub standing_ns: u64,
+    /// Bytes per second delivered over that run: the bottleneck's capacity, the link
+    /// never idling while its queue stood.
+    pub standing_rate: f64,
 }
 
 /// Pearson correlation of two series (0 when either is constant).
@@ -439,15 +505,19 @@ fn queue(samples: &[Sample], exact_min: Option<u64>, baseline: Option<u64>) -> O
         / samples.len() as u64;
     // The samples are in time order: the longest run above the queueing floor.
     let floor = min.saturating_add(STANDING_TARGET_NS);
-    let mut standing_ns = 0u64;
-    let mut run_start: Option<Timestamp> = None;
+    let (mut standing_ns, mut standing_rate) = (0u64, 0.0);
+    let mut run_start: Option<&Sample> = None;
     for s in samples {
         if s.rtt_ns < floor {
             run_start = None;
             continue;
         }
-        let start = *run_start.get_or_insert(s.ts);
-        standing_ns = standing_ns.max(s.ts.elapsed_since(start));
+        let start = *run_start.get_or_insert(s);
+        let run = s.ts.elapsed_since(start.ts);
+        if run > standing_ns {
+            standing_ns = run;
+            standing_rate = s.delivered.saturating_sub(start.delivered) as f64 / (run as f64 / 1e9);
+        }
     }
     Some(Queue {
         min_rtt_ns: min,
@@ -457,18 +527,40 @@ fn queue(samples: &[Sample], exact_min: Option<u64>, baseline: Option<u64>) -> O
         rate,
         mean_extra_ns,
         standing_ns,
+        standing_rate,
     })
 }
 
 /// The signature (module doc): a queue as deep as the path is long, growing with the
-/// flight, at a steady delivery rate, and standing, not a burst absorbed.
+/// flight, at a steady delivery rate, and standing, not a burst absorbed; and long
+/// enough to matter to a user.
 fn bloated(q: &Queue) -> bool {
     let extra = q.p95_rtt_ns.saturating_sub(q.min_rtt_ns);
-    extra >= MIN_QUEUE_DELAY_NS
-        && (q.p95_rtt_ns as f64) >= MIN_RTT_RATIO * q.min_rtt_ns as f64
-        && q.correlation >= MIN_CORRELATION
-        && q.rate > 0.0
-        && q.standing_ns >= MIN_STANDING_NS.max(q.min_rtt_ns)
+    extra >= MIN_QUEUE_DELAY_NS && stood(q)
+}
+
+/// A queue as deep as the path is long, growing with the flight and standing for
+/// CoDel's interval: not a burst the buffer absorbed.
+fn stood(q: &Queue) -> bool {
+    queue_grew(q) && q.rate > 0.0 && q.standing_ns >= MIN_STANDING_NS.max(q.min_rtt_ns)
+}
+
+/// A queue as deep as the path is long, growing with the flight: the RTT rose because
+/// the data in flight did.
+fn queue_grew(q: &Queue) -> bool {
+    (q.p95_rtt_ns as f64) >= MIN_RTT_RATIO * q.min_rtt_ns as f64 && q.correlation >= MIN_CORRELATION
+}
+
+/// The bottleneck's capacity, when the samples measured it: a queue that grew with the
+/// flight ([`queue_grew`]) and stood above CoDel's target for at least a round trip at
+/// its median RTT, so that a whole window's worth of the ACK clock passed the link while
+/// it never idled; what it delivered over that run is its rate, however short the
+/// queue's delay or the transfer (sweep s44-040: 1.2 ms of path, 20 ms of queue at p95
+/// for 1.1 s, 1,793 kB/s, the 15 Mbit/s link's payload rate; s48-056: 88 ms at 50
+/// Mbit/s). Whether the queue did harm is [`bloated`]'s question, not this one's.
+fn capacity(q: &Queue) -> Option<f64> {
+    (queue_grew(q) && q.standing_ns >= q.median_rtt_ns && q.standing_rate > 0.0)
+        .then_some(q.standing_rate)
 }
 
 fn kb(bytes: f64) -> String {
@@ -479,10 +571,15 @@ fn kb(bytes: f64) -> String {
     }
 }
 
-fn finding(conn: &Connection<'_>, dir: usize, series: &Series, at_sender: bool) -> Option<Finding> {
+fn finding(
+    conn: &Connection<'_>,
+    dir: usize,
+    series: &Series,
+    at_sender: bool,
+    q: &Queue,
+) -> Option<Finding> {
     let samples = &series.v[..];
-    let q = queue(samples, series.min.map(|m| m.rtt_ns), conn.rtt_ns)?;
-    if !bloated(&q) {
+    if !bloated(q) {
         return None;
     }
     let extra = q.p95_rtt_ns.saturating_sub(q.min_rtt_ns);
@@ -648,6 +745,43 @@ mod tests {
         // From sample 1 (30 ms ≥ 25 + 5) to sample 39: 38 × 50 ms.
         assert_eq!(q.standing_ns, 1_900_000_000);
         assert!(bloated(&q));
+    }
+
+    /// Sweep s44-040's shape at the client: a 1.2 ms path, the echoes rising to 21 ms as
+    /// the flight fills a 15 Mbit/s FIFO, standing for a second at 1,793 kB/s. Too short
+    /// a queue to name (under 20 ms above the path), but it measured the link; the same
+    /// RTTs without the flight behind them (a path whose RTT stepped up) measure nothing.
+    #[test]
+    fn a_short_standing_queue_measures_the_bottleneck() {
+        let s: Vec<Sample> = (0..200u64)
+            .map(|i| {
+                // 1.2 ms, then 20 ms from the 10th sample on (5 ms apart).
+                let rtt_us = if i < 10 {
+                    1200 + 1880 * i
+                } else {
+                    20_000 + i % 3 * 500
+                };
+                Sample {
+                    frame: i,
+                    ts: Timestamp((i * 5_000_000) as i64),
+                    rtt_ns: rtt_us * 1000,
+                    flight: rtt_us * 1793 / 1000,
+                    delivered: i * 8965,
+                }
+            })
+            .collect();
+        let q = queue(&s, None, None).unwrap();
+        assert!(!bloated(&q), "{q:?}");
+        let rate = capacity(&q).unwrap();
+        assert!((rate - 1.793e6).abs() < 1.0, "{rate}");
+        let flat: Vec<Sample> = s
+            .iter()
+            .map(|x| Sample {
+                flight: 30_000,
+                ..*x
+            })
+            .collect();
+        assert_eq!(capacity(&queue(&flat, None, None).unwrap()), None);
     }
 
     /// Sweep s1-015-control (receiver, 5 ms RTT, no shaping): slow start's RTT rises

@@ -91,6 +91,14 @@ macro_rules! registry {
     };
 }
 
+impl Detectors {
+    /// What a finalised connection's samples prove of its path, measured once before the
+    /// detectors judge it (`Connection::bottleneck`).
+    pub fn bottlenecks(&mut self, conn: &Connection<'_>) -> [Option<bufferbloat::Bottleneck>; 2] {
+        self.bufferbloat.bottlenecks(conn)
+    }
+}
+
 registry! {
     syn_retransmit::SynRetransmit { HandshakeSynRetransmit: SYN_RETRANSMIT },
     short_lived::ShortLived { ConnectionShortLived: SHORT_LIVED },

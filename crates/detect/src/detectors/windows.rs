@@ -65,7 +65,14 @@
 //! without adding a round held the sender and cost nothing (sweep s1-016: rounds of 10,
 //! 20, 40, 80, 115, 148 segments, 73 ms at the window, the six rounds slow start needs
 //! anyway; s1-010: 200 ms at the window, the 8 rounds of 197 ms slow start needs). A
-//! bottleneck slower than slow start would make the real saving smaller.
+//! bottleneck slower than slow start makes the real saving smaller, and it can be
+//! measured when the window stood above its bandwidth-delay product: the RTT then rises
+//! with the flight and a queue stands (`bufferbloat::stood`, `Connection::bottleneck`),
+//! the link never idles, and what it delivered is its capacity. The alternative is then
+//! no shorter than the bytes at that rate: a window above the bottleneck's BDP only
+//! lengthens its queue, and its chrono in tcp_info (`tcpi_rwnd_limited`) runs while the
+//! link is busy all the same (sweep s10-064, s44-040, s50-072: transfers at the link's
+//! payload rate, 0.2–4.5 s of rwnd_limited).
 //! `zero_window`: the time from each zero window to the window update that reopened it.
 //! `no_window_scaling` and `not_growing` name the cause of `rwnd.limited`'s time, and
 //! carry the same cost (not to be added).
@@ -532,7 +539,14 @@ fn report_direction(
         ETHERNET_TIMESTAMPS_MSS
     };
     let path_rtt = path_rtt_ns(s, i, rtt);
-    let alt = unlimited_ns(bytes, segment, path_rtt);
+    let slow_start = unlimited_ns(bytes, segment, path_rtt);
+    // A standing queue proved the path's capacity (`Connection::bottleneck`): no window, however large, passes the bytes through the
+    // bottleneck faster than it delivered them while the queue stood; the flight above
+    // its bandwidth-delay product only waited in its queue (sweep s10-064: 2.8 MB behind
+    // a 5 Mbit/s link, 4.7 s whatever the receiver's window).
+    let capacity = conn.bottleneck[i].filter(|b| b.rate > 0.0);
+    let at_capacity = capacity.map_or(0, |b| (bytes as f64 / b.rate * 1e9) as u64);
+    let alt = slow_start.max(at_capacity);
     let cost = limited_cost(l, span, alt);
     if cost == 0 {
         return;
@@ -567,15 +581,30 @@ fn report_direction(
         thousands(bytes),
         ms(span)
     );
-    let without = format!(
-        "Without the limit the {} B would have taken ≈ {} (a window doubling each round \
-         trip of the path, {} at its shortest, from {} segments, as slow start does: the \
-         path's capacity cannot be measured while the window holds the rate below it)",
-        thousands(bytes),
-        ms(alt),
-        ms(path_rtt),
-        INITIAL_WINDOW_SEGMENTS
-    );
+    let without = match capacity {
+        Some(b) if at_capacity > slow_start => format!(
+            "Without the limit the {} B would still have taken ≈ {}: the RTT rose from {} \
+             to {} (median) with the data in flight, a queue at a bottleneck that \
+             delivered {} while it stood, and no window passes \
+             data through a bottleneck faster than that; above the bottleneck's \
+             bandwidth-delay product a larger window only lengthens its queue",
+            thousands(bytes),
+            ms(alt),
+            ms(b.min_rtt_ns),
+            ms(b.median_rtt_ns),
+            rate(b.rate)
+        ),
+        _ => format!(
+            "Without the limit the {} B would have taken ≈ {} (a window doubling each \
+             round trip of the path, {} at its shortest, from {} segments, as slow start \
+             does: the path's capacity cannot be measured while the window holds the rate \
+             below it)",
+            thousands(bytes),
+            ms(alt),
+            ms(path_rtt),
+            INITIAL_WINDOW_SEGMENTS
+        ),
+    };
     let mut limited = conn.finding(FindingId::RwndLimited);
     limited.cost_ns = cost;
     limited.share = Some(cost as f64 / conn.active_ns().max(1) as f64);
