@@ -593,23 +593,35 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     );
     let probes = r.both(&["TCPLossProbes"]);
     // tcp_send_loss_probe sends new data when it can: counted, but no retransmission on
-    // the wire; only a probe at an end that retransmitted data is required. A SYN's or
-    // SYN/ACK's retransmission is in TcpRetransSegs too (and in TCPSynRetrans,
-    // __tcp_retransmit_skb): it is no data (s10-099: the client's SYN retransmitted,
-    // the server's one probe sent new data).
+    // the wire; only a probe at an end that retransmitted data outside a recovery is
+    // required. TcpRetransSegs counts every retransmitted segment (__tcp_retransmit_skb);
+    // of them, a SYN's or SYN/ACK's is in TCPSynRetrans too (s10-099: the client's SYN
+    // retransmitted, the server's one probe sent new data), and those of the recovery's
+    // queue in TCPFastRetrans or, after an RTO, TCPSlowStartRetrans
+    // (tcp_xmit_retransmit_queue). What is left is the RTO's own and the probes'
+    // (s50-082: 23 retransmissions, all fast, and one probe of new data).
     let data_retrans = |e: Side| {
         r.c(e, "TcpRetransSegs")
             .saturating_sub(r.c(e, "TCPSynRetrans"))
     };
+    let probe_retrans = |e: Side| {
+        data_retrans(e)
+            .saturating_sub(r.c(e, "TCPFastRetrans"))
+            .saturating_sub(r.c(e, "TCPSlowStartRetrans"))
+    };
     let probed = [Side::Client, Side::Server]
         .into_iter()
-        .any(|e| r.c(e, "TCPLossProbes") > 0 && data_retrans(e) > 0);
+        .any(|e| r.c(e, "TCPLossProbes") > 0 && probe_retrans(e) > 0);
     let retrans = data_retrans(Side::Client) + data_retrans(Side::Server);
+    let unqueued = probe_retrans(Side::Client) + probe_retrans(Side::Server);
     o.yes_no(
         "loss.tail_loss_probe",
         probed,
         probes == 0,
-        format!("TCPLossProbes {probes}, TcpRetransSegs less TCPSynRetrans {retrans}"),
+        format!(
+            "TCPLossProbes {probes}, TcpRetransSegs less TCPSynRetrans {retrans}, and less \
+             TCPFastRetrans and TCPSlowStartRetrans {unqueued}"
+        ),
     );
     let fast = r.both(&["TCPFastRetrans"]);
     let recov = r.both(&["TCPSackRecovery", "TCPRenoRecovery"]);
@@ -1514,7 +1526,8 @@ mod tests {
     /// Sweep s10-099: the client's first SYN dropped and retransmitted (client
     /// TCPSynRetrans 1, TcpRetransSegs 1), the server's one loss probe sent new data
     /// (server TCPLossProbes 1, TcpRetransSegs 0): no probe retransmitted anything, so
-    /// tail_loss_probe is not required. A probe at an end that retransmitted data is.
+    /// tail_loss_probe is not required. A probe at an end that retransmitted data outside
+    /// its recoveries is.
     #[test]
     fn a_probe_of_new_data_beside_a_syn_retransmission_is_not_required() {
         let tlp = |r: &Records| {
@@ -1530,6 +1543,13 @@ mod tests {
         let l = tlp(&r);
         assert_eq!(l.want, Want::Unknown, "{}", l.why);
         r.nstat_server.insert("TcpRetransSegs".into(), 1);
+        assert_eq!(tlp(&r).want, Want::Must);
+        // s50-082: every retransmission was the recovery queue's (23 fast ones); the
+        // probe sent new data. One more retransmission could be the probe's.
+        r.nstat_server.insert("TcpRetransSegs".into(), 23);
+        r.nstat_server.insert("TcpExtTCPFastRetrans".into(), 23);
+        assert_eq!(tlp(&r).want, Want::Unknown);
+        r.nstat_server.insert("TcpRetransSegs".into(), 24);
         assert_eq!(tlp(&r).want, Want::Must);
     }
 
