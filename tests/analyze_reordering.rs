@@ -567,3 +567,33 @@ fn a_slow_readers_held_acks_are_no_queue() {
     none_of(&f, &[BUFFERBLOAT], "s20-069 server");
     one(&f, "rwnd.zero_window");
 }
+
+/// Issue 12, sweep s51-010 at the client (tests/data/sweep/README.md): RTT 97 ms, BBR,
+/// every 13th data packet 5 ms late, snaplen 64 (no SACK blocks or timestamps to
+/// read). The server's nstat: TCPFastRetrans 0, TcpRetransSegs 0, TCPSACKReorder 48.
+/// In tshark, frame 230 (0.587175 s) carries bytes 167,969–169,417 with IP ID 0x3087,
+/// after frames 224, 226 and 228 with 0x3088–0x308a: an original sent before them, 5 ms
+/// after the client's first duplicate ACK (frame 225), where a fast retransmission
+/// could arrive only a 97 ms round trip later. The server's IDs count its packets, but
+/// each late packet makes two irregular steps (back to it, then on past it), 2 in 13:
+/// too many for a counter, so nine such originals were named fast retransmissions
+/// (35 ms). Counted from the latest ID (one irregular step in 13), they order the
+/// packets: reordering only.
+#[test]
+fn late_originals_under_a_cut_snaplen_are_ordered_by_their_ip_ids() {
+    let path = common::analyze::sweep_path("s51-010-reorder-client.pcap");
+    let ids = common::analyze::ids_at_any_cost(&path);
+    assert_eq!(ids, ["reordering"], "{ids:?}");
+    let all: Vec<Finding> = common::analyze::findings_json(&path, &["--min-cost", "0"])
+        .into_iter()
+        .map(|f| serde_json::from_value(f).expect("a Finding"))
+        .collect();
+    let r = one(&all, "reordering");
+    assert!(r.explanation.contains("48 segments"), "{}", r.explanation);
+    assert!(
+        r.explanation
+            .contains("their IP IDs are older than IDs already seen"),
+        "{}",
+        r.explanation
+    );
+}

@@ -14,9 +14,12 @@
 //!
 //! [`SegmentEvent::ip_id`]: crate::SegmentEvent::ip_id
 //!
-//! Two tests of whether a sender's IDs can be read, for two questions:
+//! Three tests of whether a sender's IDs can be read, for two questions:
 //! - [`SenderIds::counter`]: the IDs count packets exactly (each step is the number of
 //!   IDs the previous packet stood for), so a bigger step counts lost transmissions.
+//! - [`SenderIds::ordered`]: the same counted from the latest ID, so that packets that
+//!   arrive late (steps back to an older ID) do not count against it: an ID older than
+//!   the latest was sent before it (`recovery`: a late original, not a retransmission).
 //! - [`SenderIds::increasing`]: the IDs mostly go up ([`MIN_INCREASING_SHARE`] of the
 //!   steps), enough to order two packets by sending time even when the packets fed in
 //!   are not all the sender's (other packets take numbers in between).
@@ -64,6 +67,12 @@ pub struct SenderIds {
     irregular: u32,
     /// Steps to a later ID (of `regular + irregular`).
     forward: u32,
+    /// The payload length of the packet with the latest ID.
+    max_len: u32,
+    /// Steps from the latest ID to a later one: of exactly the IDs that packet stood for,
+    /// and other steps ([`Self::ordered`]).
+    ahead_regular: u32,
+    ahead_irregular: u32,
 }
 
 impl SenderIds {
@@ -72,14 +81,24 @@ impl SenderIds {
     /// skipped beyond the ones that packet stood for.
     pub fn record(&mut self, id: u16, len: u32, seg_size: u32) -> Option<u32> {
         let mut skipped = None;
-        if let Some((last, last_len)) = self.last {
-            // No division for the usual packet of at most one segment.
-            let seg_size = seg_size.max(1);
-            let expected = if last_len <= seg_size {
+        // No division for the usual packet of at most one segment.
+        let seg_size = seg_size.max(1);
+        let stood_for = |len: u32| {
+            if len <= seg_size {
                 1
             } else {
-                last_len.div_ceil(seg_size)
-            };
+                len.div_ceil(seg_size)
+            }
+        };
+        if let Some(m) = self.max.filter(|&m| id_after(id, m)) {
+            if u32::from(id.wrapping_sub(m)) == stood_for(self.max_len) {
+                self.ahead_regular = self.ahead_regular.saturating_add(1);
+            } else {
+                self.ahead_irregular = self.ahead_irregular.saturating_add(1);
+            }
+        }
+        if let Some((last, last_len)) = self.last {
+            let expected = stood_for(last_len);
             let delta = id.wrapping_sub(last);
             if u32::from(delta) == expected {
                 self.regular = self.regular.saturating_add(1);
@@ -94,8 +113,20 @@ impl SenderIds {
         self.last = Some((id, len));
         if self.max.is_none_or(|m| id_after(id, m)) {
             self.max = Some(id);
+            self.max_len = len;
         }
         skipped
+    }
+
+    /// The IDs count packets as seen from the latest one: at least `MIN_ID_STEPS`
+    /// steps to a later ID of exactly the IDs the latest packet stood for, at most one in
+    /// `ID_NOISE` otherwise; steps back to an older ID are not counted. A counter whose
+    /// late packets arrive after later ones ([`Self::counter`] sees two irregular
+    /// steps for each, [`Self::ordered`] one: the step that skipped its ID), so an ID
+    /// older than the latest is a packet sent before it.
+    pub fn ordered(&self) -> bool {
+        self.ahead_regular >= MIN_ID_STEPS
+            && self.ahead_irregular.saturating_mul(ID_NOISE) <= self.ahead_regular
     }
 
     /// The IDs count packets: at least `MIN_ID_STEPS` steps of exactly the IDs the
@@ -140,6 +171,10 @@ pub struct IdStep {
     /// forward step is still read as one (a short exchange: request, ACK, a response
     /// after a chain of lost transmissions).
     pub early: bool,
+    /// The sender's IDs count its packets as seen from the latest one
+    /// ([`SenderIds::ordered`]): they order its packets by `newest` even where late
+    /// originals make too many steps irregular for a counter.
+    pub ordered: bool,
     /// When the ID is later than the sender's previous one: how many numbers it skipped
     /// beyond the ones that packet stood for.
     pub skipped: Option<u32>,
@@ -191,6 +226,7 @@ impl IpIds {
         let mut step = IdStep {
             counter: d.counter(),
             early: d.early(),
+            ordered: d.ordered(),
             skipped: None,
             newest: None,
         };
@@ -218,6 +254,7 @@ mod tests {
         let s = |counter, early, skipped| IdStep {
             counter,
             early,
+            ordered: counter,
             skipped,
             newest: None,
         };
@@ -227,6 +264,40 @@ mod tests {
         assert_eq!(s(true, false, Some(0)).hidden(), None);
         assert_eq!(s(true, false, Some(16)).hidden(), None);
         assert_eq!(s(true, false, None).hidden(), None);
+    }
+
+    /// s51-010's server: IDs counting its packets, every 13th one arriving 5 ms late.
+    /// Two of each 13 steps are irregular (> 1 in 8: no counter), one of each 13 from
+    /// the latest ID. An ID space jumping about (zeek-tcp-retransmit-fast009's server:
+    /// 0x7f3d, 0x7647, 0x754c …) orders nothing.
+    #[test]
+    fn late_packets_of_a_counter_keep_it_ordered() {
+        let mut ids = SenderIds::default();
+        let mut id = 0x3000u16;
+        for _ in 0..10 {
+            // Packets 0..13, the 5th sent now but arriving after the 8th.
+            let late = id.wrapping_add(5);
+            for k in 0..13u16 {
+                if k == 5 {
+                    continue;
+                }
+                ids.record(id.wrapping_add(k), 1448, 1448);
+                if k == 8 {
+                    ids.record(late, 1448, 1448);
+                }
+            }
+            id = id.wrapping_add(13);
+        }
+        assert!(!ids.counter());
+        assert!(ids.ordered());
+        assert_eq!(ids.older_than_newest(0x3005), Some(true));
+        let mut jumpy = SenderIds::default();
+        for id in [
+            0x763d, 0x773d, 0x783d, 0x793d, 0x7a3d, 0x7647, 0x7747, 0x754c, 0x754d,
+        ] {
+            jumpy.record(id, 1446, 1446);
+        }
+        assert!(!jumpy.ordered());
     }
 
     #[test]
