@@ -48,6 +48,19 @@ pub const MIN_INCREASING_SHARE: f64 = 0.9;
 /// Steps needed before [`SenderIds::increasing`] judges whether the IDs go up.
 pub const MIN_INCREASING_STEPS: u32 = 8;
 
+/// The IDs a packet of `len` payload bytes stands for with segments of `seg_size`: one,
+/// or one per segment of a TSO/GSO or GRO packet (no division for the usual packet of at
+/// most one segment).
+#[inline]
+fn stood_for(len: u32, seg_size: u32) -> u32 {
+    let seg_size = seg_size.max(1);
+    if len <= seg_size {
+        1
+    } else {
+        len.div_ceil(seg_size)
+    }
+}
+
 /// Is `a` later than `b` on a 16-bit counter?
 pub fn id_after(a: u16, b: u16) -> bool {
     (a.wrapping_sub(b) as i16) > 0
@@ -81,24 +94,8 @@ impl SenderIds {
     /// skipped beyond the ones that packet stood for.
     pub fn record(&mut self, id: u16, len: u32, seg_size: u32) -> Option<u32> {
         let mut skipped = None;
-        // No division for the usual packet of at most one segment.
-        let seg_size = seg_size.max(1);
-        let stood_for = |len: u32| {
-            if len <= seg_size {
-                1
-            } else {
-                len.div_ceil(seg_size)
-            }
-        };
-        if let Some(m) = self.max.filter(|&m| id_after(id, m)) {
-            if u32::from(id.wrapping_sub(m)) == stood_for(self.max_len) {
-                self.ahead_regular = self.ahead_regular.saturating_add(1);
-            } else {
-                self.ahead_irregular = self.ahead_irregular.saturating_add(1);
-            }
-        }
         if let Some((last, last_len)) = self.last {
-            let expected = stood_for(last_len);
+            let expected = stood_for(last_len, seg_size);
             let delta = id.wrapping_sub(last);
             if u32::from(delta) == expected {
                 self.regular = self.regular.saturating_add(1);
@@ -116,6 +113,18 @@ impl SenderIds {
             self.max_len = len;
         }
         skipped
+    }
+
+    /// Counts the step from the latest ID, `max`, to a later `id` for [`Self::ordered`],
+    /// before `id` is recorded (only [`IpIds`] asks that question: `reordering`'s IDs do
+    /// not pay for it).
+    #[inline]
+    fn note_step_from_newest(&mut self, max: u16, id: u16, seg_size: u32) {
+        if u32::from(id.wrapping_sub(max)) == stood_for(self.max_len, seg_size) {
+            self.ahead_regular = self.ahead_regular.saturating_add(1);
+        } else {
+            self.ahead_irregular = self.ahead_irregular.saturating_add(1);
+        }
     }
 
     /// The IDs count packets as seen from the latest one: at least `MIN_ID_STEPS`
@@ -233,7 +242,13 @@ impl IpIds {
         let Some(id) = pkt.ip_id.filter(|&id| id != 0) else {
             return step;
         };
-        step.newest = d.newest().map(|m| id_after(id, m));
+        if let Some(m) = d.newest() {
+            let later = id_after(id, m);
+            step.newest = Some(later);
+            if later {
+                d.note_step_from_newest(m, id, seg_size);
+            }
+        }
         step.skipped = d.record(id, pkt.payload_len, seg_size);
         step
     }
@@ -272,6 +287,13 @@ mod tests {
     /// 0x7f3d, 0x7647, 0x754c …) orders nothing.
     #[test]
     fn late_packets_of_a_counter_keep_it_ordered() {
+        // As IpIds::observe feeds them.
+        let feed = |ids: &mut SenderIds, id: u16| {
+            if let Some(m) = ids.newest().filter(|&m| id_after(id, m)) {
+                ids.note_step_from_newest(m, id, 1448);
+            }
+            ids.record(id, 1448, 1448);
+        };
         let mut ids = SenderIds::default();
         let mut id = 0x3000u16;
         for _ in 0..10 {
@@ -281,9 +303,9 @@ mod tests {
                 if k == 5 {
                     continue;
                 }
-                ids.record(id.wrapping_add(k), 1448, 1448);
+                feed(&mut ids, id.wrapping_add(k));
                 if k == 8 {
-                    ids.record(late, 1448, 1448);
+                    feed(&mut ids, late);
                 }
             }
             id = id.wrapping_add(13);
@@ -295,7 +317,7 @@ mod tests {
         for id in [
             0x763d, 0x773d, 0x783d, 0x793d, 0x7a3d, 0x7647, 0x7747, 0x754c, 0x754d,
         ] {
-            jumpy.record(id, 1446, 1446);
+            feed(&mut jumpy, id);
         }
         assert!(!jumpy.ordered());
     }
