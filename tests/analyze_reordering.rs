@@ -412,10 +412,7 @@ fn absorbed_reordering_is_named_at_zero_cost() {
 }
 
 fn sweep_findings(name: &str) -> Vec<Finding> {
-    common::analyze::findings_json(common::analyze::sweep_path(name), &["--min-cost", "0"])
-        .into_iter()
-        .map(|f| serde_json::from_value(f).expect("a Finding"))
-        .collect()
+    common::analyze::findings_at_any_cost(common::analyze::sweep_path(name))
 }
 
 /// Issue 12, sweep s2-050 at the server (the sender), snaplen 64: the receiver's SACK
@@ -584,10 +581,7 @@ fn late_originals_under_a_cut_snaplen_are_ordered_by_their_ip_ids() {
     let path = common::analyze::sweep_path("s51-010-reorder-client.pcap");
     let ids = common::analyze::ids_at_any_cost(&path);
     assert_eq!(ids, ["reordering"], "{ids:?}");
-    let all: Vec<Finding> = common::analyze::findings_json(&path, &["--min-cost", "0"])
-        .into_iter()
-        .map(|f| serde_json::from_value(f).expect("a Finding"))
-        .collect();
+    let all = sweep_findings("s51-010-reorder-client.pcap");
     let r = one(&all, "reordering");
     assert!(r.explanation.contains("48 segments"), "{}", r.explanation);
     assert!(

@@ -156,6 +156,15 @@ pub mod analyze {
             .clone()
     }
 
+    /// Every finding of one capture, those below `--min-cost` included: for tests of a
+    /// cost the default threshold hides.
+    pub fn findings_at_any_cost(path: impl AsRef<OsStr>) -> Vec<Finding> {
+        findings_json(path, &["--min-cost", "0"])
+            .into_iter()
+            .map(|f| serde_json::from_value(f).expect("a Finding"))
+            .collect()
+    }
+
     /// The ids of every finding of one capture, those below `--min-cost` included: for
     /// tests that a mechanism is not named at any cost.
     pub fn ids_at_any_cost(path: impl AsRef<OsStr>) -> Vec<String> {

@@ -150,7 +150,6 @@ struct Dir {
     /// first, an upload): segments grouped while the gaps stay under half the RTT, as
     /// exchange.rs groups a response's.
     rounds: Vec<Span>,
-    last_new: Option<Timestamp>,
     /// The peer sent data before this direction's first: its data are responses.
     answers_request: bool,
 }
@@ -239,9 +238,10 @@ impl Detector for SndbufLimited {
         };
         let d = &mut c.dirs[me];
         d.first_data.get_or_insert((seg.frame, seg.ts));
-        let paused = d
-            .last_data
-            .is_some_and(|(_, t)| seg.ts.elapsed_since(t) >= (rtt / 2).max(MIN_ROUND_GAP_NS));
+        // A pause of half an RTT starts a new round (exchange.rs).
+        let round_gap = (rtt / 2).max(MIN_ROUND_GAP_NS);
+        let since_last = d.last_data.map(|(_, t)| seg.ts.elapsed_since(t));
+        let paused = since_last.is_some_and(|g| g >= round_gap);
         d.last_data = Some((seg.frame, seg.ts));
         let len = u64::from(ev.payload_len);
         if std::mem::take(&mut d.pending_short) {
@@ -250,12 +250,10 @@ impl Detector for SndbufLimited {
         // Own rounds only for data that answers no request (the exchanges hold a
         // response's rounds): a server that speaks first, an upload.
         if !d.answers_request {
-            let since_last = d.last_new.map(|t| seg.ts.elapsed_since(t));
-            d.last_new = Some(seg.ts);
             add_to_rounds(
                 &mut d.rounds,
                 since_last,
-                (rtt / 2).max(MIN_ROUND_GAP_NS),
+                round_gap,
                 None,
                 (seg.frame, seg.ts, ev.payload_len),
             );
