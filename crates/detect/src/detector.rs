@@ -257,8 +257,9 @@ pub struct Connection<'a> {
     /// a detector that needs the RTT of a later moment measures it itself.
     pub rtt_ns: Option<u64>,
     /// Per direction (`[client → server, server → client]`), the bottleneck a standing
-    /// queue proved at this vantage (`network.bufferbloat`'s signature): the path's
-    /// capacity, which bounds what any other limit can have cost.
+    /// queue proved at this vantage (a queue that grew with the flight and stood for a
+    /// round trip, measured by `bufferbloat`): the path's capacity, which bounds what any
+    /// other limit can have cost.
     pub bottleneck: [Option<Bottleneck>; 2],
 }
 

@@ -378,7 +378,7 @@ impl Detector for Bufferbloat {
 
 impl Bufferbloat {
     /// Per direction (`[client → server, server → client]`), the bottleneck that a
-    /// standing queue proves at the connection's vantage ([`capacity`]), for the
+    /// standing queue proves at the connection's vantage (`capacity`), for the
     /// detectors whose counterfactual the path's capacity bounds:
     /// "without the receiver's window" the data could not have gone faster than the
     /// bottleneck it already queued at (`windows`). Called for a finalised connection
@@ -401,7 +401,7 @@ impl Bufferbloat {
     }
 }
 
-/// A bottleneck proven by a standing queue ([`capacity`]): while the queue stood the
+/// A bottleneck proven by a standing queue (`capacity`): while the queue stood the
 /// link never idled, so what it delivered is its capacity.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Bottleneck {

@@ -67,7 +67,7 @@
 //! anyway; s1-010: 200 ms at the window, the 8 rounds of 197 ms slow start needs). A
 //! bottleneck slower than slow start makes the real saving smaller, and it can be
 //! measured when the window stood above its bandwidth-delay product: the RTT then rises
-//! with the flight and a queue stands (`bufferbloat::stood`, `Connection::bottleneck`),
+//! with the flight and a queue stands (`bufferbloat::capacity`, `Connection::bottleneck`),
 //! the link never idles, and what it delivered is its capacity. The alternative is then
 //! no shorter than the bytes at that rate: a window above the bottleneck's BDP only
 //! lengthens its queue, and its chrono in tcp_info (`tcpi_rwnd_limited`) runs while the
@@ -540,10 +540,11 @@ fn report_direction(
     };
     let path_rtt = path_rtt_ns(s, i, rtt);
     let slow_start = unlimited_ns(bytes, segment, path_rtt);
-    // A standing queue proved the path's capacity (`Connection::bottleneck`): no window, however large, passes the bytes through the
-    // bottleneck faster than it delivered them while the queue stood; the flight above
-    // its bandwidth-delay product only waited in its queue (sweep s10-064: 2.8 MB behind
-    // a 5 Mbit/s link, 4.7 s whatever the receiver's window).
+    // A standing queue proved the path's capacity (`Connection::bottleneck`): no window,
+    // however large, passes the bytes through the bottleneck faster than it delivered
+    // them while the queue stood; the flight above its bandwidth-delay product only
+    // waited in its queue (sweep s10-064: 2.8 MB behind a 5 Mbit/s link, 4.7 s whatever
+    // the receiver's window).
     let capacity = conn.bottleneck[i].filter(|b| b.rate > 0.0);
     let at_capacity = capacity.map_or(0, |b| (bytes as f64 / b.rate * 1e9) as u64);
     let alt = slow_start.max(at_capacity);
