@@ -6,7 +6,7 @@ use crate::exchange::Exchange;
 use crate::finding::Finding;
 use std::collections::VecDeque;
 use tcpwhy_capture::{Packet, Timestamp};
-use tcpwhy_track::{ConnSummary, SegmentEvent, Vantage};
+use tcpwhy_track::{ConnSummary, SegmentEvent, Side, Vantage};
 
 /// State keyed by `tcp.stream` (the Analyzer's own per-connection state; detectors use
 /// [`Slots`], which avoids the lookup). Stream numbers are the
@@ -308,6 +308,25 @@ impl Connection<'_> {
     pub fn active_ns(&self) -> u64 {
         self.summary.duration_ns()
     }
+
+    /// Where the capture sits for the data `sender` sends, by the vantage assumed.
+    pub fn seat(&self, sender: Side) -> Seat {
+        match (self.vantage, sender) {
+            (Vantage::Client, Side::Client) | (Vantage::Server, Side::Server) => Seat::Sender,
+            (Vantage::Client, Side::Server) | (Vantage::Server, Side::Client) => Seat::Receiver,
+            (Vantage::Middle | Vantage::Unknown, _) => Seat::Elsewhere,
+        }
+    }
+}
+
+/// The capture point's place on one direction's path ([`Connection::seat`]): at the
+/// data's sender (data → ACK spans the path), at its receiver (the sender's echo of the
+/// receiver's timestamps spans it), or in the middle or unknown (neither does).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Seat {
+    Sender,
+    Receiver,
+    Elsewhere,
 }
 
 /// Milliseconds for explanations: "25.4 ms", "1032 ms".

@@ -63,7 +63,7 @@
 //! reason. Request pipelining without new
 //! client data (server push, streaming) is counted, which is right for streaming.
 
-use crate::detector::{emptied_vec, ms, Connection, Detector, Reusable, Segment, Slots};
+use crate::detector::{emptied_vec, ms, Connection, Detector, Reusable, Seat, Segment, Slots};
 use crate::detectors::server_think_time::MIN_THINK_NS;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
@@ -526,10 +526,7 @@ impl Detector for AppLimited {
             let sender_is_server = i == 1;
             // The part of the RTT inside each measured gap, by where the capture sits
             // relative to this direction's sender.
-            let at_sender = matches!(
-                (conn.vantage, sender_is_server),
-                (Vantage::Server, true) | (Vantage::Client, false)
-            );
+            let at_sender = conn.seat(Side::from_index(i)) == Seat::Sender;
             // The handshake's part, for a gap whose data came before any round trip to the
             // sender was known; otherwise the round trip as of that data
             // (`DirModel::round_trip_ns`: the recent echoes' shortest), which follows a

@@ -65,12 +65,12 @@
 //! receiver-limited sender (rwnd) keeps flight flat, so the RTT stays flat too.
 
 use crate::detector::{
-    emptied_deque, emptied_vec, ms, Connection, Detector, Reusable, Segment, Slots,
+    emptied_deque, emptied_vec, ms, Connection, Detector, Reusable, Seat, Segment, Slots,
 };
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use std::collections::VecDeque;
 use tcpwhy_capture::Timestamp;
-use tcpwhy_track::{SegmentKinds, Side, Vantage};
+use tcpwhy_track::{SegmentKinds, Side};
 
 use crate::catalogue::Entry;
 
@@ -363,7 +363,7 @@ impl Detector for Bufferbloat {
         };
         let queues = st.queues.unwrap_or_else(|| measure(conn, &st));
         for (i, d) in st.dirs.iter().enumerate() {
-            let (Some((series, at_sender)), Some(q)) = (view(conn.vantage, i, d), queues[i]) else {
+            let (Some((series, at_sender)), Some(q)) = (view(conn, i, d), queues[i]) else {
                 continue;
             };
             if let Some(f) = finding(conn, i, series, at_sender, &q) {
@@ -414,21 +414,20 @@ pub struct Bottleneck {
     pub median_rtt_ns: u64,
 }
 
-/// The series of direction `dir` that holds full-path RTTs at `vantage`, and whether
+/// The series of direction `dir` that holds full-path RTTs at the connection's vantage, and whether
 /// that is the direction's sender; none in the middle or at an unknown vantage.
-fn view(vantage: Vantage, dir: usize, d: &Dir) -> Option<(&Series, bool)> {
-    let sender_is_client = dir == 0;
-    match (vantage, sender_is_client) {
-        (Vantage::Client, true) | (Vantage::Server, false) => Some((&d.at_sender, true)),
-        (Vantage::Client, false) | (Vantage::Server, true) => Some((&d.at_receiver, false)),
-        (Vantage::Middle | Vantage::Unknown, _) => None,
+fn view<'d>(conn: &Connection<'_>, dir: usize, d: &'d Dir) -> Option<(&'d Series, bool)> {
+    match conn.seat(Side::from_index(dir)) {
+        Seat::Sender => Some((&d.at_sender, true)),
+        Seat::Receiver => Some((&d.at_receiver, false)),
+        Seat::Elsewhere => None,
     }
 }
 
 /// Each direction's queue at the connection's vantage.
 fn measure(conn: &Connection<'_>, c: &Conn) -> [Option<Queue>; 2] {
     [0, 1].map(|i| {
-        let (series, _) = view(conn.vantage, i, &c.dirs[i])?;
+        let (series, _) = view(conn, i, &c.dirs[i])?;
         queue(&series.v, series.min.map(|m| m.rtt_ns), conn.rtt_ns)
     })
 }

@@ -51,7 +51,7 @@
 //! controller holding a constant window on a clean path (BBR's cwnd gain on a path it has
 //! probed) look the same; a bottleneck link would show as RTT growth or loss.
 
-use crate::detector::{ms, Connection, Detector, Segment, Slots};
+use crate::detector::{ms, Connection, Detector, Seat, Segment, Slots};
 use crate::detectors::early_exit::ROUND_NOISE_SEGMENTS;
 use crate::detectors::windows::{rate, roles, shares_text, span_ns, thousands, unlimited_ns};
 use crate::exchange::{add_to_rounds, Span, MIN_ROUND_GAP_NS};
@@ -59,7 +59,7 @@ use crate::finding::{Confidence, Finding, FindingId, Fix};
 use tcpwhy_capture::{TcpFlags, Timestamp};
 use tcpwhy_track::limits::ETHERNET_MSS;
 use tcpwhy_track::model::ETHERNET_TIMESTAMPS_MSS;
-use tcpwhy_track::{RttStats, SegmentKinds, Side, Vantage, WindowScale};
+use tcpwhy_track::{RttStats, SegmentKinds, Side, WindowScale};
 
 use crate::catalogue::Entry;
 
@@ -533,20 +533,12 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
     // RTT growth, from the samples that span the whole path at this vantage point:
     // data→ACK of this direction at its sender, the sender's echoes of the receiver's
     // timestamps at the receiver (its own data→ACK there is only its ACK delay).
-    let at_sender = matches!(
-        (conn.vantage, sender_is_server),
-        (Vantage::Server, true) | (Vantage::Client, false)
-    );
-    let at_receiver = matches!(
-        (conn.vantage, sender_is_server),
-        (Vantage::Client, true) | (Vantage::Server, false)
-    );
-    let growth = if at_sender {
-        rtt_growth(dir.rtt_ack)
-    } else if at_receiver {
-        rtt_growth(s.dirs[i.peer()].rtt_ts)
-    } else {
-        None
+    let seat = conn.seat(i);
+    let at_sender = seat == Seat::Sender;
+    let growth = match seat {
+        Seat::Sender => rtt_growth(dir.rtt_ack),
+        Seat::Receiver => rtt_growth(s.dirs[i.peer()].rtt_ts),
+        Seat::Elsewhere => None,
     };
     if growth.is_some_and(|g| g > MAX_RTT_GROWTH) {
         return None;

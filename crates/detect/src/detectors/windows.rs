@@ -91,11 +91,11 @@
 //! the edge". Sweep s2-058 (4 ms RTT, TSO):
 //! the kernel 36 ms, the tracker 8.8 ms at the sender; the finding is named, priced low.
 
-use crate::detector::{ms, Connection, Detector, Segment, Slots};
+use crate::detector::{ms, Connection, Detector, Seat, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::{TcpFlags, Timestamp};
 use tcpwhy_track::model::ETHERNET_TIMESTAMPS_MSS;
-use tcpwhy_track::{ConnSummary, Limit, LimitTimes, SegmentKinds, Side, Vantage, WindowScale};
+use tcpwhy_track::{ConnSummary, Limit, LimitTimes, SegmentKinds, Side, WindowScale};
 
 use crate::catalogue::Entry;
 
@@ -447,10 +447,8 @@ fn report_direction(
     if span == 0 || bytes == 0 {
         return;
     }
-    let at_sender = matches!(
-        (conn.vantage, sender_is_server),
-        (Vantage::Server, true) | (Vantage::Client, false)
-    );
+    let seat = conn.seat(i);
+    let at_sender = seat == Seat::Sender;
     let confidence = if at_sender {
         Confidence::High
     } else {
@@ -559,16 +557,10 @@ fn report_direction(
     // vantage point: they include the receiver's ACK delay, which the window waits for
     // too), else the handshake's.
     let window = d.full_window_sum / d.full_times.max(1);
-    let at_receiver = matches!(
-        (conn.vantage, sender_is_server),
-        (Vantage::Client, true) | (Vantage::Server, false)
-    );
-    let cycle = if at_sender {
-        dir.rtt_ack
-    } else if at_receiver {
-        s.dirs[i.peer()].rtt_ts
-    } else {
-        None
+    let cycle = match seat {
+        Seat::Sender => dir.rtt_ack,
+        Seat::Receiver => s.dirs[i.peer()].rtt_ts,
+        Seat::Elsewhere => None,
     }
     .map_or(rtt, |r| r.median_ns.max(1));
     let ceiling = window as f64 / (cycle as f64 / 1e9);
