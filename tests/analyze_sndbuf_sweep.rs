@@ -96,7 +96,10 @@ fn rounds_far_apart_are_no_send_buffer_ceiling() {
 /// window it reopened bit by bit reached the sender late, and the tracker counted 62 % of
 /// the time as the sender's own window. At 31.6 KB per 33.4 ms the bytes need 1.36 s: a
 /// send buffer holding that ceiling explains under half the transfer, so it is not named
-/// (it was, for 2,223 ms); the receiver's window is.
+/// (it was, for 2,223 ms); the receiver's window is. Measured as the most sent within
+/// one RTT, BBR's paced flight sits at 12–14 KB, a ceiling that would need 3.1 s; but
+/// the window held the sender 38 % of the time, which a flight held below the window by
+/// its buffer does not do.
 #[test]
 fn a_slow_readers_reopening_window_is_not_a_send_buffer() {
     let f = findings(sweep_path("s40-013-slow_reader-client.pcap"));
@@ -158,5 +161,46 @@ fn a_send_buffer_is_seen_from_the_client_under_an_unscaled_field() {
 #[test]
 fn a_bottlenecks_steady_stream_unseen_as_rtt_growth_is_no_send_buffer() {
     let ids = common::analyze::ids_at_any_cost(sweep_path("s50-008-bulk-client.pcap"));
+    assert!(!ids.iter().any(|i| i == "sndbuf.limited"), "{ids:?}");
+}
+
+/// s57-040 at the server (snaplen 96, 187 ms path, no bottleneck): BBR with SO_SNDBUF
+/// 77,824 (`tb` 155,648), 1,448-byte writes. ss on the server: cwnd 196–257 segments, the
+/// flight (`unacked`) 53–92, the client's window 476,160 B, `sndbuf_limited` 2,528 ms of
+/// 6.4 s busy. BBR paces, so a flight does not leave as one burst per RTT: in tshark the
+/// data sent per RTT alternate between ≈ 80 and 133 KB, while the flight (sequence sent
+/// less the latest ACK) stays at 118–133 KB from 1.1 s to the end (frames 1884 and 1981
+/// begin two of its RTTs, 3.563 s and 3.752 s). No retransmission, no duplicate ACK
+/// (tshark's analysis flags: none). 3,300,352 B go in 6,268 ms (frames 4 → 3481, first to
+/// last data); slow start from 10 segments needs 8 rounds, 7 × 187.5 ms = 1,313 ms.
+#[test]
+fn a_paced_flight_held_by_its_send_buffer_is_measured_as_a_flight() {
+    let f = findings(sweep_path("s57-040-bulk-server.pcap"));
+    let s = one(&f, "sndbuf.limited");
+    assert_eq!(s.vantage, "server");
+    assert_eq!(frames(s)[..2], [1884, 1981]);
+    assert!(
+        (s.cost_ms - (6_268.2 - 1_312.7)).abs() < 2.0,
+        "{}",
+        s.cost_ms
+    );
+    assert!(
+        s.explanation.contains("within one RTT"),
+        "{}",
+        s.explanation
+    );
+    assert!(s.explanation.contains("476,160 B"), "{}", s.explanation);
+}
+
+/// Control s58-095 at the client (snaplen 96, 21 ms path, CUBIC, no send buffer set):
+/// ss on the server shows HyStart's exit (ssthresh 88) and then cwnd 100 → 221 over 450
+/// ms with `unacked` equal to cwnd and megabytes unsent: a congestion window in
+/// congestion avoidance, ≈ 6 segments per RTT. Measured as the most sent within one RTT
+/// the flight grows 194 → 238 KB over eight RTTs (tshark, from frame 1530 at 0.3286 s),
+/// within the plateau's ×1.25, so the plateau must also not grow as a congestion window
+/// does; it was named for 425 ms.
+#[test]
+fn a_congestion_window_growing_after_hystart_is_no_plateau() {
+    let ids = common::analyze::ids_at_any_cost(sweep_path("s58-095-control-client.pcap"));
     assert!(!ids.iter().any(|i| i == "sndbuf.limited"), "{ids:?}");
 }

@@ -11,12 +11,15 @@
 //!
 //! Signature: the tracker's accounting (`tcpwhy_track::limits`) says the direction was
 //! held by the sender's own window (data outstanding below the receiver's edge) for at
-//! least [`MIN_SHARE`] of its transfer time, and by its application at most
-//! [`MAX_APP_SHARE`]; which of congestion window and send buffer the wire cannot tell per
-//! instant. This detector decides per connection: the data sent per RTT (which equals the
-//! flight of an ACK-clocked sender, at any vantage point: any RTT-long interval holds one
-//! window) stays on a plateau, within [`PLATEAU_SPREAD`], for at least [`PLATEAU_ROUNDS`]
-//! RTTs in a row, below the receiver's window (its least possible value when the snaplen
+//! least [`MIN_SHARE`] of its transfer time, and by its application or by the receiver's
+//! window at most [`MAX_APP_SHARE`] each; which of congestion window and send buffer the
+//! wire cannot tell per instant. This detector decides per connection: the flight,
+//! measured at any vantage point
+//! as the most data sent within one RTT (nothing sent within the last RTT can have been
+//! ACKed yet, so an ACK-clocked sender's burst and a paced sender's spread-out window
+//! measure the same), stays on a plateau, within [`PLATEAU_SPREAD`], for at least
+//! [`PLATEAU_ROUNDS`] RTTs in a row (each below the receiver's window of that RTT), below
+//! the receiver's window (its least possible value when the snaplen
 //! cut the window scale: the tracker's `window_floor`), with
 //! no retransmission in that direction and no RTT growth (p95 at most [`MAX_RTT_GROWTH`] ×
 //! the minimum), and the plateau's ceiling (its data per RTT) needing at least
@@ -76,7 +79,8 @@ pub const SNDBUF_LIMITED: Entry = Entry {
 
 /// The sender's own window held the transfer at least half its time (the dominant limit).
 pub const MIN_SHARE: f64 = 0.5;
-/// An application that leaves the connection idle more than this share is `app.limited`.
+/// An application that leaves the connection idle more than this share is `app.limited`;
+/// a receiver's window full for more than this share is a limit of its own.
 pub const MAX_APP_SHARE: f64 = 0.2;
 /// At least this many consecutive RTTs on the plateau: slow start alone lasts about
 /// log2(window / IW) rounds, a handful; a buffer cap holds for the rest of the transfer
@@ -123,21 +127,41 @@ struct Run {
     /// Of `rounds`, those whose data came after a pause of half an RTT or more (a new
     /// round, as exchange.rs splits them): a flight that waited for its ACKs.
     paused: u32,
+    /// Σ round index × bytes, for the least-squares trend ([`Run::trend`]).
+    sum_xy: f64,
     /// First data frame of the first rounds.
     frames: [(u64, Timestamp, u64); CITED_ROUNDS],
+}
+
+impl Run {
+    /// The least-squares slope of the rounds' bytes in bytes per round (0 for fewer than
+    /// two): rounds 0..n at x, so Σx and Σx² are closed forms and only Σxy is kept.
+    fn trend(&self) -> f64 {
+        let n = f64::from(self.rounds);
+        if self.rounds < 2 {
+            return 0.0;
+        }
+        let sum_x = n * (n - 1.0) / 2.0;
+        let sum_xx = (n - 1.0) * n * (2.0 * n - 1.0) / 6.0;
+        let den = n * sum_xx - sum_x * sum_x;
+        (n * self.sum_xy - sum_x * self.bytes as f64) / den
+    }
 }
 
 #[derive(Default)]
 struct Dir {
     first_data: Option<(u64, Timestamp)>,
     last_data: Option<(u64, Timestamp)>,
-    /// The current RTT-long interval: its first frame and time, bytes so far, and
-    /// whether data in it came after a pause of half an RTT or more.
-    bucket: Option<(u64, Timestamp, u64, bool)>,
+    /// The current RTT-long interval of the grid.
+    bucket: Option<Bucket>,
+    /// The data of the last RTT, in [`SLICES`] slices: the most sent within one RTT.
+    window: RttWindow,
     run: Run,
     best: Run,
     /// The receiver's largest window after the data began.
     max_window: u64,
+    /// The receiver's latest window.
+    window_now: u64,
     /// The receiver echoed ECN congestion (ECE): cwnd may have been cut without a loss.
     ecn_echo: bool,
     /// The last new data segment ended short of a full segment (a write's end on the
@@ -154,11 +178,84 @@ struct Dir {
     answers_request: bool,
 }
 
+/// One RTT-long interval of the grid.
+#[derive(Copy, Clone, Debug)]
+struct Bucket {
+    /// Its first data frame and the interval's start.
+    frame: u64,
+    start: Timestamp,
+    /// The most data sent within one RTT ending in this interval ([`RttWindow`]).
+    peak: u64,
+    /// Data in it came after a pause of half an RTT or more.
+    paused: bool,
+    /// The receiver's largest window while it lasted.
+    window: u64,
+}
+
+/// Slices of an RTT in [`RttWindow`]: the sum of the last `SLICES` covers between
+/// (SLICES − 1) / SLICES of an RTT and one RTT, so a flight is measured to within one
+/// slice's data (an eighth of a paced flight, less than one ACK's release of a burst).
+const SLICES: usize = 8;
+
+/// The data sent in the last RTT, in slices of an RTT: a sliding window at any vantage
+/// point, bounded whatever the rate.
+#[derive(Copy, Clone, Debug, Default)]
+struct RttWindow {
+    slices: [u64; SLICES],
+    /// The slice being filled and its start.
+    at: usize,
+    start: Option<Timestamp>,
+    sum: u64,
+}
+
+impl RttWindow {
+    /// Adds `len` bytes sent at `ts` and returns the data of the RTT ending there.
+    #[inline]
+    fn add(&mut self, ts: Timestamp, len: u64, rtt: u64) -> u64 {
+        let slice = (rtt / SLICES as u64).max(1);
+        let start = *self.start.get_or_insert(ts);
+        let ahead = ts.elapsed_since(start) / slice;
+        if ahead > 0 {
+            // Slices that ended empty, at most a whole window of them.
+            for _ in 0..ahead.min(SLICES as u64) {
+                self.at = (self.at + 1) % SLICES;
+                self.sum = self.sum.saturating_sub(self.slices[self.at]);
+                self.slices[self.at] = 0;
+            }
+            let moved = ahead.saturating_mul(slice);
+            self.start = Some(Timestamp(
+                start
+                    .0
+                    .saturating_add(i64::try_from(moved).unwrap_or(i64::MAX)),
+            ));
+        }
+        self.slices[self.at] = self.slices[self.at].saturating_add(len);
+        self.sum = self.sum.saturating_add(len);
+        self.sum
+    }
+}
+
 impl Dir {
-    fn close_bucket(&mut self) {
-        let Some((frame, ts, bytes, paused)) = self.bucket.take() else {
+    /// Ends the grid's interval, of a sender whose full segment is `segment`. When the
+    /// window's scale is known (`scale_known`), an interval whose flight came within one
+    /// ACK's release ([`ROUND_NOISE_SEGMENTS`]) of the receiver's window was the window's,
+    /// and ends the run.
+    fn close_bucket(&mut self, segment: u64, scale_known: bool) {
+        let Some(Bucket {
+            frame,
+            start: ts,
+            peak: bytes,
+            paused,
+            window,
+        }) = self.bucket.take()
+        else {
             return;
         };
+        let noise = ROUND_NOISE_SEGMENTS.saturating_mul(segment);
+        if scale_known && bytes.saturating_add(noise) > window {
+            self.break_run();
+            return;
+        }
         let r = &mut self.run;
         let (lo, hi) = (r.min.min(bytes), r.max.max(bytes));
         if r.rounds > 0 && lo > 0 && hi as f64 <= PLATEAU_SPREAD * lo as f64 {
@@ -174,10 +271,16 @@ impl Dir {
         if let Some(slot) = r.frames.get_mut(r.rounds as usize) {
             *slot = (frame, ts, bytes);
         }
+        r.sum_xy += f64::from(r.rounds) * bytes as f64;
         r.rounds = r.rounds.saturating_add(1);
         r.bytes = r.bytes.saturating_add(bytes);
         r.paused = r.paused.saturating_add(u32::from(paused));
-        if r.rounds > self.best.rounds {
+        // A plateau does not grow like a congestion window in congestion avoidance
+        // ([`MIN_AVOIDANCE_GROWTH`]): CUBIC after HyStart's exit grows a few segments
+        // per round, less than ×1.25 over eight rounds of 140 segments (control
+        // s58-095: 194 → 238 KB at 21 ms, no send buffer set).
+        let growing = r.trend() >= MIN_AVOIDANCE_GROWTH * segment as f64;
+        if r.rounds > self.best.rounds && !growing {
             self.best = *r;
         }
     }
@@ -225,9 +328,13 @@ impl Detector for SndbufLimited {
         }
         if flags.ack() && flags.0 & TcpFlags::RST == 0 {
             let d = &mut c.dirs[peer];
+            d.window_now = ev.window_bytes;
             if d.first_data.is_some() {
                 d.max_window = d.max_window.max(ev.window_bytes);
                 d.ecn_echo |= flags.has(TcpFlags::ECE);
+                if let Some(b) = d.bucket.as_mut() {
+                    b.window = b.window.max(ev.window_bytes);
+                }
             }
         }
         if ev.payload_len == 0 || !ev.kinds.has(SegmentKinds::NEW_DATA) {
@@ -268,18 +375,23 @@ impl Detector for SndbufLimited {
                 .iter()
                 .all(|&m| partial_segment(ev.payload_len, m)),
         };
-        // RTT-long intervals on a fixed grid from the first data: any RTT-long interval of
-        // an ACK-clocked flow holds one window.
-        match d.bucket {
-            Some((_, start, _, _)) if seg.ts.elapsed_since(start) < rtt => {
-                if let Some(b) = d.bucket.as_mut() {
-                    b.2 = b.2.saturating_add(len);
-                    b.3 |= paused;
-                }
+        // RTT-long intervals on a fixed grid from the first data, each measured by the
+        // most data sent within one RTT ending in it: a flight, whether ACK-clocked (one
+        // window per RTT) or paced (BBR spreads a window over the RTT, so a grid
+        // interval can hold most of two windows' data or little of one).
+        let sent = d.window.add(seg.ts, len, rtt);
+        match d.bucket.as_mut() {
+            Some(b) if seg.ts.elapsed_since(b.start) < rtt => {
+                b.peak = b.peak.max(sent);
+                b.paused |= paused;
             }
-            Some((_, start, _, _)) => {
+            Some(b) => {
+                let start = b.start;
                 let elapsed = seg.ts.elapsed_since(start);
-                d.close_bucket();
+                // The window's field is its size only with the scale both SYNs agreed.
+                let scale_known = ev.conn.dirs.iter().all(|m| m.syn.options().is_some());
+                let segment = ev.conn.mss(me).map_or(ETHERNET_TIMESTAMPS_MSS, u64::from);
+                d.close_bucket(segment, scale_known);
                 // A silence of a whole RTT or more: the sender paused; the run ends.
                 let skipped = elapsed / rtt;
                 if skipped >= 2 {
@@ -288,9 +400,23 @@ impl Detector for SndbufLimited {
                 let at = start
                     .0
                     .saturating_add(i64::try_from(skipped.saturating_mul(rtt)).unwrap_or(i64::MAX));
-                d.bucket = Some((seg.frame, Timestamp(at), len, paused));
+                d.bucket = Some(Bucket {
+                    frame: seg.frame,
+                    start: Timestamp(at),
+                    peak: sent,
+                    paused,
+                    window: d.window_now,
+                });
             }
-            None => d.bucket = Some((seg.frame, seg.ts, len, false)),
+            None => {
+                d.bucket = Some(Bucket {
+                    frame: seg.frame,
+                    start: seg.ts,
+                    peak: sent,
+                    paused: false,
+                    window: d.window_now,
+                })
+            }
         }
     }
 
@@ -462,6 +588,15 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
     if share(l.sender_ns) < MIN_SHARE || share(l.app_ns) > MAX_APP_SHARE {
         return None;
     }
+    // A flight held by its send buffer stays below the receiver's window (checked
+    // below), so the window's edge holds it no longer than the application may: a
+    // window full for more was a limit of its own (held-out sweep s40-013 at the
+    // client: a reader releasing 21.5 KB every 62 ms behind BBR, which paced at the
+    // rate the reader had set, 12–14 KB per 33 ms RTT under a 49 KB window; the window
+    // held it 38 % of the time; tcp_info's sndbuf_limited 0, rwnd_limited 1,092 ms).
+    if share(l.rwnd_ns) > MAX_APP_SHARE {
+        return None;
+    }
     // Any sign of loss: a congestion window that was cut and grows back slowly looks
     // like a plateau (fast-retransmit/server.pcap: 8 RTTs within 7 % after one drop that
     // this capture shows only as duplicate ACKs and an out-of-order repair).
@@ -585,9 +720,9 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
         format!("RTT p95 {:.2} × its minimum", g)
     });
     f.explanation = format!(
-        "The {tx} sent ≈ {per} B per RTT for {n} RTTs in a row (between {lo} and {hi} B), \
+        "The {tx} {sent} for {n} RTTs in a row (between {lo} and {hi} B), \
          below the {rx}'s window ({win} B), with no retransmission and no queueing \
-         ({growth_text}): it sent as ACKs returned, exactly what they freed. A congestion \
+         ({growth_text}): it sent as ACKs returned, what they freed. A congestion \
          window keeps growing without loss{fell}, so its send buffer held the data (Linux doubles \
          SO_SNDBUF and setting it turns autotuning off; a proxy's fixed buffer does the \
          same). Shares of the transfer: {shares}. Ceiling: {per} B per {rtt} RTT = {ceil}; \
@@ -597,6 +732,14 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
          the {tx} would confirm it, though some kernels (6.18) leave it at 0.",
         tx = r.sender,
         rx = r.receiver,
+        sent = if held {
+            format!("sent ≈ {} B per RTT", thousands(per_rtt))
+        } else {
+            format!(
+                "sent at most ≈ {} B within one RTT (its flight)",
+                thousands(per_rtt)
+            )
+        },
         per = thousands(per_rtt),
         n = run.rounds,
         lo = thousands(run.min),
@@ -648,11 +791,20 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
         f.cite(
             fr,
             ts,
-            format!(
-                "an RTT of the plateau starts: {} B of the {}'s data in it",
-                thousands(b),
-                r.sender
-            ),
+            if held {
+                format!(
+                    "an RTT of the plateau starts: {} B of the {}'s data in it",
+                    thousands(b),
+                    r.sender
+                )
+            } else {
+                format!(
+                    "an RTT of the plateau starts: at most {} B of the {}'s data within \
+                     one RTT ending in it",
+                    thousands(b),
+                    r.sender
+                )
+            },
         );
     }
     f.fix = vec![Fix {
@@ -774,6 +926,34 @@ mod tests {
         assert!(write_boundaries(5, 8));
         assert!(!write_boundaries(4, 8));
         assert!(!write_boundaries(0, 11));
+    }
+
+    /// A paced sender's 1,000 B every ms at an 80 ms RTT has 80 KB within one RTT, to
+    /// within one slice (10 KB); a silence longer than the RTT empties the window.
+    #[test]
+    fn the_rtt_window_holds_the_last_rtts_data() {
+        let mut w = RttWindow::default();
+        let ms = 1_000_000i64;
+        let mut last = 0;
+        for i in 0..200 {
+            last = w.add(Timestamp(i * ms), 1_000, 80_000_000);
+        }
+        assert!((70_000..=80_000).contains(&last), "{last}");
+        assert_eq!(w.add(Timestamp(500 * ms), 1_000, 80_000_000), 1_000);
+    }
+
+    /// The least-squares trend of a run's rounds, in bytes per round.
+    #[test]
+    fn a_runs_trend_is_its_slope() {
+        let mut r = Run::default();
+        for (i, b) in [100u64, 110, 120, 130].iter().enumerate() {
+            r.sum_xy += i as f64 * *b as f64;
+            r.rounds += 1;
+            r.bytes += b;
+        }
+        assert!((r.trend() - 10.0).abs() < 1e-9);
+        r.rounds = 1;
+        assert_eq!(r.trend(), 0.0);
     }
 
     /// Falls within one ACK's release (4 segments) are the grid's noise.
