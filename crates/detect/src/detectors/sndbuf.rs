@@ -214,8 +214,10 @@ impl RttWindow {
     fn add(&mut self, ts: Timestamp, len: u64, rtt: u64) -> u64 {
         let slice = (rtt / SLICES as u64).max(1);
         let start = *self.start.get_or_insert(ts);
-        let ahead = ts.elapsed_since(start) / slice;
-        if ahead > 0 {
+        let elapsed = ts.elapsed_since(start);
+        // Most segments fall in the slice being filled: the division only past its end.
+        if elapsed >= slice {
+            let ahead = elapsed / slice;
             // Slices that ended empty, at most a whole window of them.
             for _ in 0..ahead.min(SLICES as u64) {
                 self.at = (self.at + 1) % SLICES;
