@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::analyze::{findings, frames, ids_at_any_cost, one, sweep_path};
+use common::analyze::{findings, frames, ids_at_any_cost, not_at_any_cost, one, sweep_path};
 
 const APP_LIMITED: &str = "app.limited";
 
@@ -68,8 +68,7 @@ fn paced_download_at_snaplen_64_is_app_limited_at_the_sender() {
 /// app.limited.
 #[test]
 fn writer_woken_by_an_ack_is_not_app_limited() {
-    let ids = ids_at_any_cost(sweep_path("s6-072-bulk-server.pcap"));
-    assert!(!ids.iter().any(|i| i == APP_LIMITED), "{ids:?}");
+    not_at_any_cost(sweep_path("s6-072-bulk-server.pcap"), APP_LIMITED);
 }
 
 /// s2-005, the server's capture of a slow-reader download through BBR (RTT 191 ms,
@@ -80,8 +79,7 @@ fn writer_woken_by_an_ack_is_not_app_limited() {
 /// of app.limited; tcp_info: nothing unsent or in flight for 0 ms.
 #[test]
 fn bbr_pacing_two_segments_per_slot_is_not_app_limited() {
-    let ids = ids_at_any_cost(sweep_path("s2-005-slow_reader-server.pcap"));
-    assert!(!ids.iter().any(|i| i == APP_LIMITED), "{ids:?}");
+    not_at_any_cost(sweep_path("s2-005-slow_reader-server.pcap"), APP_LIMITED);
 }
 
 /// s11-016, the server's capture of a paced download at snaplen 64 (RTT 7 ms, 24 Mbit/s,
@@ -139,8 +137,7 @@ fn a_reopened_window_is_not_app_limited_away_from_the_sender() {
 /// had called 16 such pauses 103 ms of app.limited.
 #[test]
 fn a_pause_that_the_senders_own_queue_spans_is_not_app_limited() {
-    let ids = ids_at_any_cost(sweep_path("s11-000-bulk-server.pcap"));
-    assert!(!ids.iter().any(|i| i == APP_LIMITED), "{ids:?}");
+    not_at_any_cost(sweep_path("s11-000-bulk-server.pcap"), APP_LIMITED);
 }
 
 /// s11-029, the client's capture of a slow reader (RTT 32 ms, 11,264 B read every
@@ -155,8 +152,7 @@ fn a_pause_that_the_senders_own_queue_spans_is_not_app_limited() {
 /// 500 → 501) 108.6 ms of app.limited.
 #[test]
 fn a_window_release_with_the_scale_cut_is_not_app_limited_away_from_the_sender() {
-    let ids = ids_at_any_cost(sweep_path("s11-029-slow_reader-client.pcap"));
-    assert!(!ids.iter().any(|i| i == APP_LIMITED), "{ids:?}");
+    not_at_any_cost(sweep_path("s11-029-slow_reader-client.pcap"), APP_LIMITED);
 }
 
 /// s12-072, the client's capture of a paced download (37 ms path, BBR, the server
@@ -190,6 +186,5 @@ fn a_receiver_takes_the_paths_round_trip_off_each_pause() {
 /// without the echo, these were two "pauses" of 5.3 ms.
 #[test]
 fn data_that_echo_an_older_ack_end_no_pause() {
-    let ids = ids_at_any_cost(sweep_path("s12-087-control-router.pcap"));
-    assert!(!ids.iter().any(|i| i == APP_LIMITED), "{ids:?}");
+    not_at_any_cost(sweep_path("s12-087-control-router.pcap"), APP_LIMITED);
 }

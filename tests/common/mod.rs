@@ -173,4 +173,10 @@ pub mod analyze {
             .filter_map(|x| x["id"].as_str().map(str::to_string))
             .collect()
     }
+
+    /// Asserts that one capture does not name `id`, not even below `--min-cost`.
+    pub fn not_at_any_cost(path: impl AsRef<OsStr>, id: &str) {
+        let ids = ids_at_any_cost(path);
+        assert!(!ids.iter().any(|i| i == id), "{id} in {ids:?}");
+    }
 }
