@@ -133,3 +133,28 @@ fn at_the_sender_a_window_above_the_bottlenecks_bdp_costs_nothing() {
     let ids = common::analyze::ids_at_any_cost(&path);
     assert!(!ids.iter().any(|i| i.starts_with("rwnd.")), "{ids:?}");
 }
+
+/// Control s58-015 at the server (140 ms, clean path, CUBIC, 4 MiB): in tshark the
+/// response leaves in rounds of 10, 20, 40, 80, 160, 320, 640, 1,280 and 347 segments,
+/// slow start's doubling to the segment. Frame 205 (0.5676 s) ends the fourth with
+/// 115,840 B in flight, 896 B short of the client's 116,736 B window, and the next ACK
+/// (frame 206) comes 142 ms later: the window's edge and the congestion window (80
+/// segments) met there. Linux tests the congestion window first, so tcp_info's
+/// `rwnd_limited` stays 0; the window was named for 42 ms.
+#[test]
+fn a_window_met_by_slow_starts_own_round_held_nothing() {
+    let ids = common::analyze::ids_at_any_cost(sweep_path("s58-015-control-server.pcap"));
+    assert!(!ids.iter().any(|i| i.starts_with("rwnd.")), "{ids:?}");
+}
+
+/// s53-069 at the client (43 ms, CUBIC, a reader taking 7,168 B every 48 ms, SO_RCVBUF
+/// 68,608): the response's rounds are 10, 20 and 40 segments, then the 10 left. The
+/// client's ACK in frame 55 (0.1413 s) puts the window's edge at 101,731, and the
+/// 40-segment round ends at 101,361 (frame 95), 370 B short of it: slow start's round,
+/// which the window met. tcp_info: `rwnd_limited` 0, sk_rcvbuf 137,216 throughout; the
+/// window and its flat size (not_growing) were named for 10 ms.
+#[test]
+fn a_slow_readers_window_met_by_a_doubling_round_is_not_named() {
+    let ids = common::analyze::ids_at_any_cost(sweep_path("s53-069-slow_reader-client.pcap"));
+    assert!(!ids.iter().any(|i| i.starts_with("rwnd.")), "{ids:?}");
+}

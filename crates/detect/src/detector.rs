@@ -2,7 +2,7 @@
 //! capture through read-only views, and emitting only findings (style.md, habit 7).
 
 use crate::detectors::bufferbloat::Bottleneck;
-use crate::exchange::Exchange;
+use crate::exchange::{Exchange, Span};
 use crate::finding::Finding;
 use std::collections::VecDeque;
 use tcpwhy_capture::{Packet, Timestamp};
@@ -249,6 +249,9 @@ pub struct Connection<'a> {
     pub slot: usize,
     /// Its request/response exchanges, in order.
     pub exchanges: &'a [Exchange],
+    /// The rounds of the server's data sent before any request (a server that speaks
+    /// first), split as a response's (exchange.rs).
+    pub server_first_rounds: &'a [Span],
     /// The vantage point to assume: the user's choice, else the tracker's inference.
     pub vantage: Vantage,
     /// The full path RTT of the handshake as seen at the capture point (the summary's

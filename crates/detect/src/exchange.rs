@@ -279,6 +279,9 @@ pub struct ExchangeBuilder {
     established: Option<Timestamp>,
     /// The last exchange's response in rounds of the ACK clock, while it lasts.
     clock: Option<Clock>,
+    /// The server's data sent before any request (a server that speaks first: a
+    /// download that starts on connect, a greeting), in rounds as a response's.
+    server_first: Vec<Span>,
 }
 
 /// Most exchanges kept per connection (a long keep-alive connection): later ones are
@@ -355,7 +358,17 @@ impl ExchangeBuilder {
             return;
         }
         let Some(x) = self.exchanges.last_mut() else {
-            return; // server data before any request (server speaks first): not an exchange
+            // Server data before any request (the server speaks first): no exchange, but
+            // its rounds are kept as a response's.
+            let since_last = self.server_first.last().map(|r| ts.elapsed_since(r.end));
+            add_to_rounds(
+                &mut self.server_first,
+                since_last,
+                gap,
+                None,
+                (frame, ts, len),
+            );
+            return;
         };
         let since_last = match &mut x.response {
             None => {
@@ -386,9 +399,10 @@ impl ExchangeBuilder {
         }
     }
 
-    pub fn finish(mut self) -> Vec<Exchange> {
+    /// The exchanges, and the rounds of the server's data sent before any request.
+    pub fn finish(mut self) -> (Vec<Exchange>, Vec<Span>) {
         self.close_clock();
-        self.exchanges
+        (self.exchanges, self.server_first)
     }
 }
 
@@ -488,7 +502,7 @@ mod tests {
             at += 25.0;
             let _ = round;
         }
-        let x = b.finish();
+        let (x, _) = b.finish();
         assert_eq!(x.len(), 1);
         assert_eq!(x[0].server_time_ns(), Some(20_000_000));
         let sizes: Vec<u32> = x[0].rounds.iter().map(|r| r.segments).collect();
@@ -504,7 +518,7 @@ mod tests {
         b.data(2, t(1.0), 1000, false, 1_000_000, 0, None);
         b.data(3, t(2001.0), 100, true, 1_000_000, 0, None);
         b.data(4, t(2002.0), 1000, false, 1_000_000, 0, None);
-        let x = b.finish();
+        let (x, _) = b.finish();
         assert_eq!(x.len(), 2);
         assert_eq!(x[1].index, 1);
         assert_eq!(x[1].idle_before_ns, Some(2_000_000_000));

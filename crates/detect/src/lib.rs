@@ -175,13 +175,14 @@ impl Analyzer {
         }
         let slot = slot.unwrap_or(usize::MAX);
         let st = st.unwrap_or_default();
-        let exchanges = st.builder.finish();
+        let (exchanges, server_first) = st.builder.finish();
         let vantage = self.config.vantage.unwrap_or(summary.vantage);
         let rtt_ns = summary.handshake_rtt_ns().filter(|&h| h > 0);
         let mut conn = Connection {
             summary,
             slot,
             exchanges: &exchanges,
+            server_first_rounds: &server_first,
             vantage,
             rtt_ns,
             bottleneck: [None; 2],

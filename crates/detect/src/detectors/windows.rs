@@ -64,7 +64,9 @@
 //! window-limited time alone is not the cost: a window that capped a round of slow start
 //! without adding a round held the sender and cost nothing (sweep s1-016: rounds of 10,
 //! 20, 40, 80, 115, 148 segments, 73 ms at the window, the six rounds slow start needs
-//! anyway; s1-010: 200 ms at the window, the 8 rounds of 197 ms slow start needs). A
+//! anyway; s1-010: 200 ms at the window, the 8 rounds of 197 ms slow start needs). Nor
+//! did a window that a round of slow start met exactly: rounds that double to the
+//! segment were the congestion window's, which Linux tests first (`rounds_doubled`). A
 //! bottleneck slower than slow start makes the real saving smaller, and it can be
 //! measured when the window stood above its bandwidth-delay product: the RTT then rises
 //! with the flight and a queue stands (`bufferbloat::capacity`, `Connection::bottleneck`),
@@ -404,6 +406,42 @@ pub(crate) fn limited_cost(l: &LimitTimes, span: u64, alt: u64) -> u64 {
     span.min(l.total_ns()).saturating_sub(alt).min(l.rwnd_ns)
 }
 
+/// Whether every response's rounds doubled exactly as slow start's do, none held below
+/// that by the receiver's window. In slow start the congestion window grows by one
+/// segment per segment ACKed (RFC 5681 §3.1; Linux's `tcp_slow_start`: `cwnd += acked`),
+/// so a round is twice the one before, to the segment, unless something else held it;
+/// a window that held the sender shows as a round a segment or more short of that
+/// (s51-061: 78 segments after 40, under a slow reader's window). Where the flight
+/// reached the window's edge at the end of a round that doubled all the same, both
+/// limits met there, and Linux's `tcp_write_xmit` tests the congestion window first
+/// (`tcp_cwnd_test`, then `tcp_snd_wnd_test`): its chrono counts that wait as the
+/// congestion window's (control s58-015: rounds of 10, 20, 40, 80 and 160 segments, the
+/// fourth 896 B short of a 116,736 B window for the 142 ms until the next ACK;
+/// `rwnd_limited` 0). Judged on responses of three rounds or more (the last, what was
+/// left, not compared), every one of them. Rounds that grow by more than double were
+/// merged (a paced sender, BBR: 10 then 457 segments in s55-051), and rounds after a
+/// HyStart exit or a loss grow by less: neither says anything, and the window keeps its
+/// time.
+fn rounds_doubled(conn: &Connection<'_>, segment: u64) -> bool {
+    let first = Some(conn.server_first_rounds).filter(|r| !r.is_empty());
+    let responses = conn
+        .exchanges
+        .iter()
+        .filter(|x| x.response.is_some())
+        .map(|x| x.clock_rounds().unwrap_or(&x.rounds));
+    let mut all = first.into_iter().chain(responses).peekable();
+    if all.peek().is_none() {
+        return false;
+    }
+    all.all(|rounds| {
+        let judged = &rounds[..rounds.len().saturating_sub(1)];
+        judged.len() >= 2
+            && judged
+                .windows(2)
+                .all(|w| w[1].bytes.abs_diff(w[0].bytes.saturating_mul(2)) < segment)
+    })
+}
+
 /// The shares of a direction's limits, for explanations: "rwnd 90 %, own window 10 %,
 /// application 0 %".
 pub(crate) fn shares_text(l: &LimitTimes) -> String {
@@ -547,7 +585,7 @@ fn report_direction(
     let at_capacity = capacity.map_or(0, |b| (bytes as f64 / b.rate * 1e9) as u64);
     let alt = slow_start.max(at_capacity);
     let cost = limited_cost(l, span, alt);
-    if cost == 0 {
+    if cost == 0 || (sender_is_server && rounds_doubled(conn, segment)) {
         return;
     }
     let max_window = d.max_window.map_or(0, |m| m.2);
