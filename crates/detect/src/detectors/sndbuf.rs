@@ -170,9 +170,9 @@ struct Dir {
     /// Short segments followed by more of this sender's data with no request between:
     /// writes whose end the kernel sent with nothing behind it ([`write_boundaries`]).
     mid_short: u32,
-    /// The direction's own rounds, for data that is no response (a server that speaks
-    /// first, an upload): segments grouped while the gaps stay under half the RTT, as
-    /// exchange.rs groups a response's.
+    /// The client's own rounds, for data that is no response (an upload): segments
+    /// grouped while the gaps stay under half the RTT, as exchange.rs groups a
+    /// response's (and a server's that speaks first, `Connection::server_first_rounds`).
     rounds: Vec<Span>,
     /// The peer sent data before this direction's first: its data are responses.
     answers_request: bool,
@@ -356,9 +356,9 @@ impl Detector for SndbufLimited {
         if std::mem::take(&mut d.pending_short) {
             d.mid_short = d.mid_short.saturating_add(1);
         }
-        // Own rounds only for data that answers no request (the exchanges hold a
-        // response's rounds): a server that speaks first, an upload.
-        if !d.answers_request {
+        // Own rounds only for a client's data that answers no request, an upload (the
+        // exchanges hold a response's rounds, and those of a server that speaks first).
+        if !d.answers_request && ev.from_client {
             add_to_rounds(
                 &mut d.rounds,
                 since_last,
@@ -630,7 +630,12 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
             .filter(|x| sender_is_server && x.response.is_some())
             .map(|x| x.rounds.as_slice())
             .max_by_key(|r| r.len());
-        let rounds = responses.unwrap_or(&d.rounds);
+        let own = if sender_is_server {
+            conn.server_first_rounds
+        } else {
+            &d.rounds
+        };
+        let rounds = responses.unwrap_or(own);
         held_run(rounds.get(..rounds.len().checked_sub(1)?)?, segment, rtt)?
     };
     let span = span_ns(d.first_data, d.last_data);
