@@ -527,3 +527,27 @@ fn a_tail_probe_sooner_than_ten_ms_at_a_short_rtt_is_a_probe() {
     let s = one(&fs, "retransmit.spurious");
     assert!(s.frames.contains(&33), "{s:?}");
 }
+
+/// Issue 12, held-out sweep s61-064 at the server (66 ms, Reno, a 95 Mbit/s link with a
+/// 43-packet FIFO; tests/data/sweep/README.md): the queue drops the tail of a flight
+/// (379,191 onwards but 382,087). The client SACKs 382,087–383,535 (frames 405, 407);
+/// after that its ACKs carry no SACK block, each acknowledging a repair, and each is
+/// followed within 40 µs by the next holes' repairs: frame 409 → 410 and 411, 412 → 413
+/// to 415 (0.7199 s, 295 ms after their originals), 416 → 417 to 419. The repair an ACK
+/// covers was sent after every original still outstanding, so those are lost (RACK,
+/// RFC 8985; a partial ACK, RFC 6582), and Linux in Recovery repairs them on that ACK.
+/// nstat: TCPFastRetrans 17, no RTO, no loss probe; 17 repairs below the highest
+/// sequence in tshark (14 flagged retransmissions, 3 out-of-order). They were named 8
+/// timeouts (366 ms) and a tail loss probe.
+#[test]
+fn repairs_on_the_acks_of_earlier_repairs_are_the_recoverys() {
+    let f = findings(&common::analyze::sweep_path("s61-064-bulk-server.pcap"));
+    absent(&f, "loss.rto");
+    absent(&f, "loss.tail_loss_probe");
+    let fr = one(&f, "loss.fast_retransmit");
+    assert!(
+        fr.explanation.contains("17 fast retransmissions"),
+        "{}",
+        fr.explanation
+    );
+}

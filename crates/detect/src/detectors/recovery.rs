@@ -352,6 +352,15 @@ impl Detector for Recovery {
                 && (last_ack == Some(a)
                     || (c.dirs[y].signalling && last_ack.is_some_and(|l| l < a)));
             let d = &mut c.dirs[y];
+            // This ACK covers a fast repair: a segment sent after every original still
+            // outstanding was delivered, so Linux in Recovery marks those lost and goes on
+            // repairing them (RACK, RFC 8985 §6.2: `tcp_rack_detect_loss`; a partial ACK,
+            // RFC 6582 §3.2): a loss signal for the repairs that follow it (sweep s61-064
+            // at the server: partial ACKs without SACK blocks, each followed within
+            // 40 µs by the next holes' repairs, 136–273 ms after the last SACK;
+            // TCPFastRetrans 17, no RTO). After a timeout the repairs are the timer's
+            // recovery, and stay so.
+            let mut covered_fast = false;
             if d.cum_ack.is_none_or(|(m, _, _)| a > m) {
                 d.cum_ack = Some((a, seg.frame, seg.ts));
                 if a >= d.highest_end {
@@ -368,6 +377,7 @@ impl Detector for Recovery {
                 for r in d.retrans[d.open_from..].iter_mut() {
                     if r.cover.is_none() && r.end <= a {
                         r.cover = Some((seg.frame, seg.ts, tsecr));
+                        covered_fast |= matches!(r.trigger, Trigger::Fast { .. } | Trigger::Unseen);
                     }
                 }
             }
@@ -381,7 +391,7 @@ impl Detector for Recovery {
             let reno_dup = ev.kinds.has(SegmentKinds::DUP_ACK)
                 && ev.conn.sack_permitted() != Some(true)
                 && reachable;
-            d.signalling = reno_dup || sack || repeat_cut;
+            d.signalling = reno_dup || sack || repeat_cut || (covered_fast && a < d.highest_end);
             if d.signalling {
                 match d.signals.back_mut() {
                     Some(s) if s.ack == a => {
