@@ -158,3 +158,36 @@ fn a_slow_readers_window_met_by_a_doubling_round_is_not_named() {
     let ids = common::analyze::ids_at_any_cost(sweep_path("s53-069-slow_reader-client.pcap"));
     assert!(!ids.iter().any(|i| i.starts_with("rwnd.")), "{ids:?}");
 }
+
+/// Control s65-095 at the server (25 ms, clean path, CUBIC, 4 MiB; cut to 96 bytes a
+/// frame with editcap: the capture had no snaplen and weighed 4.5 MB): rounds of 10, 20,
+/// 40, 80, 160, 320 and 640 segments, then 679 and 713 once HyStart ended slow start. The
+/// flight reaches the client's 116,736 B window at frame 199 (0.1069 s, the end of the
+/// 80-segment round: 115,840 B in flight, 896 B short) and at frame 202, in the
+/// 160-segment round after it: both in rounds that doubled to the segment, followed by
+/// rounds that doubled too. tcp_info's `rwnd_limited` 0; named for 25 ms. A rule that
+/// asked every round to double missed it (the rounds after HyStart's exit do not).
+#[test]
+fn a_window_met_in_slow_starts_rounds_before_hystart_held_nothing() {
+    let ids = common::analyze::ids_at_any_cost(sweep_path("s65-095-control-server-96.pcap"));
+    assert!(!ids.iter().any(|i| i.starts_with("rwnd.")), "{ids:?}");
+}
+
+/// s65-056 at the client (11 ms, CUBIC, 85 Mbit/s, the client without window scaling):
+/// the response's rounds are 10, 20 and 40 segments, then 799 that never pause: the
+/// 65,535 B window holds a continuous stream (in tshark the client's window field is
+/// 65,535 in every segment; the first time the data reach its edge is frame 186, and
+/// they do 83 times). The three
+/// rounds before it doubled exactly, but the window was full in the rounds that did not:
+/// it is named (kernel: `rwnd_limited` 192 ms of 228 busy, 115 ms beyond slow start).
+#[test]
+fn a_window_full_beyond_the_doubling_rounds_is_still_the_windows() {
+    let f = findings(sweep_path("s65-056-bulk-client.pcap"));
+    let r = one(&f, "rwnd.limited");
+    assert!(
+        r.explanation.contains("83 time(s) it filled the window"),
+        "{}",
+        r.explanation
+    );
+    one(&f, "rwnd.no_window_scaling");
+}

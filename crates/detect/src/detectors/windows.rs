@@ -65,8 +65,9 @@
 //! without adding a round held the sender and cost nothing (sweep s1-016: rounds of 10,
 //! 20, 40, 80, 115, 148 segments, 73 ms at the window, the six rounds slow start needs
 //! anyway; s1-010: 200 ms at the window, the 8 rounds of 197 ms slow start needs). Nor
-//! did a window that a round of slow start met exactly: rounds that double to the
-//! segment were the congestion window's, which Linux tests first (`rounds_doubled`). A
+//! did a window that a round of slow start met exactly: a round that doubled to the
+//! segment was the congestion window's, which Linux tests first
+//! (`fulls_in_doubling_rounds`). A
 //! bottleneck slower than slow start makes the real saving smaller, and it can be
 //! measured when the window stood above its bandwidth-delay product: the RTT then rises
 //! with the flight and a queue stands (`bufferbloat::capacity`, `Connection::bottleneck`),
@@ -94,6 +95,7 @@
 //! the kernel 36 ms, the tracker 8.8 ms at the sender; the finding is named, priced low.
 
 use crate::detector::{ms, Connection, Detector, Seat, Segment, Slots};
+use crate::exchange::Span;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::{TcpFlags, Timestamp};
 use tcpwhy_track::model::ETHERNET_TIMESTAMPS_MSS;
@@ -406,40 +408,56 @@ pub(crate) fn limited_cost(l: &LimitTimes, span: u64, alt: u64) -> u64 {
     span.min(l.total_ns()).saturating_sub(alt).min(l.rwnd_ns)
 }
 
-/// Whether every response's rounds doubled exactly as slow start's do, none held below
-/// that by the receiver's window. In slow start the congestion window grows by one
-/// segment per segment ACKed (RFC 5681 §3.1; Linux's `tcp_slow_start`: `cwnd += acked`),
-/// so a round is twice the one before, to the segment, unless something else held it;
-/// a window that held the sender shows as a round a segment or more short of that
-/// (s51-061: 78 segments after 40, under a slow reader's window). Where the flight
-/// reached the window's edge at the end of a round that doubled all the same, both
-/// limits met there, and Linux's `tcp_write_xmit` tests the congestion window first
-/// (`tcp_cwnd_test`, then `tcp_snd_wnd_test`): its chrono counts that wait as the
-/// congestion window's (control s58-015: rounds of 10, 20, 40, 80 and 160 segments, the
-/// fourth 896 B short of a 116,736 B window for the 142 ms until the next ACK;
-/// `rwnd_limited` 0). Judged on responses of three rounds or more (the last, what was
-/// left, not compared), every one of them. Rounds that grow by more than double were
-/// merged (a paced sender, BBR: 10 then 457 segments in s55-051), and rounds after a
-/// HyStart exit or a loss grow by less: neither says anything, and the window keeps its
-/// time.
-fn rounds_doubled(conn: &Connection<'_>, segment: u64) -> bool {
-    let first = Some(conn.server_first_rounds).filter(|r| !r.is_empty());
+/// Whether every time the server's flight reached the receiver's window it did so in a
+/// round of slow start that doubled exactly, so that the congestion window stopped it
+/// there as well. In slow start the congestion window grows by one segment per segment
+/// ACKed (RFC 5681 §3.1; Linux's `tcp_slow_start`: `cwnd += acked`), so a round is
+/// twice the one before, to the segment, unless something else held it; a window that
+/// held the sender shows as a round a segment or more short of that (s51-061: 78
+/// segments after 40, under a slow reader's window). A flight that reached the window's
+/// edge in a round that doubled all the same met both limits there, and Linux's
+/// `tcp_write_xmit` tests the congestion window first (`tcp_cwnd_test`, then
+/// `tcp_snd_wnd_test`): its chrono counts the wait for the next ACK as the congestion
+/// window's (control s58-015: rounds of 10, 20, 40, 80 and 160 segments, the fourth
+/// 896 B short of a 116,736 B window for the 142 ms until the next ACK; control s65-095
+/// the same at 25 ms, before HyStart ended the doubling; `rwnd_limited` 0 in both).
+/// Each time must fall in a round after the first (the initial window is not known to
+/// be the congestion window's), the round after it must not have been held either (it
+/// doubled too, or it was the last, what was left: s53-013's slow reader filled the
+/// window in a round of 20 after 10, then sent rounds of 1–4 segments for 792 ms), and
+/// every time must be known (`fulls` holds them all).
+fn fulls_in_doubling_rounds(
+    conn: &Connection<'_>,
+    fulls: &[(u64, Timestamp, u64)],
+    segment: u64,
+) -> bool {
     let responses = conn
         .exchanges
         .iter()
         .filter(|x| x.response.is_some())
         .map(|x| x.clock_rounds().unwrap_or(&x.rounds));
-    let mut all = first.into_iter().chain(responses).peekable();
-    if all.peek().is_none() {
-        return false;
-    }
-    all.all(|rounds| {
-        let judged = &rounds[..rounds.len().saturating_sub(1)];
-        judged.len() >= 2
-            && judged
-                .windows(2)
-                .all(|w| w[1].bytes.abs_diff(w[0].bytes.saturating_mul(2)) < segment)
-    })
+    let all = std::iter::once(conn.server_first_rounds).chain(responses);
+    let doubled = |rounds: &[Span], i: usize| {
+        i >= 1
+            && rounds[i]
+                .bytes
+                .abs_diff(rounds[i - 1].bytes.saturating_mul(2))
+                < segment
+    };
+    !fulls.is_empty()
+        && fulls.iter().all(|&(frame, _, _)| {
+            all.clone().any(|rounds| {
+                let Some(i) = rounds
+                    .iter()
+                    .position(|r| (r.first_frame..=r.last_frame).contains(&frame))
+                else {
+                    return false;
+                };
+                // The round it ended doubled, and the window did not hold the next one
+                // either: it doubled too, or it was the last, what was left.
+                doubled(rounds, i) && (i + 2 >= rounds.len() || doubled(rounds, i + 1))
+            })
+        })
 }
 
 /// The shares of a direction's limits, for explanations: "rwnd 90 %, own window 10 %,
@@ -585,7 +603,10 @@ fn report_direction(
     let at_capacity = capacity.map_or(0, |b| (bytes as f64 / b.rate * 1e9) as u64);
     let alt = slow_start.max(at_capacity);
     let cost = limited_cost(l, span, alt);
-    if cost == 0 || (sender_is_server && rounds_doubled(conn, segment)) {
+    let all_known = d.full_times <= d.full.len() as u64;
+    if cost == 0
+        || (sender_is_server && all_known && fulls_in_doubling_rounds(conn, &d.full, segment))
+    {
         return;
     }
     let max_window = d.max_window.map_or(0, |m| m.2);
