@@ -382,44 +382,39 @@ impl Detector for SndbufLimited {
         // window per RTT) or paced (BBR spreads a window over the RTT, so a grid
         // interval can hold most of two windows' data or little of one).
         let sent = d.window.add(seg.ts, len, rtt);
-        match d.bucket.as_mut() {
-            Some(b) if seg.ts.elapsed_since(b.start) < rtt => {
-                b.peak = b.peak.max(sent);
-                b.paused |= paused;
-            }
-            Some(b) => {
-                let start = b.start;
-                let elapsed = seg.ts.elapsed_since(start);
-                // The window's field is its size only with the scale both SYNs agreed.
-                let scale_known = ev.conn.dirs.iter().all(|m| m.syn.options().is_some());
-                let segment = ev.conn.mss(me).map_or(ETHERNET_TIMESTAMPS_MSS, u64::from);
-                d.close_bucket(segment, scale_known);
-                // A silence of a whole RTT or more: the sender paused; the run ends.
-                let skipped = elapsed / rtt;
-                if skipped >= 2 {
-                    d.break_run();
+        let start =
+            match d.bucket.as_mut() {
+                Some(b) if seg.ts.elapsed_since(b.start) < rtt => {
+                    b.peak = b.peak.max(sent);
+                    b.paused |= paused;
+                    return;
                 }
-                let at = start
-                    .0
-                    .saturating_add(i64::try_from(skipped.saturating_mul(rtt)).unwrap_or(i64::MAX));
-                d.bucket = Some(Bucket {
-                    frame: seg.frame,
-                    start: Timestamp(at),
-                    peak: sent,
-                    paused,
-                    window: d.window_now,
-                });
-            }
-            None => {
-                d.bucket = Some(Bucket {
-                    frame: seg.frame,
-                    start: seg.ts,
-                    peak: sent,
-                    paused: false,
-                    window: d.window_now,
-                })
-            }
-        }
+                Some(b) => {
+                    let start = b.start;
+                    let elapsed = seg.ts.elapsed_since(start);
+                    // The window's field is its size only with the scale both SYNs agreed.
+                    let scale_known = ev.conn.dirs.iter().all(|m| m.syn.options().is_some());
+                    let segment = ev.conn.mss(me).map_or(ETHERNET_TIMESTAMPS_MSS, u64::from);
+                    d.close_bucket(segment, scale_known);
+                    // A silence of a whole RTT or more: the sender paused; the run ends.
+                    let skipped = elapsed / rtt;
+                    if skipped >= 2 {
+                        d.break_run();
+                    }
+                    Timestamp(start.0.saturating_add(
+                        i64::try_from(skipped.saturating_mul(rtt)).unwrap_or(i64::MAX),
+                    ))
+                }
+                // The first data: nothing before it, no pause.
+                None => seg.ts,
+            };
+        d.bucket = Some(Bucket {
+            frame: seg.frame,
+            start,
+            peak: sent,
+            paused,
+            window: d.window_now,
+        });
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
@@ -726,6 +721,17 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
     let growth_text = growth.map_or("RTT growth not measured".to_string(), |g| {
         format!("RTT p95 {:.2} × its minimum", g)
     });
+    // What a round's number is: the data of a response's round, or the most sent
+    // within one RTT (the grid's flight), in the explanation and in the citations.
+    let measure = if held {
+        ("", "per RTT", "in it")
+    } else {
+        (
+            "at most ",
+            "within one RTT (its flight)",
+            "within one RTT ending in it",
+        )
+    };
     f.explanation = format!(
         "The {tx} {sent} for {n} RTTs in a row (between {lo} and {hi} B), \
          below the {rx}'s window ({win} B), with no retransmission and no queueing \
@@ -739,14 +745,7 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
          the {tx} would confirm it, though some kernels (6.18) leave it at 0.",
         tx = r.sender,
         rx = r.receiver,
-        sent = if held {
-            format!("sent ≈ {} B per RTT", thousands(per_rtt))
-        } else {
-            format!(
-                "sent at most ≈ {} B within one RTT (its flight)",
-                thousands(per_rtt)
-            )
-        },
+        sent = format!("sent {}≈ {} B {}", measure.0, thousands(per_rtt), measure.1),
         per = thousands(per_rtt),
         n = run.rounds,
         lo = thousands(run.min),
@@ -798,20 +797,13 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
         f.cite(
             fr,
             ts,
-            if held {
-                format!(
-                    "an RTT of the plateau starts: {} B of the {}'s data in it",
-                    thousands(b),
-                    r.sender
-                )
-            } else {
-                format!(
-                    "an RTT of the plateau starts: at most {} B of the {}'s data within \
-                     one RTT ending in it",
-                    thousands(b),
-                    r.sender
-                )
-            },
+            format!(
+                "an RTT of the plateau starts: {}{} B of the {}'s data {}",
+                measure.0,
+                thousands(b),
+                r.sender,
+                measure.2
+            ),
         );
     }
     f.fix = vec![Fix {
