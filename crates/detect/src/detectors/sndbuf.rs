@@ -733,7 +733,7 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
         )
     };
     f.explanation = format!(
-        "The {tx} {sent} for {n} RTTs in a row (between {lo} and {hi} B), \
+        "The {tx} sent {at_most}≈ {per} B {per_what} for {n} RTTs in a row (between {lo} and {hi} B), \
          below the {rx}'s window ({win} B), with no retransmission and no queueing \
          ({growth_text}): it sent as ACKs returned, what they freed. A congestion \
          window keeps growing without loss{fell}, so its send buffer held the data (Linux doubles \
@@ -745,7 +745,8 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
          the {tx} would confirm it, though some kernels (6.18) leave it at 0.",
         tx = r.sender,
         rx = r.receiver,
-        sent = format!("sent {}≈ {} B {}", measure.0, thousands(per_rtt), measure.1),
+        at_most = measure.0,
+        per_what = measure.1,
         per = thousands(per_rtt),
         n = run.rounds,
         lo = thousands(run.min),
