@@ -733,8 +733,8 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
         )
     };
     f.explanation = format!(
-        "The {tx} sent {at_most}≈ {per} B {per_what} for {n} RTTs in a row (between {lo} and {hi} B), \
-         below the {rx}'s window ({win} B), with no retransmission and no queueing \
+        "The {tx} sent {at_most}≈ {per} B {per_what} for {n} RTTs in a row (between {lo} \
+         and {hi} B), below the {rx}'s window ({win} B), with no retransmission and no queueing \
          ({growth_text}): it sent as ACKs returned, what they freed. A congestion \
          window keeps growing without loss{fell}, so its send buffer held the data (Linux doubles \
          SO_SNDBUF and setting it turns autotuning off; a proxy's fixed buffer does the \
