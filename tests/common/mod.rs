@@ -179,4 +179,14 @@ pub mod analyze {
         let ids = ids_at_any_cost(path);
         assert!(!ids.iter().any(|i| i == id), "{id} in {ids:?}");
     }
+
+    /// Asserts that one capture names no id of a family (`rwnd.`), not even below
+    /// `--min-cost`.
+    pub fn no_family_at_any_cost(path: impl AsRef<OsStr>, family: &str) {
+        let ids = ids_at_any_cost(path);
+        assert!(
+            !ids.iter().any(|i| i.starts_with(family)),
+            "{family} in {ids:?}"
+        );
+    }
 }
