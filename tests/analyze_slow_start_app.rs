@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::analyze::{frames, lab, none_of, one, public, sweep_path};
+use common::analyze::{findings_at_any_cost, frames, lab, none_of, one, public, sweep_path};
 use std::path::PathBuf;
 
 const RESTART: &str = "slow_start.restart_after_idle";
@@ -442,4 +442,38 @@ fn no_restart_after_a_loss_the_capture_saw_only_as_a_skipped_ip_id() {
     );
     assert!(f.iter().all(|f| f["id"] != RESTART), "{f:?}");
     assert!(f.iter().any(|f| f["id"] == "loss.fast_retransmit"), "{f:?}");
+}
+
+/// Issue 12, fresh sweep s65-051 (CUBIC, 35 ms, snaplen 64; tests/data/sweep/README.md).
+/// In tshark at the server, response 2 leaves as one round of 273 segments from frame 531
+/// (0.300661 s); the emulator dropped one, repaired at frame 835 (0.337378 s, seq 497169,
+/// first sent at frame 602). Response 3 starts at frame 843 (0.600497 s, 263.1 ms after
+/// that repair) with 124 segments, then 149 from frame 968 (0.636104 s). tcp_info: cwnd
+/// 248 (= ssthresh) after the recovery, 124 after the idle (RTO 240 ms): one halving by
+/// `tcp_cwnd_restart`. At the client the loss shows only as the server's IP IDs skipping
+/// 0x9572 (frame 630) and the repair arrives at frame 839 (0.372678 s), the first round
+/// at 842 (0.636056 s). Before, any retransmission since the largest round ended the
+/// search, and a restart that cost no round was not named at all. A recovery at most
+/// halves cwnd (Reno; CUBIC keeps 0.7), so 124 segments is below what it left (≥ 136.5):
+/// named, at no cost, because the warm window (≥ 136.5 segments, congestion avoidance)
+/// would also have needed 2 rounds (3 at the client, whose largest round is 272).
+#[test]
+fn a_restart_after_a_fast_recovery_is_named_at_no_cost() {
+    for (vantage, want_frames) in [
+        ("server", &[531, 835, 843, 968][..]),
+        ("client", &[531, 630, 839, 842, 1057][..]),
+    ] {
+        let f = findings_at_any_cost(sweep_path(&format!("s65-051-loss-{vantage}.pcap")));
+        let r = one(&f, RESTART);
+        assert_eq!(frames(r), want_frames, "{vantage}");
+        assert_eq!(r.cost_ms, 0.0, "{vantage}");
+        for part in [
+            "idle 263 ms",
+            "began with 179552 B (≈ 124",
+            "cost this response nothing",
+        ] {
+            assert!(r.explanation.contains(part), "{vantage}: {}", r.explanation);
+        }
+        none_of(&f, &["loss.rto"]);
+    }
 }

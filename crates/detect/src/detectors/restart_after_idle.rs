@@ -37,7 +37,9 @@
 //! Cost: per restarted response, (rounds observed − rounds it would have needed starting
 //! from W and doubling, or in rounds of W once an earlier response showed slow start's
 //! end: [`slow_start_end`]) × the response's own round time (first to last round start per
-//! round: the RTT may have changed since the handshake), summed over the connection.
+//! round: the RTT may have changed since the handshake), summed over the connection. A
+//! restart whose response needed no more rounds than the warm window is named at no cost
+//! (the kernel cut cwnd all the same; a larger response pays).
 //!
 //! Fix (on the sender, usually the server): `sysctl -w
 //! net.ipv4.tcp_slow_start_after_idle=0`, or BBR; keep the connection busy.
@@ -45,9 +47,14 @@
 //! Known false positives: an application that writes a response in pieces (a small
 //! first piece, then the rest once it is ready) also makes a small first round; a first
 //! round with a less than full-sized segment and the doubling check reject them. A loss
-//! or an RTO at the end of the previous response also shrinks cwnd: responses with
-//! retransmissions since the earlier large round, or with the sender's IP IDs skipped
-//! there (a loss before the capture point), are not reported.
+//! or an RTO at the end of the previous response also shrinks cwnd. After a timeout's
+//! repair (cwnd to one segment), or a loss within the restarted response, nothing is
+//! reported. After fast recoveries (repairs, or the sender's IP IDs skipped where a
+//! transmission was lost before the capture point), each of which at most halves cwnd
+//! and leaves it at that ssthresh (`tcp_reno_ssthresh`, `tcp_end_cwnd_reduction`), the
+//! window before the idle is at least the largest round halved per recovery episode, and
+//! only a first round below that bound is a restart. The idle runs from the sender's last
+//! data of any kind, a repair included (`lsndtime`).
 
 use crate::detector::{emptied_vec, ms, Connection, Detector, Reusable, Segment, Slots};
 use crate::exchange::{joined_rounds, Exchange, Span};
@@ -225,6 +232,10 @@ struct Gap {
     /// a middle one's).
     rto_server_view: Option<u64>,
     rto_client_view: Option<u64>,
+    /// The server's last data of any kind before the pause (frame, time): a repair sent
+    /// after the response's last new data is a send too (`tcp_event_data_sent` sets
+    /// `lsndtime`, from which `tcp_cwnd_restart` counts the idle).
+    last_send: Option<(u64, Timestamp)>,
 }
 
 #[derive(Default)]
@@ -265,7 +276,32 @@ struct Conn {
     gaps: Vec<Gap>,
     /// The server's retransmissions, and its data after transmissions lost before the
     /// capture point.
-    server_retrans: Vec<u64>,
+    server_retrans: Vec<Repair>,
+    /// The server's latest data segment of any kind (frame, time): a repair's timer
+    /// test, and where an idle begins.
+    last_server_send: Option<(u64, Timestamp)>,
+    /// The recovery episodes begun so far, and the open one's recovery point (the end of
+    /// the server's data when it began: Linux's `high_seq`).
+    episodes: u32,
+    recovery_point: Option<u64>,
+}
+
+/// One repair by the server (see [`Conn::server_retrans`]).
+#[derive(Copy, Clone, Debug)]
+struct Repair {
+    frame: u64,
+    ts: Timestamp,
+    /// Its recovery episode, counted from 1. Linux cuts cwnd once per episode
+    /// (`tcp_enter_recovery` sets ssthresh once; the episode lasts until an ACK passes
+    /// `high_seq`, the data sent when it began). At the client or in the middle an ACK
+    /// seen covering the point may still cross a repair of the same episode in flight:
+    /// that repair counts as a new episode, which only lowers the window assumed.
+    episode: u32,
+    /// Sent after the server had sent nothing for Linux's smallest RTO (`TCP_RTO_MIN`): a
+    /// timeout's repair (cwnd to one segment, `tcp_enter_loss`), not a fast one.
+    timer: bool,
+    /// Not a repair but the data after a transmission lost before the capture point.
+    hidden: bool,
 }
 
 impl Reusable for Conn {
@@ -334,6 +370,9 @@ impl RestartAfterIdle {
         }
         if ev.from_client {
             let ack = ev.rel_ack.unwrap_or(0);
+            if c.recovery_point.is_some_and(|p| ack >= p) {
+                c.recovery_point = None;
+            }
             if ack > c.client_ack
                 && c.server_nxt > 0
                 && c.pending.len() < MAX_PENDING_SAMPLES as usize
@@ -383,10 +422,25 @@ impl RestartAfterIdle {
         let hidden_loss =
             ev.ip_id.hidden().is_some() && c.last_server_ack.is_some_and(|a| ev.rel_ack == Some(a));
         c.last_server_ack = ev.rel_ack;
-        if (ev.kinds.has(SegmentKinds::RETRANSMISSION) || hidden_loss)
+        let prev_send = c.last_server_send.replace((seg.frame, seg.ts));
+        let timer = prev_send.is_some_and(|(_, t)| seg.ts.elapsed_since(t) >= TCP_RTO_MIN_NS);
+        // Where the original was lost before the capture point, its repair fills a hole
+        // (out of order here): after such a silence it was the timer's.
+        let late_fill = timer && ev.kinds.has(SegmentKinds::OUT_OF_ORDER);
+        if (ev.kinds.has(SegmentKinds::RETRANSMISSION) || hidden_loss || late_fill)
             && c.server_retrans.len() < MAX_RETRANS
         {
-            c.server_retrans.push(seg.frame);
+            if c.recovery_point.is_none() || timer {
+                c.episodes = c.episodes.saturating_add(1);
+                c.recovery_point = Some(c.server_nxt);
+            }
+            c.server_retrans.push(Repair {
+                frame: seg.frame,
+                ts: seg.ts,
+                episode: c.episodes,
+                timer,
+                hidden: hidden_loss,
+            });
         }
         let new = ev.kinds.0 & (SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER) == 0;
         if new {
@@ -400,6 +454,7 @@ impl RestartAfterIdle {
                     frame: seg.frame,
                     rto_server_view: c.est_server_view.rto_ns(),
                     rto_client_view: c.est_client_view.rto_ns(),
+                    last_send: prev_send,
                 });
             }
             c.last_server_data = Some(seg.ts);
@@ -457,10 +512,40 @@ impl Detector for RestartAfterIdle {
                     seg(r.largest_round)
                 ),
             );
+            let repair_last = r
+                .recovery
+                .as_ref()
+                .is_some_and(|rec| rec.frame == r.last_before_frame);
+            if let Some(rec) = r.recovery.as_ref().filter(|_| !repair_last) {
+                f.cite(
+                    rec.frame,
+                    rec.ts,
+                    format!(
+                        "{}: the first of {} loss recovery episode(s) before the idle, each \
+                         cutting cwnd at most in half",
+                        if rec.hidden {
+                            "the sender's IP IDs skip a transmission lost before the capture \
+                             point"
+                        } else {
+                            "a fast repair"
+                        },
+                        rec.episodes
+                    ),
+                );
+            }
             f.cite(
                 r.last_before_frame,
                 r.last_before_ts,
-                format!("response {}: last data before the idle", r.before_index + 1),
+                format!(
+                    "response {}: last data before the idle{}",
+                    r.before_index + 1,
+                    if repair_last {
+                        ", a fast repair: the only loss recovery episode before it, which cut \
+                         cwnd at most in half"
+                    } else {
+                        ""
+                    }
+                ),
             );
             f.cite(
                 r.first_frame,
@@ -498,7 +583,18 @@ impl Detector for RestartAfterIdle {
             String::new()
         };
         let halvings = (r.idle_ns / r.rto_ns.max(1)).max(1);
-        let before_note = if r.avoidance {
+        let before_note = if let Some(rec) = &r.recovery {
+            format!(
+                "{} fast recovery episode(s) after its round of {} B had left cwnd at no less \
+                 than ≈ {} B (≈ {} segments: a recovery at most halves it and ends at that \
+                 ssthresh, `tcp_reno_ssthresh`, CUBIC keeps 0.7), where congestion avoidance \
+                 adds a segment a round",
+                rec.episodes,
+                r.largest_round,
+                r.window_before,
+                r.window_before.div_ceil(mss)
+            )
+        } else if r.avoidance {
             format!(
                 "slow start had ended at ≈ {} B (≈ {} segments: an earlier response's rounds \
                  stopped doubling there), where congestion avoidance adds a segment a round",
@@ -535,20 +631,33 @@ impl Detector for RestartAfterIdle {
         } else {
             String::new()
         };
+        let rounds_note = if r.rounds > r.rounds_needed {
+            format!(
+                "needed {} rounds of {} instead of {}{cap_note}",
+                r.rounds,
+                ms(r.round_ns),
+                r.rounds_needed
+            )
+        } else {
+            format!(
+                "needed {} rounds of {}, no more than the warm window would have: its later \
+                 rounds carried what the first held back, so the restart cost this response \
+                 nothing (a larger one would pay)",
+                r.rounds,
+                ms(r.round_ns)
+            )
+        };
         f.explanation = format!(
             "The connection was idle {} before response {}, longer than the sender's \
              retransmission timeout (≈ {}: SRTT + max(4·RTTVAR, 200 ms)), so the sender \
-             restarted slow start: {before_note}, but this response began with {} B (≈ {} segments{iw_note}) and needed {} rounds of \
-             {} instead of {}{cap_note}. Linux halves cwnd once per RTO of idle ({} here) \
-             down to the initial window.{more}",
+             restarted slow start: {before_note}, but this response began with {} B (≈ {} \
+             segments{iw_note}) and {rounds_note}. Linux halves cwnd once per RTO of idle \
+             ({} here) down to the initial window.{more}",
             ms(r.idle_ns),
             r.index + 1,
             ms(r.rto_ns),
             r.window_after,
             r.window_after.div_ceil(mss),
-            r.rounds,
-            ms(r.round_ns),
-            r.rounds_needed,
             halvings,
         );
         f.fix = vec![
@@ -577,6 +686,15 @@ impl Detector for RestartAfterIdle {
     fn absorb(&mut self, _other: Self) {}
 }
 
+/// Fast recoveries before an idle: the first repair and how many episodes.
+struct Recovery {
+    frame: u64,
+    ts: Timestamp,
+    /// The first is the sender's IP IDs skipping a transmission lost upstream.
+    hidden: bool,
+    episodes: u32,
+}
+
 /// One response that restarted from a small window.
 struct Restart {
     index: u32,
@@ -587,6 +705,8 @@ struct Restart {
     window_before: u64,
     /// Slow start had ended before the idle (see [`Warm`]).
     avoidance: bool,
+    /// The fast recoveries since the largest round, which `window_before` allows for.
+    recovery: Option<Recovery>,
     /// The most a round is assumed to carry when pricing: twice the largest seen.
     round_cap: u64,
     largest_round: u64,
@@ -641,7 +761,13 @@ fn restart(
     if big.bytes < MIN_WINDOW_BEFORE_SEGMENTS * sender_mss(conn.summary) {
         return None;
     }
-    let idle_ns = resp.start.elapsed_since(prev_resp.end);
+    // The idle runs from the last data of any kind, a repair after the response's last
+    // new data included.
+    let (last_before_frame, last_before_ts) = gap
+        .and_then(|g| g.last_send)
+        .filter(|&(_, t)| t > prev_resp.end)
+        .unwrap_or((prev_resp.last_frame, prev_resp.end));
+    let idle_ns = resp.start.elapsed_since(last_before_ts);
     let sampled = gap.and_then(|g| match conn.vantage {
         Vantage::Server => g.rto_server_view,
         Vantage::Client | Vantage::Middle => g.rto_client_view,
@@ -653,10 +779,38 @@ fn restart(
     if idle_ns <= rto_ns {
         return None;
     }
+    // A loss since the largest round may have shrunk cwnd instead of the idle.
+    let repairs = || {
+        st.server_retrans
+            .iter()
+            .filter(|r| r.frame >= big.first_frame && r.frame <= resp.last_frame)
+    };
+    if repairs().any(|r| r.frame >= resp.first_frame || r.timer) {
+        return None;
+    }
+    let recovery = repairs()
+        .next()
+        .zip(repairs().next_back())
+        .map(|(a, b)| Recovery {
+            frame: a.frame,
+            ts: a.ts,
+            hidden: a.hidden,
+            episodes: b.episode - a.episode + 1,
+        });
     let Warm {
         cwnd: window_before,
         avoidance,
-    } = window_before(st, earlier, resp.first_frame, big.bytes, rto_ns);
+    } = match &recovery {
+        // Fast recoveries: each cuts cwnd at most in half (`tcp_reno_ssthresh`; CUBIC
+        // keeps 0.7, RFC 9438) and leaves it at that ssthresh (`tcp_end_cwnd_reduction`),
+        // where congestion avoidance goes on. cwnd was at least the largest round when
+        // the first began.
+        Some(r) => Warm {
+            cwnd: big.bytes >> r.episodes.min(63),
+            avoidance: true,
+        },
+        None => window_before(st, earlier, resp.first_frame, big.bytes, rto_ns),
+    };
     let first = x_rounds[0];
     // A window-limited round is made of full-sized segments; a short one means the
     // application wrote a small piece first (NNTP's status line before the article).
@@ -675,15 +829,15 @@ fn restart(
     if first.bytes < u64::from(first.segments) * full_segment && !whole_mss {
         return None;
     }
-    if first.bytes.saturating_mul(MIN_SHRINK_FACTOR) > window_before {
-        return None;
-    }
-    // A retransmission since the earlier large round may have shrunk cwnd instead.
-    if st
-        .server_retrans
-        .iter()
-        .any(|&fr| fr >= big.first_frame && fr <= resp.last_frame)
-    {
+    // Without a loss the idle must have halved the window at least once; after one the
+    // window is known only from below, and a round under that bound fell further than
+    // any recovery leaves it.
+    let shrunk = if recovery.is_none() {
+        first.bytes.saturating_mul(MIN_SHRINK_FACTOR) <= window_before
+    } else {
+        first.bytes < window_before
+    };
+    if !shrunk {
         return None;
     }
     // Slow start again: each full round (not the last, which may be cut by the response's
@@ -737,10 +891,10 @@ fn restart(
     };
     let rounds_needed = rounds_from_capped(window_before, resp.bytes, round_cap);
     let rounds = x_rounds.len();
-    if rounds <= rounds_needed {
-        return None;
-    }
-    let extra = (rounds - rounds_needed) as u64;
+    // A restart whose response took no more rounds than the warm window would have (its
+    // later rounds carried what the first held back) is named at no cost: the kernel
+    // still cut cwnd, and the next larger response pays.
+    let extra = rounds.saturating_sub(rounds_needed) as u64;
     let second = x_rounds[1];
     // A round lasts the RTT of the moment, which may no longer be the handshake's (a
     // path whose delay rose after the SYN/ACK: seed 2's s2-006, 1 ms → 10 ms): the
@@ -755,6 +909,7 @@ fn restart(
         rto_ns,
         window_before,
         avoidance,
+        recovery,
         round_cap,
         largest_round: big.bytes,
         window_after: first.bytes,
@@ -765,8 +920,8 @@ fn restart(
         growth_seen,
         big_round_frame: big.first_frame,
         big_round_ts: big.start,
-        last_before_frame: prev_resp.last_frame,
-        last_before_ts: prev_resp.end,
+        last_before_frame,
+        last_before_ts,
         first_frame: first.first_frame,
         first_ts: first.start,
         second_round: Some((second.first_frame, second.start, second.bytes)),
@@ -827,7 +982,7 @@ fn window_before(
     largest_round: u64,
     rto_ns: u64,
 ) -> Warm {
-    let lost = st.server_retrans.iter().any(|&fr| fr < first_frame);
+    let lost = st.server_retrans.iter().any(|r| r.frame < first_frame);
     let iw = earlier
         .iter()
         .find_map(|e| e.response.as_ref().and(e.rounds.first()))
