@@ -85,6 +85,9 @@ pub struct Records {
     pub server: Value,
     pub nstat_client: BTreeMap<String, u64>,
     pub nstat_server: BTreeMap<String, u64>,
+    /// Both ends' counters were read before and after the run (`nstat -asz` lists every
+    /// counter, so an empty reading is a failed one): without them no id is decided.
+    pub nstat_recorded: bool,
     pub ss_client: Vec<SsSocket>,
     pub ss_server: Vec<SsSocket>,
 }
@@ -112,11 +115,12 @@ impl Records {
     /// Reads a run's records; missing files give empty records (and unlabelled ids).
     pub fn read(run_dir: &Path) -> Records {
         let t = run_dir.join("truth");
-        let delta = |side: &str| {
-            truth::nstat_delta(
-                &read_nstat(&t.join(format!("nstat-{side}-before.json"))),
-                &read_nstat(&t.join(format!("nstat-{side}-after.json"))),
-            )
+        let mut nstat_recorded = true;
+        let mut delta = |side: &str| {
+            let before = read_nstat(&t.join(format!("nstat-{side}-before.json")));
+            let after = read_nstat(&t.join(format!("nstat-{side}-after.json")));
+            nstat_recorded &= !before.is_empty() && !after.is_empty();
+            truth::nstat_delta(&before, &after)
         };
         let parameters = read_json(&run_dir.join("manifest.json"))["parameters"].take();
         Records {
@@ -128,6 +132,7 @@ impl Records {
             server: read_json(&t.join("server-timings.json")),
             nstat_client: delta("client"),
             nstat_server: delta("server"),
+            nstat_recorded,
             ss_client: read_ss(&t.join("ss-client.jsonl")),
             ss_server: read_ss(&t.join("ss-server.jsonl")),
         }
@@ -778,11 +783,25 @@ pub fn label_run(r: &Records) -> Vec<Label> {
         && conns
             .iter()
             .all(|c| c.samples.iter().all(|s| !s.fields.contains_key("wscale")));
+    // Without scaling the receiver's window_clamp is 65,535 (tcp_select_initial_window)
+    // and rcv_ssthresh grows up to it (tcp_grow_window): reaching it, the missing scale
+    // capped the window. Below it the receiver's own buffer held the window under the cap
+    // (s68-048: SO_RCVBUF 28,672, rcv_ssthresh 34,845 at most, windows of 34,752 B), and
+    // scaling alone would change nothing: the buffer's limit is the one to name.
+    let rcv_ssthresh_max = receiver_samples(r, rcv)
+        .iter()
+        .filter_map(|s| s.num("rcv_ssthresh"))
+        .reduce(f64::max);
+    let cap_bound = rcv_ssthresh_max.map(|m| m >= f64::from(u16::MAX));
+    let no_ws_binds = no_ws && cap_bound != Some(false);
     o.yes_no(
         "rwnd.no_window_scaling",
-        no_ws && rw,
-        wscale_known && !no_ws,
-        format!("window scaling negotiated: {}", !no_ws),
+        no_ws_binds && rw,
+        wscale_known && (!no_ws || cap_bound == Some(false)),
+        format!(
+            "window scaling negotiated: {}; the receiver's rcv_ssthresh at most {rcv_ssthresh_max:?} (the unscaled clamp 65535)",
+            !no_ws
+        ),
     );
     // Not growing: the window limited the sender, no zero window, window scaling on, and
     // the receiver's buffer never grew: skmem `rb` (sk_rcvbuf), which receive autotuning
@@ -808,9 +827,12 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     let flat = rb_first.is_some() && !grew;
     o.yes_no(
         "rwnd.not_growing",
-        pressure > 0 || (rw && zero == 0 && !no_ws && flat),
+        pressure > 0 || (rw && zero == 0 && !no_ws_binds && flat),
         pressure == 0
-            && ((not_limited(rwnd_lim) && busy > 0.0 && zero == 0) || grew || zero > 0 || no_ws),
+            && ((not_limited(rwnd_lim) && busy > 0.0 && zero == 0)
+                || grew
+                || zero > 0
+                || no_ws_binds),
         format!(
             "TCPMemoryPressures {pressure}, receiver sk_rcvbuf first {rb_first:?} max {rb_max:?}, rwnd limited {rw}, zero windows {zero}"
         ),
@@ -818,7 +840,7 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     // Ruled out only by the chrono (the buffer did not grow): it carries rwnd.limited's
     // cost, so the same resolution.
     if let Some(l) = o.0.last_mut() {
-        if l.want == Want::MustNot && !(grew || zero > 0 || no_ws) {
+        if l.want == Want::MustNot && !(grew || zero > 0 || no_ws_binds) {
             l.max_cost_ms = Some(chrono_tolerance);
         }
     }
@@ -983,6 +1005,19 @@ pub fn label_run(r: &Records) -> Vec<Label> {
     label_http(r, &mut o, &conns, rtt);
     label_app_limited(r, &mut o, &conns, &kind);
     label_echo(r, &mut o, rtt, &kind);
+    // Counters missing at either end read as zero and would decide ids the run never
+    // recorded (s69-099: the client's nstat after the run came back empty, so its SYN
+    // retransmission read as none and the server's SYN/ACK timer as a data RTO).
+    if !r.nstat_recorded {
+        for l in &mut o.0 {
+            l.want = Want::Unknown;
+            l.max_cost_ms = None;
+            l.why = format!(
+                "the kernel's counters were not recorded at both ends; {}",
+                l.why
+            );
+        }
+    }
     o.0
 }
 
@@ -1518,9 +1553,23 @@ mod tests {
             server,
             nstat_client: BTreeMap::new(),
             nstat_server: BTreeMap::new(),
+            nstat_recorded: true,
             ss_client: Vec::new(),
             ss_server: Vec::new(),
         }
+    }
+
+    /// s69-099: the client's nstat after the run came back empty. Its counters read as
+    /// zero: no SYN retransmission (frame 2 in the capture is one) and a data RTO from the
+    /// server's SYN/ACK timer. Without both ends' counters no id is decided.
+    #[test]
+    fn a_run_without_both_ends_counters_decides_nothing() {
+        let mut r = records("bulk", Value::Null);
+        r.nstat_server.insert("TcpExtTCPTimeouts".into(), 1);
+        assert_eq!(label(&r, "loss.rto").want, Want::Must);
+        r.nstat_recorded = false;
+        let all = label_run(&r);
+        assert!(all.iter().all(|l| l.want == Want::Unknown), "{all:?}");
     }
 
     /// Sweep s10-099: the client's first SYN dropped and retransmitted (client
@@ -1754,6 +1803,46 @@ mod tests {
         r.sysctls = Value::Null;
         r.ss_client = vec![client("(r0,rb3431088,t0,tb46080,f0,w0,o0,bl0,d0)")];
         assert_eq!(label(&r, "rwnd.not_growing").want, Want::Must);
+    }
+
+    /// s68-048 (SO_RCVBUF 28,672 at the client, window scaling off there): rcv_ssthresh
+    /// reached 34,845 at most, under the unscaled clamp of 65,535, and the buffer stayed
+    /// at 57,344: the buffer, not the missing scale, held the window (34,752 B on the
+    /// wire). At the clamp the missing scale is what held it.
+    #[test]
+    fn without_window_scaling_the_cap_binds_only_at_the_clamp() {
+        let sender = [
+            ("mss", "1448"),
+            ("minrtt", "19.3"),
+            ("bytes_sent", "2136064"),
+            ("busy", "1308ms"),
+            ("rwnd_limited", "1284ms(98.2%)"),
+            ("unacked", "24"),
+        ];
+        let client = |ssthresh: &str| {
+            let mut c = sample(
+                1.0,
+                "ESTAB",
+                &[
+                    ("skmem", "(r0,rb57344,t0,tb46080,f0,w0,o0,bl0,d0)"),
+                    ("rcv_space", "50680"),
+                    ("rcv_ssthresh", ssthresh),
+                ],
+            );
+            c.local = "10.81.1.2:40000".into();
+            c.peer = format!("10.81.2.2:{PORT}");
+            c
+        };
+        let mut r = records("bulk", Value::Null);
+        r.ss_server = vec![sample(1.0, "ESTAB", &sender)];
+        r.ss_client = vec![client("34845")];
+        let l = label(&r, "rwnd.no_window_scaling");
+        assert_eq!(l.want, Want::MustNot, "{}", l.why);
+        let l = label(&r, "rwnd.not_growing");
+        assert_eq!(l.want, Want::Must, "{}", l.why);
+        r.ss_client = vec![client("65535")];
+        assert_eq!(label(&r, "rwnd.no_window_scaling").want, Want::Must);
+        assert_eq!(label(&r, "rwnd.not_growing").want, Want::MustNot);
     }
 
     /// s37-080, s40-048 (transfers of 24 ms, SO_RCVBUF set at the client): no sample of

@@ -135,10 +135,17 @@ struct Snapshot {
 
 fn snapshot(lab: &Lab, side: Side) -> Snapshot {
     // -s: do not touch nstat's history file; -a absolute; -z zeros too.
-    let nstat = lab
-        .exec_in(side, &["nstat", "-asz"])
-        .map(|t| truth::parse_nstat(&t))
-        .unwrap_or_default();
+    // A reading can fail (s69-099: the client's after the run came back empty); once
+    // more, and an empty one is left for the labels to see (`Records::nstat_recorded`).
+    let read = || {
+        lab.exec_in(side, &["nstat", "-asz"])
+            .map(|t| truth::parse_nstat(&t))
+            .unwrap_or_default()
+    };
+    let mut nstat = read();
+    if nstat.is_empty() {
+        nstat = read();
+    }
     let sockstat = lab
         .exec_in(side, &["cat", "/proc/net/sockstat"])
         .unwrap_or_default();
