@@ -181,3 +181,31 @@ fn a_window_full_beyond_the_doubling_rounds_is_still_the_windows() {
     assert!(r.explanation.contains("65,535 B"), "{}", r.explanation);
     one(&f, "rwnd.no_window_scaling");
 }
+
+/// Issue 12, fresh sweep s68-061 at the server (6 ms, Reno, snaplen 128; the client
+/// reads 6,144 B every 98 ms with SO_RCVBUF 38,912; tests/data/sweep/README.md). In
+/// tshark the 350,208 B leave from frame 4 (0.009114 s) to frame 329 (4.612793 s), held
+/// by the client's window (12 zero windows); tcp_info: rwnd_limited 4,464 ms of busy
+/// 4,648. Frame 117 (0.840072 s) ACKs everything sent, 42.6 ms after the ACK before it
+/// (frame 116, 0.797483 s), with a window of 5,792 B down from 15,928: the receiver held
+/// it (with unread data and a shrinking window no immediate ACK, `__tcp_ack_snd_check`), and its 49.0 ms
+/// sample on a 6.3 ms path is that hold, 0.08 ms of the path's jitter beyond the
+/// silence. Before, such samples made a standing queue of 0.5 Mbit/s: bufferbloat named
+/// for 13.1 ms, and that "bottleneck" priced the window at nothing.
+#[test]
+fn a_slow_readers_held_acks_are_no_queue_and_its_window_is_named() {
+    let path = sweep_path("s68-061-slow_reader-server.pcap");
+    common::analyze::not_at_any_cost(&path, "network.bufferbloat");
+    let f = findings(&path);
+    let w = one(&f, "rwnd.limited");
+    assert!(
+        (4_464.0..4_604.0).contains(&w.cost_ms),
+        "the chrono's 4,464 ms up to the transfer's 4,604: {}",
+        w.cost_ms
+    );
+    assert!(
+        w.explanation.contains("350,208 B in 4604 ms"),
+        "{}",
+        w.explanation
+    );
+}

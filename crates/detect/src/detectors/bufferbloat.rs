@@ -22,9 +22,10 @@
 //!   when the sampled segment was sent: the data ahead of it is the queue it waited in
 //!   (Little's law). Left out: ACKs that cover a repair (the segments behind a hole wait
 //!   for it; Linux takes no RTT from them either, `tcp_ack_update_rtt`), and an ACK of
-//!   everything sent after a silence of the receiver at least as long as the sample's
-//!   excess over the least RTT (a receiver holding its ACKs — a slow reader's full buffer,
-//!   the delayed-ACK timer — not a queue, whose ACKs keep coming while it drains).
+//!   everything sent after a silence of the receiver that leaves less than CoDel's target
+//!   of the sample's excess over the least RTT (a receiver holding its ACKs — a slow
+//!   reader's full buffer, the delayed-ACK timer — not a queue, whose ACKs keep coming
+//!   while it drains).
 //! - At the receiver: data → ACK is only the receiver's own ACK delay and says nothing of
 //!   the queue. The full RTT is the receiver's ACK → the sender's data echoing its TSval
 //!   (RFC 7323), taken only mid-transfer (not a request → response gap, which holds
@@ -265,12 +266,17 @@ impl Detector for Bufferbloat {
                 // a window per read: sweep s19-061, one ACK of all in flight every 67 ms
                 // at 27 ms RTT), not to a queue (deep-queue: ACKs every 2.4 ms at 190 ms
                 // of queue, each of a segment or two with the rest still queued).
+                // The receiver's previous ACK did not cover the sampled segment, so it left
+                // before that segment arrived, and the hold is at most the silence; what
+                // the excess has beyond it is a queue only above CoDel's target (an excess
+                // under it is no queue either way). Sweep s68-061 at the server: a reader
+                // of 6 KB per 98 ms, a 49.0 ms sample on a 6.3 ms path after 42.6 ms of
+                // silence, the path's own jitter making up the 0.08 ms left.
                 let excess = d.at_sender.min.map(|m| ns.saturating_sub(m.rtt_ns));
-                // (An excess under CoDel's target is no queue either way.)
                 let receiver_timed = ack >= d.received
-                    && excess
-                        .zip(silent_ns)
-                        .is_some_and(|(e, gap)| e >= STANDING_TARGET_NS && gap >= e);
+                    && excess.zip(silent_ns).is_some_and(|(e, gap)| {
+                        e >= STANDING_TARGET_NS && gap.saturating_add(STANDING_TARGET_NS) >= e
+                    });
                 // The queue the sampled segment waited in is the data ahead of it when it
                 // was sent (Little's law), not the flight when its ACK came back: in
                 // slow start the flight has doubled by then, and in a recovery it holds
