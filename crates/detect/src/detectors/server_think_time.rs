@@ -36,7 +36,11 @@
 //! over the connection, and one tick of the growth is left out (whole ticks are 1 tick
 //! uncertain). The way *to* the server is not measured so: a request delayed more than
 //! the sample's packets still reads as thinking (sweep s7-081, 5 ms); nor is anything
-//! when the snaplen cut the timestamps option (s9-051, snaplen 64).
+//! when the snaplen cut the timestamps option (s9-051, snaplen 64). Without the server's
+//! clock, the round trip of the response's own data (the client's first ACK of it to the
+//! second round that ACK released) is a check: shorter than the one subtracted by as much
+//! as the thinking, the path's delay was moving and the exchange is left out (said so;
+//! sweep s67-014). A longer one says nothing (a server writing in pieces).
 //!
 //! Not the server's: a gap whose first response segment was not the response's first
 //! transmission. When that segment shows the server's earlier transmissions lost before
@@ -58,7 +62,7 @@
 //! and the skip is not read as a lost response).
 
 use crate::detector::{emptied_vec, ms, Connection, Detector, Reusable, Segment, Slots};
-use crate::exchange::MAX_EXCHANGES;
+use crate::exchange::{joined_rounds, Exchange, MAX_EXCHANGES};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{SegmentKinds, Vantage};
@@ -117,6 +121,9 @@ struct Turn {
     /// Its first segment's time here and TSval.
     ts: Timestamp,
     tsval: Option<u32>,
+    /// The client's first ACK seen after it: the one that released the response's second
+    /// round (slow start sends on each ACK, `tcp_ack` → `tcp_data_snd_check`).
+    first_ack: Option<Timestamp>,
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -187,6 +194,8 @@ impl Detector for ServerThinkTime {
             if ev.payload_len > 0 && repeat == 0 {
                 c.awaiting = true;
                 c.client_data_tsval = seg.pkt.options.timestamps.map(|t| t.0);
+            } else if let Some(t) = c.turns.last_mut().filter(|_| !c.awaiting) {
+                t.first_ack.get_or_insert(seg.ts);
             }
             return;
         }
@@ -232,6 +241,7 @@ impl Detector for ServerThinkTime {
                         after: None,
                         ts: seg.ts,
                         tsval,
+                        first_ack: None,
                     });
                 }
                 c.awaiting = false;
@@ -262,6 +272,7 @@ impl Detector for ServerThinkTime {
         // handshake, a sample within the response.
         let mut by = [0u32; 4];
         let mut lost_left_out = 0u32;
+        let mut unsettled = 0u32;
         let mut lost_listed: Vec<String> = Vec::new();
         for x in conn.exchanges {
             let (Some(gap), Some(resp)) = (x.server_time_ns(), x.response.as_ref()) else {
@@ -364,6 +375,27 @@ impl Detector for ServerThinkTime {
             if think < MIN_THINK_NS {
                 continue;
             }
+            // Without the server's clock on both packets the response's way back is not
+            // measured; the round trip of the response's own data is (the client's first
+            // ACK of it to the second round it released, tap → server → tap at any
+            // vantage). No path gives a round trip shorter than the path's: where the
+            // response's is shorter than the one subtracted by as much as the thinking,
+            // the path was moving and the thinking cannot be told from it (sweep s67-014
+            // at the client, snaplen 64, the delay to the client rising from 4 to 36 ms
+            // as the first request went: request → ACK 39.2 ms, the response's round
+            // 17.7 ms, 6.74 ms "thinking" where the server took 0.45 ms). A longer one
+            // says nothing: a server writing its response in pieces sends its second
+            // round when the application hands it over, not when the ACK comes.
+            let clocked = used.is_some_and(|s| s.tsval.is_some())
+                && turn.is_some_and(|t| t.tsval.is_some())
+                && tick.is_some();
+            if !clocked && rtt > 0 {
+                let own = turn.and_then(|t| data_round_trip(x, t.first_ack?));
+                if own.is_some_and(|d| d.saturating_add(think) <= rtt) {
+                    unsettled += 1;
+                    continue;
+                }
+            }
             n += 1;
             if let Some(k) = kind {
                 by[k] += 1;
@@ -425,10 +457,19 @@ impl Detector for ServerThinkTime {
         } else {
             String::new()
         };
+        let unsettled_note = if unsettled > 0 {
+            format!(
+                " Left out: {unsettled} response(s) whose own data's round trip was shorter \
+                 than the one subtracted by as much as the thinking (the path's delay was \
+                 moving)."
+            )
+        } else {
+            String::new()
+        };
         f.explanation = format!(
             "The server took {} in all to start answering {n} of {} request(s){rtt_note}, {} at \
              most. This is the application's time, not TCP's: the request had arrived and \
-             nothing was waiting on the network.{lost_note}",
+             nothing was waiting on the network.{lost_note}{unsettled_note}",
             ms(f.cost_ns),
             conn.exchanges.len(),
             ms(max)
@@ -447,6 +488,16 @@ impl Detector for ServerThinkTime {
 
     /// Nothing is kept across connections: each one's state is dropped in `on_connection`.
     fn absorb(&mut self, _other: Self) {}
+}
+
+/// The round trip of a response's own data: from the client's first ACK seen after the
+/// response began (`first_ack`) to the start of the response's second round, which that
+/// ACK released. None for a response of one round, or an ACK not within the first.
+fn data_round_trip(x: &Exchange, first_ack: Timestamp) -> Option<u64> {
+    let rounds = joined_rounds(&x.rounds);
+    let (first, second) = (rounds.first()?, rounds.get(1)?);
+    (first_ack >= first.start && first_ack < second.start)
+        .then(|| second.start.elapsed_since(first_ack))
 }
 
 /// Nanoseconds per tick of the server's TSval clock: its rate between its first and
