@@ -52,19 +52,23 @@ fn a_send_buffer_holds_a_server_that_speaks_first_below_an_unscaled_window() {
 
 /// s19-032, the server's capture at snaplen 64 (the SYNs' window scale cut): RTT 20 ms,
 /// Reno, SO_SNDBUF 41,984 B. Frame 606 had 259,192 B in flight under a window field of
-/// 298 and no later field is smaller, so the window was at least 259,192 B whatever the
-/// scale; the rounds then carry ≈ 70 KB (62,264–76,744 B from frame 1026) without loss.
+/// 298, so the scale is at least 259,192 / 298; the rounds then carry ≈ 70 KB
+/// (62,264–76,744 B from frame 1026) without loss, under fields of 799 (frame 1025, in
+/// effect when the plateau began) and more: the window was at least 799 × 259,192 / 298
+/// = 694,947 B, and never the limit. Without it, slow start's rounds from 10 segments
+/// carry the 2,073,600 B in ≈ 142 ms, of the 592 ms the data took: 450 ms. (Session 18
+/// took the window as the largest flight, 259,192 B, and priced 430 ms.)
 #[test]
 fn a_send_buffer_is_seen_under_a_window_whose_scale_the_snaplen_cut() {
     let f = findings(sweep_path("s19-032-bulk-server.pcap"));
     let s = one(&f, "sndbuf.limited");
     assert!(
-        s.explanation.contains("at least 259,192 B"),
+        s.explanation.contains("at least 694,947 B"),
         "{}",
         s.explanation
     );
     assert_eq!(frames(s)[0], 1026);
-    assert!((s.cost_ms - 430.0).abs() < 2.0, "{}", s.cost_ms);
+    assert!((s.cost_ms - 450.0).abs() < 2.0, "{}", s.cost_ms);
 }
 
 /// s13-071, the client's capture at snaplen 64: a clean 4 MiB CUBIC download at 8 ms,
@@ -201,4 +205,32 @@ fn a_paced_flight_held_by_its_send_buffer_is_measured_as_a_flight() {
 #[test]
 fn a_congestion_window_growing_after_hystart_is_no_plateau() {
     not_at_any_cost(sweep_path("s58-095-control-client.pcap"), "sndbuf.limited");
+}
+
+/// Issue 12, fresh sweep s67-056 at the server (BBR, 46 ms, 17 Mbit/s, snaplen 64: the
+/// SYNs' window scale cut; SO_SNDBUF 25,600, so sk_sndbuf 51,200; tests/data/sweep/
+/// README.md). In tshark the largest flight is 66,608 B at frame 226 (0.289178 s) under a
+/// window field of 169; from 0.55 s on the client's fields are 184 and 185. The scale is
+/// the connection's, so the window on the plateau was at least 184 × 66,608 / 169 =
+/// 72,519 B, while the server sent at most 62,264–66,608 B within an RTT from frame 489
+/// (0.557592 s). The data ran from frame 4 (0.046697 s) to frame 903 (0.983531 s).
+/// tcp_info: sndbuf_limited 364 ms of busy 968 (the chrono a lower bound, the label's up
+/// to 555 ms). Before, the window's least value was the largest flight itself (66,608 B),
+/// which the plateau reached, and nothing was named.
+#[test]
+fn a_send_buffer_is_seen_under_a_cut_scale_bounded_by_the_largest_flight() {
+    let f = findings(sweep_path("s67-056-bulk-server.pcap"));
+    let s = one(&f, "sndbuf.limited");
+    assert_eq!(frames(s)[..4], [489, 525, 579, 623]);
+    assert!(
+        s.explanation.contains("at least 72,519 B"),
+        "{}",
+        s.explanation
+    );
+    assert!(
+        s.explanation.contains("838,656 B in 937 ms"),
+        "{}",
+        s.explanation
+    );
+    assert!((364.0..=555.0).contains(&s.cost_ms), "{}", s.cost_ms);
 }

@@ -483,6 +483,7 @@ mod tests {
                 app_ns: ns / 1000,
             },
             window_floor: (v % 2 == 1).then_some(v),
+            scale_floor: (v % 2 == 1).then_some((v, 3)),
             fin: v % 2 == 0,
             rst: v % 3 == 0,
         }

@@ -776,6 +776,13 @@ impl Limits {
         self.floor.bytes()
     }
 
+    /// The largest flight and the window field it was sent under: the window's scale
+    /// is at least their ratio, whenever the field was read (the scale is fixed for the
+    /// connection, RFC 7323 §2.3). None before any.
+    pub(crate) fn scale_floor(&self) -> Option<(u64, u32)> {
+        (self.floor.field > 0).then_some((self.floor.flight, self.floor.field))
+    }
+
     /// The totals; time waiting in an app pause that never ended is not counted.
     pub(crate) fn times(&self) -> LimitTimes {
         let mut t = self.out;

@@ -205,6 +205,11 @@ pub struct DirSummary {
     /// `WindowFloor`): what is known of the window when the snaplen cut the scale.
     #[serde(default)]
     pub window_floor: Option<u64>,
+    /// The largest flight of this side's data and the receiver's window field it was
+    /// sent under (`limits.rs`, `WindowFloor`): with the scale unknown, the window at
+    /// any time is at least its field × flight / field here.
+    #[serde(default)]
+    pub scale_floor: Option<(u64, u32)>,
     pub fin: bool,
     pub rst: bool,
 }
@@ -484,6 +489,15 @@ impl DirSummary {
         self.max_window_bytes = self.max_window_bytes.max(o.max_window_bytes);
         self.max_in_flight = self.max_in_flight.max(o.max_in_flight);
         self.window_floor = self.window_floor.max(o.window_floor);
+        // The larger ratio of flight to field: both bound the same scale from below.
+        let ratio = |f: Option<(u64, u32)>| f.map(|(fl, fi)| (u128::from(fl), u128::from(fi)));
+        if let (Some((a, b)), Some((c, d))) = (ratio(self.scale_floor), ratio(o.scale_floor)) {
+            if c * b > a * d {
+                self.scale_floor = o.scale_floor;
+            }
+        } else if self.scale_floor.is_none() {
+            self.scale_floor = o.scale_floor;
+        }
         // Quantiles cannot be merged exactly: keep the part with more samples.
         let more = |a: Option<RttStats>, b: Option<RttStats>| match (a, b) {
             (Some(x), Some(y)) if y.samples > x.samples => Some(y),

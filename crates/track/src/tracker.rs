@@ -502,6 +502,7 @@ impl Dir {
         out.rtt_ts = self.rtt_ts.stats_in_place();
         out.limits = self.limits.times();
         out.window_floor = Some(self.limits.window_floor()).filter(|&f| f > 0);
+        out.scale_floor = self.limits.scale_floor();
         out.wscale = Some(match self.scale {
             Scale::Unknown => WindowScale::Unknown,
             Scale::None => WindowScale::NotNegotiated,

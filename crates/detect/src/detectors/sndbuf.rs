@@ -19,8 +19,9 @@
 //! ACKed yet, so an ACK-clocked sender's burst and a paced sender's spread-out window
 //! measure the same), stays on a plateau, within [`PLATEAU_SPREAD`], for at least
 //! [`PLATEAU_ROUNDS`] RTTs in a row (each below the receiver's window of that RTT), below
-//! the receiver's window (its least possible value when the snaplen
-//! cut the window scale: the tracker's `window_floor`), with
+//! the receiver's window (its least possible value when the snaplen cut the window
+//! scale: the tracker's `window_floor`, or the plateau's smallest window field scaled by
+//! the largest flight over its field, `scale_floor`), with
 //! no retransmission in that direction and no RTT growth (p95 at most [`MAX_RTT_GROWTH`] ×
 //! the minimum), and the plateau's ceiling (its data per RTT) needing at least
 //! [`MIN_SHARE`] of the data's span for the bytes: a reader that reopens its window slowly
@@ -129,6 +130,9 @@ struct Run {
     paused: u32,
     /// Σ round index × bytes, for the least-squares trend ([`Run::trend`]).
     sum_xy: f64,
+    /// The receiver's smallest window (its field when the scale is unknown) in the run's
+    /// intervals; 0 for a run of rounds (`held_run`).
+    low: u64,
     /// First data frame of the first rounds.
     frames: [(u64, Timestamp, u64); CITED_ROUNDS],
 }
@@ -188,8 +192,9 @@ struct Bucket {
     peak: u64,
     /// Data in it came after a pause of half an RTT or more.
     paused: bool,
-    /// The receiver's largest window while it lasted.
+    /// The receiver's largest and smallest window while it lasted.
     window: u64,
+    low: u64,
 }
 
 /// Slices of an RTT in [`RttWindow`]: the sum of the last `SLICES` covers between
@@ -249,6 +254,7 @@ impl Dir {
             peak: bytes,
             paused,
             window,
+            low,
         }) = self.bucket.take()
         else {
             return;
@@ -263,10 +269,12 @@ impl Dir {
         if r.rounds > 0 && lo > 0 && hi as f64 <= PLATEAU_SPREAD * lo as f64 {
             r.min = lo;
             r.max = hi;
+            r.low = r.low.min(low);
         } else {
             *r = Run {
                 min: bytes,
                 max: bytes,
+                low,
                 ..Run::default()
             };
         }
@@ -336,6 +344,7 @@ impl Detector for SndbufLimited {
                 d.ecn_echo |= flags.has(TcpFlags::ECE);
                 if let Some(b) = d.bucket.as_mut() {
                     b.window = b.window.max(ev.window_bytes);
+                    b.low = b.low.min(ev.window_bytes);
                 }
             }
         }
@@ -414,6 +423,7 @@ impl Detector for SndbufLimited {
             peak: sent,
             paused,
             window: d.window_now,
+            low: d.window_now,
         });
     }
 
@@ -650,9 +660,23 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
     // have been: the tracker's `window_floor`, from the largest flight and the window
     // fields (s19-032 at snaplen 64: a 259 KB flight, then rounds of 70 KB under the
     // same field).
+    // The scale is fixed for the connection (RFC 7323 §2.3), so the largest flight over
+    // the field it was sent under bounds it at every field: the run's smallest field
+    // times that ratio is the least its window was (s67-056 at the server, snaplen 64: a
+    // 66,608 B flight under a field of 169, fields up to 185 on the plateau, BBR held to
+    // 44.5 segments per RTT by a 51,200 B send buffer). Without it the floor is the
+    // largest flight, which a plateau that is that flight always reaches.
     let scale_known = !matches!(s.dirs[i.peer()].wscale, Some(WindowScale::Unknown) | None);
     let floor = dir.window_floor.unwrap_or(0);
-    let window = if scale_known { d.max_window } else { floor };
+    let by_scale = dir.scale_floor.map_or(0, |(flight, field)| {
+        let w = u128::from(run.low) * u128::from(flight) / u128::from(field.max(1));
+        u64::try_from(w).unwrap_or(u64::MAX)
+    });
+    let window = if scale_known {
+        d.max_window
+    } else {
+        floor.max(by_scale)
+    };
     let noise = ROUND_NOISE_SEGMENTS.saturating_mul(segment);
     if per_rtt.saturating_add(noise) > window {
         return None;
@@ -756,7 +780,7 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
         } else {
             format!(
                 "window scale cut by the snaplen; at least {}",
-                thousands(floor)
+                thousands(window)
             )
         },
         shares = shares_text(l),
