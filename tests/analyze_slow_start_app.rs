@@ -133,7 +133,6 @@ fn app_limited_sender_is_reported_as_not_tcp_from_both_ends() {
 fn other_lab_scenarios_have_none_of_these() {
     for scenario in [
         "new-connection-per-request",
-        "server-think-time",
         "tail-loss",
         "delayed-ack-cwnd",
         "nagle-delayed-ack",
@@ -142,6 +141,32 @@ fn other_lab_scenarios_have_none_of_these() {
         for side in ["client", "server"] {
             none_of(&lab(scenario, side), &MINE);
         }
+    }
+}
+
+/// server-think-time (25 ms RTT; the server thinks 200 ms before each 20,000 B
+/// response; tcp_slow_start_after_idle 1 in the manifest). In tshark at the server,
+/// response 1 leaves in 10 segments from frame 6 (0.225553 s), then 4 more, the last at
+/// frame 21 (0.251066 s): 14 packets, so cwnd 10 + 14 = 24 (slow start adds each packet
+/// ACKed). Response 2 starts at frame 36 (0.700328 s), 449 ms after the last send, longer
+/// than the RTO (≈ 225 ms): `tcp_cwnd_restart` halves cwnd to 12, and the response leaves
+/// as 12 segments, then 2 from frame 49 (0.725776 s): one round of 25.45 ms more than
+/// the warm window's one. At the client: frames 6, 32, 36 and 60 (0.725635 and
+/// 0.751079 s). Before, the window was counted in bytes (10 segments + 20,000 B ≈ 23.8
+/// segments), and 12 segments was no halving of it.
+#[test]
+fn the_think_times_idle_restarts_the_next_response() {
+    for (side, want) in [("server", [6, 21, 36, 49]), ("client", [6, 32, 36, 60])] {
+        let f = lab("server-think-time", side);
+        none_of(&f, &[EARLY_EXIT, APP_LIMITED]);
+        let r = one(&f, RESTART);
+        assert_eq!(frames(r), want, "{side}");
+        assert!((r.cost_ms - 25.45).abs() < 0.1, "{side}: {}", r.cost_ms);
+        assert!(
+            r.explanation.contains("≈ 24 segments"),
+            "{side}: {}",
+            r.explanation
+        );
     }
 }
 

@@ -284,6 +284,9 @@ struct Conn {
     /// the server's data when it began: Linux's `high_seq`).
     episodes: u32,
     recovery_point: Option<u64>,
+    /// Per episode (index episode − 1): its repairs, and how many of them a D-SACK
+    /// reported needless.
+    undo: Vec<(u32, u32)>,
 }
 
 /// One repair by the server (see [`Conn::server_retrans`]).
@@ -302,6 +305,8 @@ struct Repair {
     timer: bool,
     /// Not a repair but the data after a transmission lost before the capture point.
     hidden: bool,
+    /// A D-SACK reported it needless (RFC 2883).
+    dsacked: bool,
 }
 
 impl Reusable for Conn {
@@ -310,12 +315,23 @@ impl Reusable for Conn {
             pending: emptied_vec(self.pending),
             gaps: emptied_vec(self.gaps),
             server_retrans: emptied_vec(self.server_retrans),
+            undo: emptied_vec(self.undo),
             ..Conn::default()
         }
     }
 }
 
 impl Conn {
+    /// The repair's episode was undone: a D-SACK reported each of its repairs needless,
+    /// and Linux restores the window it had cut (`tcp_try_undo_dsack`,
+    /// `tcp_try_undo_loss`: `tcp_undo_cwnd_reduction`; RFC 3708). Sweep s72-062: an RTO
+    /// fired as the path's RTT stepped from 34 to 317 ms, its repair D-SACKed; tcp_info's
+    /// cwnd 27 before the idle, 13 after it.
+    fn undone(&self, r: &Repair) -> bool {
+        let e = r.episode.saturating_sub(1) as usize;
+        self.undo.get(e).is_some_and(|&(n, d)| d >= n)
+    }
+
     /// The pending ACKs whose timestamp the server's data at `now` echoes (`tsecr`), as
     /// samples (see [`Conn::pending`]).
     fn value_echoed(&mut self, now: Timestamp, tsecr: u32) {
@@ -372,6 +388,17 @@ impl RestartAfterIdle {
             let ack = ev.rel_ack.unwrap_or(0);
             if c.recovery_point.is_some_and(|p| ack >= p) {
                 c.recovery_point = None;
+            }
+            if let Some(f) = ev.dsack_of {
+                if let Ok(i) = c.server_retrans.binary_search_by_key(&f, |r| r.frame) {
+                    let r = &mut c.server_retrans[i];
+                    if !r.dsacked {
+                        r.dsacked = true;
+                        if let Some(u) = c.undo.get_mut(r.episode.saturating_sub(1) as usize) {
+                            u.1 = u.1.saturating_add(1);
+                        }
+                    }
+                }
             }
             if ack > c.client_ack
                 && c.server_nxt > 0
@@ -433,6 +460,10 @@ impl RestartAfterIdle {
             if c.recovery_point.is_none() || timer {
                 c.episodes = c.episodes.saturating_add(1);
                 c.recovery_point = Some(c.server_nxt);
+                c.undo.push((0, 0));
+            }
+            if let Some(u) = c.undo.last_mut() {
+                u.0 = u.0.saturating_add(1);
             }
             c.server_retrans.push(Repair {
                 frame: seg.frame,
@@ -440,6 +471,7 @@ impl RestartAfterIdle {
                 episode: c.episodes,
                 timer,
                 hidden: hidden_loss,
+                dsacked: false,
             });
         }
         let new = ev.kinds.0 & (SegmentKinds::RETRANSMISSION | SegmentKinds::OUT_OF_ORDER) == 0;
@@ -474,7 +506,7 @@ impl Detector for RestartAfterIdle {
             return;
         }
         let client_sample = ev.from_client.then(|| ev.ack_rtt.or(ev.ts_rtt)).flatten();
-        if ev.payload_len > 0 || client_sample.is_some() {
+        if ev.payload_len > 0 || client_sample.is_some() || ev.dsack_of.is_some() {
             self.segment(seg, client_sample);
         }
     }
@@ -784,6 +816,7 @@ fn restart(
         st.server_retrans
             .iter()
             .filter(|r| r.frame >= big.first_frame && r.frame <= resp.last_frame)
+            .filter(|r| !st.undone(r))
     };
     if repairs().any(|r| r.frame >= resp.first_frame || r.timer) {
         return None;
@@ -809,7 +842,14 @@ fn restart(
             cwnd: big.bytes >> r.episodes.min(63),
             avoidance: true,
         },
-        None => window_before(st, earlier, resp.first_frame, big.bytes, rto_ns),
+        None => window_before(
+            st,
+            earlier,
+            resp.first_frame,
+            big.bytes,
+            rto_ns,
+            sender_mss(conn.summary),
+        ),
     };
     let first = x_rounds[0];
     // A window-limited round is made of full-sized segments; a short one means the
@@ -974,15 +1014,20 @@ fn rto_from_rounds(rtt: u64, earlier: &[Exchange]) -> u64 {
 /// At the receiver the tracker's flight is only what it has not yet acknowledged, so
 /// rounds, not flights, are counted. A response of a round or two (seed 1's rtt_step
 /// cases: 18 to 35 segments after a 10-segment first round) never shows the grown window
-/// as a round, yet the kernel's cwnd had grown by every segment.
+/// as a round, yet the kernel's cwnd had grown by every segment. Segments, not bytes:
+/// each response's bytes are counted in whole segments of `mss`.
 fn window_before(
     st: &Conn,
     earlier: &[Exchange],
     first_frame: u64,
     largest_round: u64,
     rto_ns: u64,
+    mss: u64,
 ) -> Warm {
-    let lost = st.server_retrans.iter().any(|r| r.frame < first_frame);
+    let lost = st
+        .server_retrans
+        .iter()
+        .any(|r| r.frame < first_frame && !st.undone(r));
     let iw = earlier
         .iter()
         .find_map(|e| e.response.as_ref().and(e.rounds.first()))
@@ -1010,7 +1055,11 @@ fn window_before(
         if let Some(plateau) = clocked.and_then(slow_start_end) {
             ssthresh = Some(ssthresh.map_or(plateau, |s| s.max(plateau)));
         }
-        let grown = cwnd.saturating_add(r.bytes);
+        // cwnd counts packets: a response's last, partial segment grew it by a whole one
+        // (sweep s72-065: 230,384 B in 160 packets, cwnd 10 → 170 in tcp_info, then
+        // halved to 85 by the idle; in bytes the window was ≈ 169.1 segments, and 85
+        // segments no halving of it).
+        let grown = cwnd.saturating_add(r.bytes.div_ceil(mss.max(1)).saturating_mul(mss));
         cwnd = if e.rounds.len() >= 2 {
             // Slow start adds what was acknowledged up to ssthresh; beyond it congestion
             // avoidance adds about a segment a round, which the largest round shows.
