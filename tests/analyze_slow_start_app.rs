@@ -502,3 +502,21 @@ fn a_restart_after_a_fast_recovery_is_named_at_no_cost() {
         none_of(&f, &["loss.rto"]);
     }
 }
+
+/// Issue 12, fresh sweep s72-062 at the server (CUBIC, TSO; the delay to the client
+/// stepped from 17 to 300 ms after the SYN/ACK; tests/data/sweep/README.md). In tshark the
+/// stepped RTT fires the timer: frame 14 (0.347114 s) resends seq 1 first sent at frame 6,
+/// 240 ms after the server's last send, and frame 30 (0.664605 s) D-SACKs it (SLE 1, SRE
+/// 1449 below the ACK 15929). Linux undid the cut: tcp_info's cwnd 27 (IW 10 + 17 packets
+/// of the 24,286 B response) before the 1.15 s idle, 13 after it. Response 2 leaves as
+/// 18,824 B from frame 39 (1.500321 s), then 5,462 B from frame 47 (1.818249 s): one round
+/// of 317.9 ms more than the warm window's one. Before, any timer repair since the largest
+/// round ended the search.
+#[test]
+fn a_restart_after_an_undone_timeout_is_named() {
+    let f = common::analyze::findings(sweep_path("s72-062-rtt_step-server.pcap"));
+    let r = one(&f, RESTART);
+    assert_eq!(frames(r), [6, 25, 39, 47]);
+    assert!((r.cost_ms - 317.9).abs() < 0.2, "{}", r.cost_ms);
+    assert!(r.explanation.contains("≈ 27 segments"), "{}", r.explanation);
+}
