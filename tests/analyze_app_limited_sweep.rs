@@ -188,3 +188,22 @@ fn a_receiver_takes_the_paths_round_trip_off_each_pause() {
 fn data_that_echo_an_older_ack_end_no_pause() {
     not_at_any_cost(sweep_path("s12-087-control-router.pcap"), APP_LIMITED);
 }
+
+/// Issue 12, fresh sweep s71-034 at the router (Reno, 2 ms, snaplen 128; every 41st data
+/// packet held 19 ms by the emulator; the first 1,300 frames; tests/data/sweep/README.md).
+/// In tshark frame 1037 (0.236111 s) ACKs 868,801, everything the tap had seen; the next
+/// data, frame 1038 (0.245552 s), starts at 870,249, and the client's next ACK (frame
+/// 1039) SACKs it above a hole at 868,801: the server had sent that segment during the
+/// "pause", held upstream of the tap. Its TSval moved 2 ms (426593128 → 426593130) in
+/// those 9.4 ms. tcp_info: nothing unsent or in flight for 0 ms. Before, the rule that
+/// the data ending a pause continues the highest byte seen applied only to pauses with
+/// data in flight, and 15.0 ms were named in two pauses; the other one (frames 1216 →
+/// 1219, 10.0 ms, the server's TSval moving 8 ms) continues the highest byte, and one
+/// pause alone is no application's rate (`MIN_GAPS`).
+#[test]
+fn a_pause_whose_data_skips_unseen_bytes_is_no_application_pause() {
+    not_at_any_cost(
+        sweep_path("s71-034-reorder-router-1300.pcap"),
+        "app.limited",
+    );
+}

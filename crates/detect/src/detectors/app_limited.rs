@@ -422,7 +422,11 @@ impl Detector for AppLimited {
             // one would fill `gaps` with microsecond pauses).
             // And the data that ends it must continue the highest byte seen: data that
             // starts beyond it was sent during the "pause" and not captured
-            // (tcptrace-ipv6-ftp-nasa.pcap stream 2, frame 207 → 208: 120 KB missing).
+            // (tcptrace-ipv6-ftp-nasa.pcap stream 2, frame 207 → 208: 120 KB missing),
+            // whether or not all the data seen was acknowledged (sweep s71-034 at the
+            // router: the segment at 868,801 held 19 ms upstream of the tap, the client
+            // ACKing everything the tap had seen, and the next data, at 870,249, 9.4 ms
+            // later: the server's TSval moved 2 ms).
             let contiguous = d.highest.is_some_and(|h| ev.rel_seq <= h);
             // And with data in flight, the data that ends it must not leave on an ACK:
             // what an ACK releases is the stack's doing, not a write. tcp_ack sends what
@@ -438,8 +442,8 @@ impl Detector for AppLimited {
             let on_ack = in_flight > 0
                 && d.last_ack_ts
                     .is_some_and(|t| seg.ts.elapsed_since(t) < LAG_NOISE_NS);
-            let lasted =
-                in_flight == 0 || (contiguous && !on_ack && seg.ts.elapsed_since(ts) >= MIN_GAP_NS);
+            let lasted = contiguous
+                && (in_flight == 0 || (!on_ack && seg.ts.elapsed_since(ts) >= MIN_GAP_NS));
             // (Room in the peer's window: all acknowledged with a window of a burst, or
             // the right edge moved by a segment, above.)
             let room = in_flight > 0 || d.has_room(window_bytes, scale_unknown);
