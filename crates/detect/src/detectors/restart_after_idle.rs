@@ -544,41 +544,31 @@ impl Detector for RestartAfterIdle {
                     seg(r.largest_round)
                 ),
             );
-            let repair_last = r
-                .recovery
-                .as_ref()
-                .is_some_and(|rec| rec.frame == r.last_before_frame);
-            if let Some(rec) = r.recovery.as_ref().filter(|_| !repair_last) {
-                f.cite(
-                    rec.frame,
-                    rec.ts,
-                    format!(
-                        "{}: the first of {} loss recovery episode(s) before the idle, each \
-                         cutting cwnd at most in half",
-                        if rec.hidden {
-                            "the sender's IP IDs skip a transmission lost before the capture \
-                             point"
-                        } else {
-                            "a fast repair"
-                        },
-                        rec.episodes
-                    ),
+            // The first loss before the idle, cited on its own frame unless it is the
+            // last data before the idle too.
+            let repair = r.recovery.as_ref().map(|rec| {
+                let what = if rec.hidden {
+                    "the sender's IP IDs skip a transmission lost before the capture point"
+                } else {
+                    "a fast repair"
+                };
+                let note = format!(
+                    "{what}: the first of {} loss recovery episode(s) before the idle, each \
+                     cutting cwnd at most in half",
+                    rec.episodes
                 );
+                (rec.frame, rec.ts, note)
+            });
+            let mut last_note =
+                format!("response {}: last data before the idle", r.before_index + 1);
+            match repair {
+                Some((frame, _, note)) if frame == r.last_before_frame => {
+                    last_note = format!("{last_note}, {note}");
+                }
+                Some((frame, ts, note)) => f.cite(frame, ts, note),
+                None => {}
             }
-            f.cite(
-                r.last_before_frame,
-                r.last_before_ts,
-                format!(
-                    "response {}: last data before the idle{}",
-                    r.before_index + 1,
-                    if repair_last {
-                        ", a fast repair: the only loss recovery episode before it, which cut \
-                         cwnd at most in half"
-                    } else {
-                        ""
-                    }
-                ),
-            );
+            f.cite(r.last_before_frame, r.last_before_ts, last_note);
             f.cite(
                 r.first_frame,
                 r.first_ts,
