@@ -280,12 +280,11 @@ struct Conn {
     /// The server's latest data segment of any kind (frame, time): a repair's timer
     /// test, and where an idle begins.
     last_server_send: Option<(u64, Timestamp)>,
-    /// The recovery episodes begun so far, and the open one's recovery point (the end of
-    /// the server's data when it began: Linux's `high_seq`).
-    episodes: u32,
+    /// The open recovery episode's recovery point (the end of the server's data when it
+    /// began: Linux's `high_seq`).
     recovery_point: Option<u64>,
-    /// Per episode (index episode − 1): its repairs, and how many of them a D-SACK
-    /// reported needless.
+    /// Per episode begun so far (index episode − 1): its repairs, and how many of them a
+    /// D-SACK reported needless. At most one per repair, so bounded by `MAX_RETRANS`.
     undo: Vec<(u32, u32)>,
 }
 
@@ -458,7 +457,6 @@ impl RestartAfterIdle {
             && c.server_retrans.len() < MAX_RETRANS
         {
             if c.recovery_point.is_none() || timer {
-                c.episodes = c.episodes.saturating_add(1);
                 c.recovery_point = Some(c.server_nxt);
                 c.undo.push((0, 0));
             }
@@ -468,7 +466,7 @@ impl RestartAfterIdle {
             c.server_retrans.push(Repair {
                 frame: seg.frame,
                 ts: seg.ts,
-                episode: c.episodes,
+                episode: u32::try_from(c.undo.len()).unwrap_or(u32::MAX),
                 timer,
                 hidden: hidden_loss,
                 dsacked: false,
