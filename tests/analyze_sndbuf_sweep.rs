@@ -213,7 +213,11 @@ fn a_congestion_window_growing_after_hystart_is_no_plateau() {
 /// window field of 169; from 0.55 s on the client's fields are 184 and 185. The scale is
 /// the connection's, so the window on the plateau was at least 184 × 66,608 / 169 =
 /// 72,519 B, while the server sent at most 62,264–66,608 B within an RTT from frame 489
-/// (0.557592 s). The data ran from frame 4 (0.046697 s) to frame 903 (0.983531 s).
+/// (0.557592 s). The plateau's cited frames 489, 525, 579 and 623 are the first data of
+/// the RTT-long intervals 11 to 14 after the first data (the handshake's 46.445 ms, frame
+/// 3); by tshark's times the most sent within one RTT ending in each is 65,160, 65,160,
+/// 66,608 and 66,608 B (the detector's eighths of an RTT read 0–4,344 B less). The
+/// data ran from frame 4 (0.046697 s) to frame 903 (0.983531 s).
 /// tcp_info: sndbuf_limited 364 ms of busy 968 (the chrono a lower bound, the label's up
 /// to 555 ms). Before, the window's least value was the largest flight itself (66,608 B),
 /// which the plateau reached, and nothing was named.
