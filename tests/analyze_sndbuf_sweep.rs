@@ -238,3 +238,50 @@ fn a_send_buffer_is_seen_under_a_cut_scale_bounded_by_the_largest_flight() {
     );
     assert!((364.0..=555.0).contains(&s.cost_ms), "{}", s.cost_ms);
 }
+
+/// Issue 12, s49-032 at the server (BBR, 31 ms, snaplen 128, TSO, SO_SNDBUF 87,040: 174,080
+/// B of buffer; 3,879,936 B in 1,448-byte writes). In tshark the handshake's RTT at the
+/// server is 31.344 ms (frames 2 → 3) and the data runs from frame 4 (0.036122 s) to frame
+/// 2351 (1.252085 s): 1,215.96 ms. The most sent within one RTT ending in each RTT-long
+/// interval from the first data, intervals 11 to 24 (first frames 741, 796, 854, 929, …):
+/// 111,496, 137,560, 133,216, 102,808, 131,768, 133,216, 131,768, 133,216, 92,672,
+/// 131,768 ×3, 115,840, 131,768 B; then 159,280. No retransmission, no duplicate ACK,
+/// the client's window 1.5 MB. The flight comes back to 91–92 segments (131,768–133,216 B)
+/// in 11 of the 14 and dips below it by up to a third: the writer, asleep on a full
+/// buffer, is woken only when a third of it is free (`sk_stream_write_space`), and BBR's
+/// drain round paces at 0.75. ss: cwnd 206–288 segments with 39–98 unacked, `notsent`
+/// often empty, tcp_info's sndbuf_limited 388 ms of busy 1,224 (the label's up to 944 ms).
+/// The spread (×1.6) exceeded the plateau's ×1.25, and nothing was named even at
+/// `--min-cost 0`. Cost: the span less slow start's 9 rounds from 10 segments (8 × 31.344
+/// = 250.8 ms) = 965.2 ms.
+#[test]
+fn a_flight_dipping_below_its_send_buffers_ceiling_is_held_by_it() {
+    let f = findings(sweep_path("s49-032-bulk-server.pcap"));
+    let s = one(&f, "sndbuf.limited");
+    assert_eq!(s.vantage, "server");
+    assert_eq!(frames(s)[..4], [741, 796, 854, 929]);
+    assert!(
+        s.explanation
+            .contains("back within one ACK's release of 133,216 B"),
+        "{}",
+        s.explanation
+    );
+    assert!(
+        (s.cost_ms - (1_215.96 - 250.75)).abs() < 2.0,
+        "{}",
+        s.cost_ms
+    );
+}
+
+/// Control s55-023 at the client (CUBIC, 21 ms, snaplen 128, no send buffer set, 4 MiB):
+/// ss on the server shows cwnd 92 → 221 over 450 ms with `unacked` equal to cwnd and data
+/// unsent, ssthresh 89 (HyStart's exit). Through an RTT that moves (24.1 ms at the
+/// handshake, 21.5–27.1 ms in tcp_info) the most sent within one handshake RTT jumps
+/// between 140,456 and 291,048 B from one RTT to the next (tshark: intervals 5 to 13 from
+/// the first data, frame 4 at 0.050755 s), within the send buffer's ×1.71 band but never
+/// back at one level: a congestion window, not a ceiling. A first version of the ceiling
+/// rule, without the rounds coming back to it, named 358 ms.
+#[test]
+fn a_congestion_window_read_through_a_moving_rtt_is_no_ceiling() {
+    not_at_any_cost(sweep_path("s55-023-control-client.pcap"), "sndbuf.limited");
+}

@@ -18,7 +18,9 @@
 //! as the most data sent within one RTT (nothing sent within the last RTT can have been
 //! ACKed yet, so an ACK-clocked sender's burst and a paced sender's spread-out window
 //! measure the same), stays on a plateau, within [`PLATEAU_SPREAD`], for at least
-//! [`PLATEAU_ROUNDS`] RTTs in a row (each below the receiver's window of that RTT), below
+//! [`PLATEAU_ROUNDS`] RTTs in a row (each below the receiver's window of that RTT) — or
+//! under a ceiling it comes back to in at least half of them, dipping as far as the
+//! buffer's wake-up lets it ([`CEILING_SPREAD`]) — below
 //! the receiver's window (its least possible value when the snaplen cut the window
 //! scale: the tracker's `window_floor`, or the plateau's smallest window field scaled by
 //! the largest flight over its field, `scale_floor`), with
@@ -91,6 +93,27 @@ pub const PLATEAU_ROUNDS: u32 = 8;
 /// one RTT's worth by a segment or two out of ≈ 28 on the lab's 150 ms path; CUBIC's
 /// growth without loss is faster than 25 % over 8 RTTs only in slow start.
 pub const PLATEAU_SPREAD: f64 = 1.25;
+/// Largest / smallest flight under a send buffer's ceiling: the writer asleep on a full
+/// buffer is woken only when the ACKs have freed a third of it (`sk_stream_write_space`
+/// wakes when `sk_stream_wspace` ≥ `sk_stream_min_wspace`, the free space at least half
+/// the queued memory), so the flight falls to two thirds of the buffer before it is
+/// refilled, ×3/2; and a flight is measured to within one slice of an RTT
+/// ([`SLICES`]), ×8/7. BBR's drain phase (pacing gain 0.75 for a round of eight) dips
+/// within it too. A dip does not make a ceiling: at least half the rounds must come
+/// back to it, within one ACK's release ([`at_ceiling`]): a buffer holds the same
+/// segments each time it fills (s49-032 at the server: 91 segments in 12 of 14 RTTs,
+/// BBR's drain and the writer's wake-ups dipping to 67 of them), where a congestion
+/// window measured through a path whose RTT moves reads differently each RTT (control
+/// s55-023, CUBIC at 21 ms: 178–240 KB per RTT, no two within four segments but once),
+/// and BBR probing a bottleneck rises above its level one round in eight.
+pub const CEILING_SPREAD: f64 = 1.5 * SLICES as f64 / (SLICES as f64 - 1.0);
+
+/// Whether a flight of `bytes` came back to `ceiling`, within `noise` (one ACK's
+/// release, [`ROUND_NOISE_SEGMENTS`]).
+fn at_ceiling(bytes: u64, ceiling: u64, noise: u64) -> bool {
+    bytes.saturating_add(noise) >= ceiling
+}
+
 /// p95 RTT over the minimum beyond which the path queued (congestion, not the buffer).
 pub const MAX_RTT_GROWTH: f64 = 1.5;
 /// The plateau must hold at least this many full segments per RTT: one small segment
@@ -135,9 +158,86 @@ struct Run {
     low: u64,
     /// First data frame of the first rounds.
     frames: [(u64, Timestamp, u64); CITED_ROUNDS],
+    /// Of `rounds`, those at the highest ([`at_ceiling`]), and their
+    /// least-squares line: the ceiling's own trend, which the dips below it do not move.
+    at_ceiling: u32,
+    ceiling: Fit,
+}
+
+/// A least-squares line through points added one at a time.
+#[derive(Copy, Clone, Debug, Default)]
+struct Fit {
+    n: f64,
+    sum_x: f64,
+    sum_xx: f64,
+    sum_y: f64,
+    sum_xy: f64,
+}
+
+impl Fit {
+    fn add(&mut self, x: f64, y: f64) {
+        self.n += 1.0;
+        self.sum_x += x;
+        self.sum_xx += x * x;
+        self.sum_y += y;
+        self.sum_xy += x * y;
+    }
+
+    /// The slope, 0 for fewer than two distinct x.
+    fn slope(&self) -> f64 {
+        let den = self.n * self.sum_xx - self.sum_x * self.sum_x;
+        if den <= 0.0 {
+            return 0.0;
+        }
+        (self.n * self.sum_xy - self.sum_x * self.sum_y) / den
+    }
 }
 
 impl Run {
+    /// Adds an interval's flight `bytes` (first data `frame` at `ts`) to the run while
+    /// its largest stays within `spread` × its smallest; else a new run starts with it.
+    /// Rounds within `noise` of the run's highest are at its ceiling ([`at_ceiling`]).
+    fn extend(
+        &mut self,
+        (spread, noise): (f64, u64),
+        (frame, ts, bytes): (u64, Timestamp, u64),
+        paused: bool,
+        low: u64,
+    ) {
+        let (lo, hi) = (self.min.min(bytes), self.max.max(bytes));
+        if self.rounds > 0 && lo > 0 && hi as f64 <= spread * lo as f64 {
+            // A new highest above the old by more than the noise leaves none of the
+            // earlier rounds at it; a smaller rise keeps their count (within twice the
+            // noise of it).
+            if !at_ceiling(self.max, bytes, noise) {
+                self.at_ceiling = 0;
+                self.ceiling = Fit::default();
+            }
+            self.min = lo;
+            self.max = hi;
+            self.low = self.low.min(low);
+        } else {
+            *self = Run {
+                min: bytes,
+                max: bytes,
+                low,
+                ..Run::default()
+            };
+        }
+        if let Some(slot) = self.frames.get_mut(self.rounds as usize) {
+            *slot = (frame, ts, bytes);
+        }
+        let x = f64::from(self.rounds);
+        self.sum_xy += x * bytes as f64;
+        if at_ceiling(bytes, self.max, noise) {
+            self.at_ceiling = self.at_ceiling.saturating_add(1);
+            self.ceiling.add(x, bytes as f64);
+        }
+        self.rounds = self.rounds.saturating_add(1);
+        self.bytes = self.bytes.saturating_add(bytes);
+        self.paused = self.paused.saturating_add(u32::from(paused));
+    }
+
     /// The least-squares slope of the rounds' bytes in bytes per round (0 for fewer than
     /// two): rounds 0..n at x, so Σx and Σx² are closed forms and only Σxy is kept.
     fn trend(&self) -> f64 {
@@ -162,6 +262,10 @@ struct Dir {
     window: RttWindow,
     run: Run,
     best: Run,
+    /// The run of flights under one ceiling, with the send buffer's dips below it
+    /// ([`CEILING_SPREAD`]), and the longest that stayed at its ceiling.
+    ceiling_run: Run,
+    best_ceiling: Run,
     /// The receiver's largest window after the data began.
     max_window: u64,
     /// The receiver's latest window.
@@ -264,39 +368,32 @@ impl Dir {
             self.break_run();
             return;
         }
+        let growing_at = MIN_AVOIDANCE_GROWTH * segment as f64;
         let r = &mut self.run;
-        let (lo, hi) = (r.min.min(bytes), r.max.max(bytes));
-        if r.rounds > 0 && lo > 0 && hi as f64 <= PLATEAU_SPREAD * lo as f64 {
-            r.min = lo;
-            r.max = hi;
-            r.low = r.low.min(low);
-        } else {
-            *r = Run {
-                min: bytes,
-                max: bytes,
-                low,
-                ..Run::default()
-            };
-        }
-        if let Some(slot) = r.frames.get_mut(r.rounds as usize) {
-            *slot = (frame, ts, bytes);
-        }
-        r.sum_xy += f64::from(r.rounds) * bytes as f64;
-        r.rounds = r.rounds.saturating_add(1);
-        r.bytes = r.bytes.saturating_add(bytes);
-        r.paused = r.paused.saturating_add(u32::from(paused));
+        r.extend((PLATEAU_SPREAD, noise), (frame, ts, bytes), paused, low);
         // A plateau does not grow like a congestion window in congestion avoidance
         // ([`MIN_AVOIDANCE_GROWTH`]): CUBIC after HyStart's exit grows a few segments
         // per round, less than ×1.25 over eight rounds of 140 segments (control
         // s58-095: 194 → 238 KB at 21 ms, no send buffer set).
-        let growing = r.trend() >= MIN_AVOIDANCE_GROWTH * segment as f64;
-        if r.rounds > self.best.rounds && !growing {
+        if r.rounds > self.best.rounds && r.trend() < growing_at {
             self.best = *r;
+        }
+        let w = &mut self.ceiling_run;
+        w.extend((CEILING_SPREAD, noise), (frame, ts, bytes), paused, low);
+        if w.at_ceiling.saturating_mul(2) < w.rounds {
+            // Most of its rounds no longer come back to its highest (one high reading
+            // above a lower ceiling): no ceiling; the next run starts here.
+            *w = Run::default();
+            w.extend((CEILING_SPREAD, noise), (frame, ts, bytes), paused, low);
+        }
+        if w.rounds > self.best_ceiling.rounds && w.ceiling.slope() < growing_at {
+            self.best_ceiling = *w;
         }
     }
 
     fn break_run(&mut self) {
         self.run = Run::default();
+        self.ceiling_run = Run::default();
     }
 }
 
@@ -620,9 +717,14 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
         .map_or(ETHERNET_TIMESTAMPS_MSS, |m| {
             u64::from(m).min(ETHERNET_TIMESTAMPS_MSS)
         });
-    let held = d.best.rounds < PLATEAU_ROUNDS;
-    let run = if !held {
-        d.best
+    // The narrow plateau, else a ceiling the send buffer's wake-ups dip below.
+    let grid = [(d.best, false), (d.best_ceiling, true)]
+        .into_iter()
+        .find(|(r, _)| r.rounds >= PLATEAU_ROUNDS);
+    let held = grid.is_none();
+    let dips = grid.is_some_and(|(_, ceiling)| ceiling);
+    let run = if let Some((run, _)) = grid {
+        run
     } else if d.ecn_echo {
         return None; // an ECN echo cuts cwnd without a loss: a fall proves nothing
     } else {
@@ -758,7 +860,7 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
     };
     f.explanation = format!(
         "The {tx} sent {at_most}≈ {per} B {per_what} for {n} RTTs in a row (between {lo} \
-         and {hi} B), below the {rx}'s window ({win} B), with no retransmission and no queueing \
+         and {hi} B{dipped}), below the {rx}'s window ({win} B), with no retransmission and no queueing \
          ({growth_text}): it sent as ACKs returned, what they freed. A congestion \
          window keeps growing without loss{fell}, so its send buffer held the data (Linux doubles \
          SO_SNDBUF and setting it turns autotuning off; a proxy's fixed buffer does the \
@@ -775,6 +877,16 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
         n = run.rounds,
         lo = thousands(run.min),
         hi = thousands(run.max),
+        dipped = if dips {
+            format!(
+                "; back within one ACK's release of {} B in {} of them, the dips \
+                 a writer asleep on a full buffer, woken only once a third of it is free",
+                thousands(run.max),
+                run.at_ceiling
+            )
+        } else {
+            String::new()
+        },
         win = if scale_known {
             thousands(d.max_window)
         } else {
@@ -964,6 +1076,47 @@ mod tests {
         }
         assert!((70_000..=80_000).contains(&last), "{last}");
         assert_eq!(w.add(Timestamp(500 * ms), 1_000, 80_000_000), 1_000);
+    }
+
+    /// A ceiling run counts the rounds that come back to its highest, and fits its line
+    /// through them only: dips to two thirds do not tilt it, a rise above the noise
+    /// starts the count again.
+    #[test]
+    fn a_ceiling_run_counts_its_returns_and_ignores_its_dips() {
+        let noise = 4 * 1448;
+        let mut r = Run::default();
+        for b in [
+            131_768u64, 133_216, 92_672, 131_768, 131_768, 101_360, 133_216,
+        ] {
+            r.extend((CEILING_SPREAD, noise), (1, Timestamp(0), b), false, 0);
+        }
+        assert_eq!((r.rounds, r.at_ceiling), (7, 5));
+        assert!(r.ceiling.slope().abs() < 1_448.0, "{}", r.ceiling.slope());
+        r.extend(
+            (CEILING_SPREAD, noise),
+            (1, Timestamp(0), 150_000),
+            false,
+            0,
+        );
+        assert_eq!((r.rounds, r.at_ceiling), (8, 1));
+        // Beyond ×12/7 of the least, a new run.
+        r.extend(
+            (CEILING_SPREAD, noise),
+            (1, Timestamp(0), 160_000),
+            false,
+            0,
+        );
+        assert_eq!((r.rounds, r.at_ceiling), (1, 1));
+    }
+
+    #[test]
+    fn a_fits_slope_is_its_least_squares_line() {
+        let mut f = Fit::default();
+        assert_eq!(f.slope(), 0.0);
+        for (x, y) in [(1.0, 3.0), (4.0, 9.0), (6.0, 13.0)] {
+            f.add(x, y);
+        }
+        assert!((f.slope() - 2.0).abs() < 1e-9);
     }
 
     /// The least-squares trend of a run's rounds, in bytes per round.
