@@ -527,7 +527,7 @@ fn an_idle_close_sooner_than_the_rtt_after_the_closers_data_is_named() {
     let ic = ic[0];
     assert_eq!(common::analyze::frames(ic), [18, 21, 23]);
     assert!(
-        ic.explanation.contains("about 113 ms"),
+        ic.explanation.contains("about 113 ms or longer"),
         "{}",
         ic.explanation
     );
@@ -623,5 +623,59 @@ fn a_paced_slow_start_whose_wait_for_the_ack_clock_is_under_half_an_rtt_is_named
         nc[0].explanation.contains("[10 20 16] segments"),
         "{}",
         nc[0].explanation
+    );
+}
+
+/// Issue 12, fresh sweep s79-057 at the server (97 ms RTT, Reno, 156,515-byte responses,
+/// a server closing after 110 ms idle; its records: closes after 117 and 113 ms from its
+/// last write). In tshark the response's last data leaves at frame 175 (0.393843 s) and
+/// the FIN at frame 176 (0.412186 s), 18.3 ms later; the client's next request (frame 186,
+/// 0.492503 s) acknowledges all 156,515 bytes of the response (ACK 156516) but not the
+/// FIN, and meets a RST (frame 187). The same on stream 1: last data frame 361 (0.900537
+/// s), FIN frame 362 (0.916238 s), 15.7 ms. The requests retry on streams 1 and 2
+/// (SYNs at frames 190 and 377, handshakes 97.5 ms each). The server's timer ran from its
+/// write, which returned while 197 ms of the response were still draining: on the wire
+/// its FIN came sooner after the data than a close on completion may (50 ms), and nothing
+/// was named. A request sent after the whole response arrived shows the client meant to
+/// reuse the connection: no close on completion.
+#[test]
+fn a_request_that_raced_a_fin_soon_after_the_response_is_an_idle_close() {
+    let path = root().join("tests/data/sweep/s79-057-http-server.pcap");
+    let f = analyze(&path.to_string_lossy());
+    let ic = of(&f, "connection.idle_close");
+    assert_eq!(ic.len(), 1, "{f:?}");
+    let ic = ic[0];
+    assert_eq!(common::analyze::frames(ic), [175, 176, 190, 361, 362, 377]);
+    assert!((ic.cost_ms - 195.0).abs() < 0.5, "{}", ic.cost_ms);
+    assert!(
+        ic.explanation.contains("The server") && ic.explanation.contains("about 18.3 ms or longer"),
+        "{}",
+        ic.explanation
+    );
+}
+
+/// Issue 12, fresh sweep s81-065 at the client (140 ms RTT, snaplen 64, a client pool
+/// closing after 151 ms idle, requests 1.18 s apart). In tshark each response ends at
+/// frames 10, 24, 38, 52 and the client's FIN follows 151 ms later (frames 12, 26, 40,
+/// 54: 0.435607 − 0.284344 s, …); each next request opens a new connection (SYNs at
+/// frames 15, 29, 43, 57; SYN → SYN/ACK 140.5–140.6 ms). The data came from the server,
+/// so the close was measured against the RTT plus the closer's reaction (140 + 50 ms),
+/// though here, at the closer, the data had arrived when the idle began.
+#[test]
+fn an_idle_close_at_the_closers_own_capture_point_needs_no_round_trip() {
+    let path = root().join("tests/data/sweep/s81-065-http-client.pcap");
+    let f = analyze(&path.to_string_lossy());
+    let ic = of(&f, "connection.idle_close");
+    assert_eq!(ic.len(), 1, "{f:?}");
+    let ic = ic[0];
+    assert_eq!(
+        common::analyze::frames(ic),
+        [10, 12, 15, 24, 26, 29, 38, 40, 43, 52, 54, 57]
+    );
+    assert!((ic.cost_ms - 562.2).abs() < 0.5, "{}", ic.cost_ms);
+    assert!(
+        ic.explanation.contains("The client") && ic.explanation.contains("about 151 ms."),
+        "{}",
+        ic.explanation
     );
 }

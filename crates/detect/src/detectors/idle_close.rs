@@ -31,6 +31,13 @@
 //! measured from the application's last write, which returns once the data is in the
 //! send buffer, so on the wire the idle time can be shorter than T by the buffer's drain
 //! (lab idle-close-1s: a 1 s timeout, 965–984 ms between the last data and the FIN).
+//! After the peer's data the allowance is the round trip from the capture point to the
+//! closer, none at the closer itself. And a FIN that the peer's next request crossed,
+//! that request acknowledging all the closer's data, is no close on completion however
+//! soon it came: the peer had the whole response and meant to reuse the connection,
+//! which a close announced with the response (`Connection: close`) would have stopped;
+//! the timer then ran from a write whose data was still draining (the timeout reported
+//! is the idle time seen "or longer").
 //!
 //! Cost: the handshake RTT of every new connection that a close forced (its slow start is
 //! `slow_start.new_connection`'s cost; the same handshakes are also what
@@ -113,6 +120,14 @@ struct Live {
     fin_ack: Option<u64>,
     /// End of the highest data each side sent (`[client, server]`, relative), FIN or not.
     data_end: [u64; 2],
+    /// The ACK field of each side's last data segment, FIN or not: what it had received
+    /// of the other side's data when it sent it.
+    data_ack: [Option<u64>; 2],
+    /// The round trip from the capture point to the closer, from the handshake (about 0
+    /// at the closer's own capture point).
+    leg_to_closer: Option<u64>,
+    /// The FIN left with a peer's ACK (see `on_segment`).
+    fin_released: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -129,6 +144,9 @@ struct Close {
     last_data: (u64, Timestamp),
     /// Start of the last request on the closed connection.
     last_request: Timestamp,
+    /// The peer's next request crossed the FIN after the closer's last data had reached
+    /// it (`on_connection`).
+    raced: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -169,6 +187,9 @@ impl Detector for IdleClose {
         let end = ev.rel_seq.saturating_add(u64::from(ev.payload_len));
         if ev.payload_len > 0 {
             live.data_end[side] = live.data_end[side].max(end);
+            if seg.pkt.flags.ack() {
+                live.data_ack[side] = ev.rel_ack;
+            }
         }
         if live.fin.is_some() {
             return;
@@ -212,6 +233,8 @@ impl Detector for IdleClose {
                 live.fin = Some((seg.frame, seg.ts, ev.from_client, (data_frame, data_ts)));
                 live.fin_ack = fin_ack;
                 live.fin_after_own_data = own && !released;
+                live.leg_to_closer = leg;
+                live.fin_released = released;
             }
         }
     }
@@ -248,6 +271,20 @@ impl Detector for IdleClose {
             .fin
             .zip(live.fin_ack)
             .is_some_and(|((_, _, by_client, _), ack)| live.data_end[usize::from(by_client)] > ack);
+        // And when the data that crossed it acknowledged all the closer's data, the peer
+        // sent it after the closer's last byte had reached it, before the FIN did: it
+        // meant to use the connection again, so nothing had announced a close on
+        // completion (`Connection: close`, after which a client opens a new connection
+        // instead). The close was the closer's timer, however soon after its last data
+        // it came: a timer counted from the application's last write runs while the
+        // send buffer drains (sweep s79-057: a 110 ms keep-alive timeout, the response
+        // drained in 197 ms at 97 ms RTT, the FIN 18 ms after its last data on the wire,
+        // and the client's next request, sent 1 ms after the response arrived, met a RST).
+        let raced = crossed
+            && live.fin.is_some_and(|(_, _, by_client, _)| {
+                live.data_ack[usize::from(by_client)]
+                    .is_some_and(|a| a >= live.data_end[usize::from(!by_client)])
+            });
         let answered = conn.exchanges.iter().rev().find(|x| x.response.is_some());
         let last_request = match (last.response.is_some(), crossed, answered) {
             (true, _, _) => Some(last),
@@ -261,17 +298,23 @@ impl Detector for IdleClose {
             // After the closer's own data the gap is its own reaction, the same at every
             // vantage point (the FIN follows the data the same way: `tcp_send_fin` queues it
             // behind any data not yet sent); after the peer's, it also holds that data's way
-            // to the closer and the FIN's way back here, up to one RTT (sweep s19-057: a
-            // server's 113 ms timer from its last write, 53–71 ms on the wire after its
-            // last data on a 37 ms path, was within RTT + reaction; s21-041: 113 ms after
-            // its response on a 165 ms path).
+            // to the closer and the FIN's way back here: the round trip from this capture
+            // point to the closer, up to one RTT at the far end (sweep s19-057: a server's
+            // 113 ms timer from its last write, 53–71 ms on the wire after its last data on
+            // a 37 ms path, was within RTT + reaction; s21-041: 113 ms after its response on
+            // a 165 ms path), none at the closer's own (s81-065 at the client, a 151 ms
+            // idle timer on a 140 ms path: its FIN 151 ms after the response arrived was
+            // read as within the RTT of it). A FIN released by the peer's ACK of the
+            // closer's own data waited for that data's whole round trip, at any vantage.
             let path = if live.fin_after_own_data {
                 0
-            } else {
+            } else if live.fin_released {
                 conn.rtt_ns.unwrap_or(0)
+            } else {
+                live.leg_to_closer.or(conn.rtt_ns).unwrap_or(0)
             };
             let completion = path.saturating_add(MAX_CLOSE_REACTION_NS);
-            if idle_ns > completion {
+            if idle_ns > completion || raced {
                 self.closes.entry(key).or_default().push(Close {
                     stream: s.stream,
                     endpoints: s.endpoints,
@@ -283,6 +326,7 @@ impl Detector for IdleClose {
                     handshake_ns: conn.rtt_ns,
                     last_data,
                     last_request: last.request.start,
+                    raced,
                 });
             }
         }
@@ -452,9 +496,23 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
     } else {
         String::new()
     };
+    // After a race the idle seen on the wire is a lower bound: the timer may have run
+    // from a write whose data was still draining from the send buffer.
+    let raced = same.iter().any(|c| c.raced);
+    let (longer, race_note) = if raced {
+        (
+            " or longer",
+            " (a request sent after the whole response had arrived crossed the FIN, so this \
+             was no close on completion; a timer that starts at the application's last write \
+             runs while its data drains from the send buffer, so the timeout can be longer \
+             than the idle time seen on the wire)",
+        )
+    } else {
+        ("", "")
+    };
     f.explanation = format!(
         "The {closer} ({}) closed keep-alive connections between {client} and {server} \
-         (FIN) {spread} without data: its idle timeout is about {}. The next request came {} \
+         (FIN) {spread} without data: its idle timeout is about {}{longer}{race_note}. The next request came {} \
          or more after the previous one, so {} request(s) found the connection closed and \
          opened a new one (stream(s) {}), each paying a handshake: {} in all, plus slow start \
          again (slow_start.new_connection on those streams, not counted here). These are the \
@@ -491,7 +549,7 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
         Fix {
             host: closer_host,
             action: format!(
-                "raise {setting} from about {} to above the request interval ({} here; seed 01 \
+                "raise {setting} from about {}{longer} to above the request interval ({} here; seed 01 \
                  went from 60 s to 5 min)",
                 ms(median),
                 ms(min_interval)
