@@ -113,9 +113,9 @@ struct Live {
     last_data: [Option<(u64, Timestamp, u64)>; 2],
     /// The first FIN: (frame, time, from_client), and the last data before it.
     fin: Option<(u64, Timestamp, bool, (u64, Timestamp))>,
-    /// That last data was the closer's own, and the FIN did not leave with a peer's ACK
-    /// (see `on_segment`).
-    fin_after_own_data: bool,
+    /// The round trip a close on completion may add before the FIN is seen here, beyond
+    /// the closer's reaction (`on_connection`); `None` for the connection's RTT.
+    fin_path: Option<u64>,
     /// The first FIN's ACK field: the peer's bytes the closer had received when it closed.
     fin_ack: Option<u64>,
     /// End of the highest data each side sent (`[client, server]`, relative), FIN or not.
@@ -123,11 +123,6 @@ struct Live {
     /// The ACK field of each side's last data segment, FIN or not: what it had received
     /// of the other side's data when it sent it.
     data_ack: [Option<u64>; 2],
-    /// The round trip from the capture point to the closer, from the handshake (about 0
-    /// at the closer's own capture point).
-    leg_to_closer: Option<u64>,
-    /// The FIN left with a peer's ACK (see `on_segment`).
-    fin_released: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -232,9 +227,14 @@ impl Detector for IdleClose {
             if let Some(((data_frame, data_ts, _), own)) = last {
                 live.fin = Some((seg.frame, seg.ts, ev.from_client, (data_frame, data_ts)));
                 live.fin_ack = fin_ack;
-                live.fin_after_own_data = own && !released;
-                live.leg_to_closer = leg;
-                live.fin_released = released;
+                // After the closer's own data nothing (unless an ACK of it released the
+                // FIN: that data's whole round trip); after the peer's, the round trip
+                // from here to the closer (`on_connection`).
+                live.fin_path = match (own, released) {
+                    (true, false) => Some(0),
+                    (true, true) => None,
+                    (false, _) => leg,
+                };
             }
         }
     }
@@ -306,13 +306,7 @@ impl Detector for IdleClose {
             // idle timer on a 140 ms path: its FIN 151 ms after the response arrived was
             // read as within the RTT of it). A FIN released by the peer's ACK of the
             // closer's own data waited for that data's whole round trip, at any vantage.
-            let path = if live.fin_after_own_data {
-                0
-            } else if live.fin_released {
-                conn.rtt_ns.unwrap_or(0)
-            } else {
-                live.leg_to_closer.or(conn.rtt_ns).unwrap_or(0)
-            };
+            let path = live.fin_path.or(conn.rtt_ns).unwrap_or(0);
             let completion = path.saturating_add(MAX_CLOSE_REACTION_NS);
             if idle_ns > completion || raced {
                 self.closes.entry(key).or_default().push(Close {
