@@ -101,11 +101,11 @@ pub const PLATEAU_SPREAD: f64 = 1.25;
 /// ([`SLICES`]), ×8/7. BBR's drain phase (pacing gain 0.75 for a round of eight) dips
 /// within it too. A dip does not make a ceiling: at least half the rounds must come
 /// back to it, within one ACK's release ([`at_ceiling`]): a buffer holds the same
-/// segments each time it fills (s49-032 at the server: 91 segments in 12 of 14 RTTs,
-/// BBR's drain and the writer's wake-ups dipping to 67 of them), where a congestion
-/// window measured through a path whose RTT moves reads differently each RTT (control
-/// s55-023, CUBIC at 21 ms: 178–240 KB per RTT, no two within four segments but once),
-/// and BBR probing a bottleneck rises above its level one round in eight.
+/// segments each time it fills (s49-032 at the server, by tshark's times: 91–92
+/// segments in 11 of 14 RTTs, BBR's drain and the writer's wake-ups dipping to 64 of
+/// them), where a congestion window measured through a path whose RTT moves jumps between
+/// levels (control s55-023, CUBIC at 21 ms: 140–291 KB from one RTT to the next), and BBR
+/// probing a bottleneck rises above its level one round in eight.
 pub const CEILING_SPREAD: f64 = 1.5 * SLICES as f64 / (SLICES as f64 - 1.0);
 
 /// Whether a flight of `bytes` came back to `ceiling`, within `noise` (one ACK's
@@ -151,8 +151,8 @@ struct Run {
     /// Of `rounds`, those whose data came after a pause of half an RTT or more (a new
     /// round, as exchange.rs splits them): a flight that waited for its ACKs.
     paused: u32,
-    /// Σ round index × bytes, for the least-squares trend ([`Run::trend`]).
-    sum_xy: f64,
+    /// The least-squares line through every round's bytes ([`Run::trend`]).
+    line: Fit,
     /// The receiver's smallest window (its field when the scale is unknown) in the run's
     /// intervals; 0 for a run of rounds (`held_run`).
     low: u64,
@@ -228,7 +228,7 @@ impl Run {
             *slot = (frame, ts, bytes);
         }
         let x = f64::from(self.rounds);
-        self.sum_xy += x * bytes as f64;
+        self.line.add(x, bytes as f64);
         if at_ceiling(bytes, self.max, noise) {
             self.at_ceiling = self.at_ceiling.saturating_add(1);
             self.ceiling.add(x, bytes as f64);
@@ -239,16 +239,9 @@ impl Run {
     }
 
     /// The least-squares slope of the rounds' bytes in bytes per round (0 for fewer than
-    /// two): rounds 0..n at x, so Σx and Σx² are closed forms and only Σxy is kept.
+    /// two).
     fn trend(&self) -> f64 {
-        let n = f64::from(self.rounds);
-        if self.rounds < 2 {
-            return 0.0;
-        }
-        let sum_x = n * (n - 1.0) / 2.0;
-        let sum_xx = (n - 1.0) * n * (2.0 * n - 1.0) / 6.0;
-        let den = n * sum_xx - sum_x * sum_x;
-        (n * self.sum_xy - sum_x * self.bytes as f64) / den
+        self.line.slope()
     }
 }
 
@@ -1123,14 +1116,13 @@ mod tests {
     #[test]
     fn a_runs_trend_is_its_slope() {
         let mut r = Run::default();
-        for (i, b) in [100u64, 110, 120, 130].iter().enumerate() {
-            r.sum_xy += i as f64 * *b as f64;
-            r.rounds += 1;
-            r.bytes += b;
+        for b in [100u64, 105, 110, 115] {
+            r.extend((PLATEAU_SPREAD, 0), (1, Timestamp(0), b), false, 0);
         }
-        assert!((r.trend() - 10.0).abs() < 1e-9);
-        r.rounds = 1;
-        assert_eq!(r.trend(), 0.0);
+        assert!((r.trend() - 5.0).abs() < 1e-9);
+        let mut one = Run::default();
+        one.extend((PLATEAU_SPREAD, 0), (1, Timestamp(0), 100), false, 0);
+        assert_eq!(one.trend(), 0.0);
     }
 
     /// Falls within one ACK's release (4 segments) are the grid's noise.
