@@ -427,19 +427,63 @@ fn repairs_behind_a_queue_just_over_200_ms_are_not_timeouts() {
 /// Issue 12, sweep s10-090 at the client, snaplen 64 (tests/data/sweep/README.md): RTT
 /// 1.4 ms (frames 1–3), BBR, every 17th data packet 20 ms late. Checked in tshark: frame
 /// 676 (0.047503 s, seq 471033, IP ID 0x2e87) and its retransmission, frame 701
-/// (0.048712 s, IP ID 0x2f05), 1.21 ms later; the snaplen cut the SACK blocks that asked
-/// for it. The kernel counted no timeout (TCPTimeouts 0, TCPFastRetrans 50). No timer
-/// fires 1.2 ms after a transmission (a probe waits 2·SRTT, at least 10 ms here; an RTO
-/// 200 ms), so it was a fast retransmission whose signal the capture lacks; before,
-/// with no signal in sight, it was named `loss.rto`.
+/// (0.048712 s, IP ID 0x2f05), 1.21 ms later; the snaplen cut the SACK blocks. The kernel
+/// counted no timeout (TCPTimeouts 0, TCPFastRetrans 50). No timer fires 1.2 ms after a
+/// transmission (a probe waits 2·SRTT, at least 10 ms here; an RTO 200 ms); before, with
+/// no signal in sight, it was named `loss.rto`. The client's partial ACK in the recovery,
+/// frame 675 (0.047502 s, ACK 471033), asked for those bytes 1 µs before the original
+/// passed, and the repair came one RTT after it (at the receiver a fast retransmission
+/// arrives an RTT after its signal): it is cited as the repair's signal.
 #[test]
-fn a_retransmission_sooner_than_any_timer_is_fast_even_without_its_signal() {
+fn a_repair_asked_for_just_before_its_original_passed_is_fast() {
     let fs = findings(&common::analyze::sweep_path("s10-090-reorder-client.pcap"));
     absent(&fs, "loss.rto");
     one(&fs, "loss.fast_retransmit");
     // Needless too (the original had been acknowledged): cited by retransmit.spurious.
     let f = one(&fs, "retransmit.spurious");
-    assert!(f.note(701).contains("sooner than any timer fires"), "{f:?}");
+    assert!(
+        f.note(701).contains("after the loss signal in frame 675"),
+        "{f:?}"
+    );
+}
+
+/// Issue 12, sweep s57-042 at the client, snaplen 64 (tests/data/sweep/README.md): BBR at
+/// 4 ms, every 60th data packet 10 ms late. In tshark the client's ACKs stop at 772,713
+/// from frame 1452 (0.068122 s) while later data arrives (frames 1453, 1455, …; their
+/// window fields grow, so tshark flags no duplicate); the late original of 772,713 passes
+/// at frame 1683 (0.073222 s) and its repair at frame 2092 (0.084459 s), 11.2 ms after it
+/// and 16.3 ms after the ACKs began asking for it. nstat on the server: TCPFastRetrans 38,
+/// TCPTimeouts 0. The signal came before the original as seen here, and the repair was
+/// named a retransmission timeout (at cost 0).
+#[test]
+fn a_repair_of_a_late_original_asked_for_before_it_passed_is_fast() {
+    let fs = findings(&common::analyze::sweep_path("s57-042-reorder-client.pcap"));
+    absent(&fs, "loss.rto");
+    one(&fs, "loss.fast_retransmit");
+    let f = one(&fs, "retransmit.spurious");
+    assert!(
+        f.note(2092)
+            .contains("after the loss signal in frame 1452 (16.3 ms earlier)"),
+        "{f:?}"
+    );
+}
+
+/// pcapplusplus-650-http-responses (../shared/captures/public/SOURCES.md): only the
+/// server's packets are in the file. Stream 238: frame 589 (222.396148 s) carries bytes
+/// 1–248 and frame 590 resends them 2.56 ms later (tshark: retransmission). No timer fires
+/// that soon (a probe waits 2·SRTT plus its floor, an RTO at least 200 ms on Linux), and
+/// the client's ACKs that asked for it are not in the capture: a fast retransmission
+/// whose signal the capture lacks.
+#[test]
+fn a_retransmission_sooner_than_any_timer_is_fast_even_without_its_signal() {
+    let fs = findings(&common::analyze::public_path(
+        "pcapplusplus-650-http-responses.pcap",
+    ));
+    let f = fs
+        .iter()
+        .find(|f| f.id == "loss.fast_retransmit" && f.stream == 238)
+        .unwrap_or_else(|| panic!("{fs:?}"));
+    assert!(f.note(590).contains("sooner than any timer fires"), "{f:?}");
 }
 
 /// Issue 12, sweep s19-091 at the client, its handshake and tail (tests/data/sweep/

@@ -743,9 +743,17 @@ fn record(
     // sides.
     let rto_floor = TCP_RTO_MIN_NS.saturating_add(hs_rtt.unwrap_or(0));
     let too_soon_for_rto = previous_tx.is_some_and(|p| seg.ts.elapsed_since(p) < rto_floor);
+    // A signal before the original as seen here counts when it asked for exactly these
+    // bytes and this is their first retransmission: the receiver was already missing them
+    // when the original passed, so the original was late (held behind later data, the
+    // path reordering), and the duplicate ACKs that the later data drew are what the
+    // sender repaired on (sweep s57-042 at the client, snaplen 64, every 60th packet 10 ms
+    // late at 4 ms RTT: duplicate ACKs of byte 772,713, then its late original, then the
+    // repair 11.2 ms after it, named a timeout; nstat: no RTO).
+    let late_original = prior.is_none() && original.is_some();
     let signal = d.signals.iter().rev().find(|s| {
         s.ack <= ev.rel_seq
-            && previous_tx.is_none_or(|p| s.last_ts >= p)
+            && previous_tx.is_none_or(|p| s.last_ts >= p || (late_original && s.ack == ev.rel_seq))
             && (seg.ts.elapsed_since(s.last_ts) <= window || too_soon_for_rto)
     });
     // No timer fires sooner than a probe's floor (`timer_chain_fits`' first gap), except
