@@ -1222,6 +1222,13 @@ fn label_http(r: &Records, o: &mut Out, conns: &[Conn], rtt: f64) {
                 .is_some_and(|m| m > 0.0 && cw >= (resp / m).ceil())
     };
     for c in conns {
+        // A congestion control with its own `cong_control` (BBR) never restarts:
+        // tcp_slow_start_after_idle_check returns for it, and a cwnd that fell across an
+        // idle gap is its model's (s87-076, echo over BBR: cwnd 22 → 10 as BBR left
+        // STARTUP after 1.7 s of 1 KB rounds 377 ms apart). Its idle gaps are no restart.
+        if c.samples.iter().any(|s| s.flags.iter().any(|f| f == "bbr")) {
+            continue;
+        }
         let mut max_before = 0.0f64;
         let mut retr = 0.0f64;
         let mut last_snd_gap = false;
@@ -2108,6 +2115,35 @@ mod tests {
                 s(1.568, "27", lastsnd[0]),
                 s(1.618, "27", lastsnd[1]),
                 s(1.668, after, lastsnd[2]),
+            ];
+            let l = label(&r, "slow_start.restart_after_idle");
+            assert_eq!(l.want, want, "{}", l.why);
+        }
+    }
+
+    /// s87-076 (echo over BBR): cwnd 22 before an idle gap over the RTO and 10 after it,
+    /// nothing retransmitted: BBR's own cwnd, never tcp_cwnd_restart (its cong_control
+    /// hook makes tcp_slow_start_after_idle_check return). Not a restart; the same
+    /// samples without the flag are one.
+    #[test]
+    fn a_bbr_senders_idle_is_no_restart() {
+        let s = |t: f64, cwnd: &str, lastsnd: &str, bbr: bool| {
+            let mut x = sample(
+                t,
+                "ESTAB",
+                &[("cwnd", cwnd), ("rto", "216"), ("lastsnd", lastsnd)],
+            );
+            if bbr {
+                x.flags.push("bbr".into());
+            }
+            x
+        };
+        let mut r = records("echo", Value::Null);
+        for (bbr, want) in [(true, Want::MustNot), (false, Want::Must)] {
+            r.ss_server = vec![
+                s(1.618, "22", "28", bbr),
+                s(1.768, "22", "300", bbr),
+                s(1.918, "10", "4", bbr),
             ];
             let l = label(&r, "slow_start.restart_after_idle");
             assert_eq!(l.want, want, "{}", l.why);
