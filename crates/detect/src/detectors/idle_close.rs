@@ -116,6 +116,8 @@ struct Live {
     /// The round trip a close on completion may add before the FIN is seen here, beyond
     /// the closer's reaction (`on_connection`); `None` for the connection's RTT.
     fin_path: Option<u64>,
+    /// The last data before the FIN was the closer's own.
+    fin_after_own_data: bool,
     /// The first FIN's ACK field: the peer's bytes the closer had received when it closed.
     fin_ack: Option<u64>,
     /// End of the highest data each side sent (`[client, server]`, relative), FIN or not.
@@ -142,6 +144,8 @@ struct Close {
     /// The peer's next request crossed the FIN after the closer's last data had reached
     /// it (`on_connection`).
     raced: bool,
+    /// The idle began at the closer's own last data.
+    after_own_data: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -230,6 +234,7 @@ impl Detector for IdleClose {
                 // After the closer's own data nothing (unless an ACK of it released the
                 // FIN: that data's whole round trip); after the peer's, the round trip
                 // from here to the closer (`on_connection`).
+                live.fin_after_own_data = own;
                 live.fin_path = match (own, released) {
                     (true, false) => Some(0),
                     (true, true) => None,
@@ -321,6 +326,7 @@ impl Detector for IdleClose {
                     last_data,
                     last_request: last.request.start,
                     raced,
+                    after_own_data: live.fin_after_own_data,
                 });
             }
         }
@@ -490,10 +496,12 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
     } else {
         String::new()
     };
-    // After a race the idle seen on the wire is a lower bound: the timer may have run
-    // from a write whose data was still draining from the send buffer.
+    // After the closer's own last data the idle seen on the wire is a lower bound: its
+    // timer may have run from the write, whose data then drained from the send buffer
+    // (sweep s86-041: a 115 ms timer, 54–58 ms on the wire after the server's response).
+    // So after a race, whose request shows the peer had all the data.
     let raced = same.iter().any(|c| c.raced);
-    let (longer, race_note) = if raced {
+    let (longer, note) = if raced {
         (
             " or longer",
             " (a request sent after the whole response had arrived crossed the FIN, so this \
@@ -501,12 +509,18 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
              runs while its data drains from the send buffer, so the timeout can be longer \
              than the idle time seen on the wire)",
         )
+    } else if same.iter().all(|c| c.after_own_data) {
+        (
+            " or longer",
+            " (from its own last data; a timer that starts at the application's last write \
+             runs while that data drains from the send buffer)",
+        )
     } else {
         ("", "")
     };
     f.explanation = format!(
         "The {closer} ({}) closed keep-alive connections between {client} and {server} \
-         (FIN) {spread} without data: its idle timeout is about {}{longer}{race_note}. The next request came {} \
+         (FIN) {spread} without data: its idle timeout is about {}{longer}{note}. The next request came {} \
          or more after the previous one, so {} request(s) found the connection closed and \
          opened a new one (stream(s) {}), each paying a handshake: {} in all, plus slow start \
          again (slow_start.new_connection on those streams, not counted here). These are the \
