@@ -251,8 +251,11 @@ fn a_send_buffer_is_seen_under_a_cut_scale_bounded_by_the_largest_flight() {
 /// buffer, is woken only when a third of it is free (`sk_stream_write_space`), and BBR's
 /// drain round paces at 0.75. ss: cwnd 206–288 segments with 39–98 unacked, `notsent`
 /// often empty, tcp_info's sndbuf_limited 388 ms of busy 1,224 (the label's up to 944 ms).
-/// The spread (×1.6) exceeded the plateau's ×1.25, and nothing was named even at
-/// `--min-cost 0`. Cost: the span less slow start's 9 rounds from 10 segments (8 × 31.344
+/// The ceiling the finding reports, 133,216 B, is the most its eighths of an RTT read in
+/// those intervals; by tshark's times 133,216 B is reached in intervals 13, 16 and 18 and
+/// 137,560 B once (interval 12, three segments more, within the slice the measure
+/// documents). The spread (×1.6) exceeded the plateau's ×1.25, and nothing was named even
+/// at `--min-cost 0`. Cost: the span less slow start's 9 rounds from 10 segments (8 × 31.344
 /// = 250.8 ms) = 965.2 ms.
 #[test]
 fn a_flight_dipping_below_its_send_buffers_ceiling_is_held_by_it() {

@@ -158,9 +158,9 @@ struct Run {
     low: u64,
     /// First data frame of the first rounds.
     frames: [(u64, Timestamp, u64); CITED_ROUNDS],
-    /// Of `rounds`, those at the highest ([`at_ceiling`]), and their
-    /// least-squares line: the ceiling's own trend, which the dips below it do not move.
-    at_ceiling: u32,
+    /// The least-squares line through the rounds at the highest ([`at_ceiling`]): the
+    /// ceiling's own trend, which the dips below it do not move; its points are the
+    /// rounds that came back to it ([`Run::returns`]).
     ceiling: Fit,
 }
 
@@ -210,7 +210,6 @@ impl Run {
             // earlier rounds at it; a smaller rise keeps their count (within twice the
             // noise of it).
             if !at_ceiling(self.max, bytes, noise) {
-                self.at_ceiling = 0;
                 self.ceiling = Fit::default();
             }
             self.min = lo;
@@ -230,12 +229,16 @@ impl Run {
         let x = f64::from(self.rounds);
         self.line.add(x, bytes as f64);
         if at_ceiling(bytes, self.max, noise) {
-            self.at_ceiling = self.at_ceiling.saturating_add(1);
             self.ceiling.add(x, bytes as f64);
         }
         self.rounds = self.rounds.saturating_add(1);
         self.bytes = self.bytes.saturating_add(bytes);
         self.paused = self.paused.saturating_add(u32::from(paused));
+    }
+
+    /// The rounds at the run's ceiling.
+    fn returns(&self) -> u32 {
+        self.ceiling.n as u32
     }
 
     /// The least-squares slope of the rounds' bytes in bytes per round (0 for fewer than
@@ -373,7 +376,7 @@ impl Dir {
         }
         let w = &mut self.ceiling_run;
         w.extend((CEILING_SPREAD, noise), (frame, ts, bytes), paused, low);
-        if w.at_ceiling.saturating_mul(2) < w.rounds {
+        if w.returns().saturating_mul(2) < w.rounds {
             // Most of its rounds no longer come back to its highest (one high reading
             // above a lower ceiling): no ceiling; the next run starts here.
             *w = Run::default();
@@ -875,7 +878,7 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
                 "; back within one ACK's release of {} B in {} of them, the dips \
                  a writer asleep on a full buffer, woken only once a third of it is free",
                 thousands(run.max),
-                run.at_ceiling
+                run.returns()
             )
         } else {
             String::new()
@@ -1083,7 +1086,7 @@ mod tests {
         ] {
             r.extend((CEILING_SPREAD, noise), (1, Timestamp(0), b), false, 0);
         }
-        assert_eq!((r.rounds, r.at_ceiling), (7, 5));
+        assert_eq!((r.rounds, r.returns()), (7, 5));
         assert!(r.ceiling.slope().abs() < 1_448.0, "{}", r.ceiling.slope());
         r.extend(
             (CEILING_SPREAD, noise),
@@ -1091,7 +1094,7 @@ mod tests {
             false,
             0,
         );
-        assert_eq!((r.rounds, r.at_ceiling), (8, 1));
+        assert_eq!((r.rounds, r.returns()), (8, 1));
         // Beyond ×12/7 of the least, a new run.
         r.extend(
             (CEILING_SPREAD, noise),
@@ -1099,7 +1102,7 @@ mod tests {
             false,
             0,
         );
-        assert_eq!((r.rounds, r.at_ceiling), (1, 1));
+        assert_eq!((r.rounds, r.returns()), (1, 1));
     }
 
     #[test]
