@@ -496,27 +496,29 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
     } else {
         String::new()
     };
-    // After the closer's own last data the idle seen on the wire is a lower bound: its
-    // timer may have run from the write, whose data then drained from the send buffer
-    // (sweep s86-041: a 115 ms timer, 54–58 ms on the wire after the server's response).
-    // So after a race, whose request shows the peer had all the data.
+    // After the closer's own last data, and after a race (whose request shows the peer had
+    // all the data), the idle seen on the wire is a lower bound: the timer may have run
+    // from the write, whose data then drained from the send buffer (sweep s86-041: a 115
+    // ms timer, 54–58 ms on the wire after the server's response).
+    const DRAINS: &str = "a timer that starts at the application's last write runs while \
+                          its data drains from the send buffer";
     let raced = same.iter().any(|c| c.raced);
-    let (longer, note) = if raced {
-        (
-            " or longer",
+    let from_own_data = same.iter().all(|c| c.after_own_data);
+    let note = if raced {
+        format!(
             " (a request sent after the whole response had arrived crossed the FIN, so this \
-             was no close on completion; a timer that starts at the application's last write \
-             runs while its data drains from the send buffer, so the timeout can be longer \
-             than the idle time seen on the wire)",
+             was no close on completion; {DRAINS}, so the timeout can be longer than the idle \
+             time seen on the wire)"
         )
-    } else if same.iter().all(|c| c.after_own_data) {
-        (
-            " or longer",
-            " (from its own last data; a timer that starts at the application's last write \
-             runs while that data drains from the send buffer)",
-        )
+    } else if from_own_data {
+        format!(" (from its own last data; {DRAINS})")
     } else {
-        ("", "")
+        String::new()
+    };
+    let longer = if raced || from_own_data {
+        " or longer"
+    } else {
+        ""
     };
     f.explanation = format!(
         "The {closer} ({}) closed keep-alive connections between {client} and {server} \
