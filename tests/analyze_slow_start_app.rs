@@ -380,6 +380,48 @@ fn no_restart_when_the_clients_view_of_the_rto_follows_an_rtt_step() {
     }
 }
 
+/// Issue 12, sweeps s73-054 at the client (snaplen 128) and s56-030 at the server
+/// (snaplen 64: no echoes), both BBR with the delay to the client stepping from 16 to
+/// 288 ms and from 30 to 300 ms after the SYN/ACK; tests/data/sweep/README.md. BBR skips
+/// the restart (`tcp_slow_start_after_idle_check` returns for its own `cong_control`):
+/// tcp_info had cwnd 18 before and after s56-030's idle. Response 1 grew the window
+/// (slow start's count: ≈ 40 segments), response 2 began with 18 segments and ended in
+/// its second round: read as a restart costing 304 and 330 ms. In tshark, s73-054's
+/// client: the data echoing TSval 1625306659 (frames 110, 111) is released through 5
+/// segments (frames 105, 106, 108, 110, 111) while the first ACK of that tick (frame
+/// 79) had acknowledged 7,240 B, 5 segments; the next two echoes likewise (7 and 9
+/// segments for 10,136 and 13,032 B, frames 83 and 87): one byte sent per byte
+/// acknowledged, where a restarted slow start sends two. s56-030's server: after the
+/// ACKs from frame 89 (5,792 B acknowledged) the server had sent 5 segments of response
+/// 2's second round (frames 84, 87, 88, 91, 92), after frame 93's 8,688 B 7, after 97's
+/// 11,584 B 9.
+#[test]
+fn no_restart_where_the_window_held_level_after_the_idle() {
+    for capture in [
+        "s73-054-rtt_step-client.pcap",
+        "s56-030-rtt_step-server.pcap",
+    ] {
+        let f = common::analyze::findings_json(sweep_path(capture), &["--min-cost", "0"]);
+        assert!(f.iter().all(|f| f["id"] != RESTART), "{capture}: {f:?}");
+    }
+}
+
+/// Issue 12, sweep s51-046 at the server (CUBIC, snaplen 96; the delay to the client
+/// stepped from 8 to 104 ms after the SYN/ACK; tests/data/sweep/README.md), the guard of
+/// the test above: tcp_info had cwnd 31 before the 1,373 ms idle, 10 after it, then 20.
+/// Response 2 ends in its second round as s56-030's did, but each ACK of one segment
+/// (frames 59, 62, 65, 68, 71) released two (60–61, 63–64, 66–67, 69–70, 72–73): after
+/// frame 68's 5,792 B acknowledged 8 segments had left. Rounds start at frames 49
+/// (1.500223 s, 10 segments) and 60 (1.612088 s): 2 rounds of 111.865 ms where the warm
+/// window needed 1.
+#[test]
+fn a_restart_in_two_rounds_is_named_where_each_ack_released_two_segments() {
+    let f = common::analyze::findings(sweep_path("s51-046-rtt_step-server.pcap"));
+    let r = one(&f, RESTART);
+    assert_eq!(frames(r), [6, 36, 49, 60]);
+    assert!((r.cost_ms - 111.865).abs() < 0.01, "{}", r.cost_ms);
+}
+
 /// Issue 12, held-out sweep s12-078 at the client (CUBIC; the to-client delay rose from 10
 /// to 150 ms after the SYN/ACK; tests/data/sweep/README.md): response 1 arrives in
 /// rounds of 10 segments (frames 6–24, 0.183 s), 1 (frame 26, 45 ms later) and 5

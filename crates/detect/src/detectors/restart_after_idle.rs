@@ -54,11 +54,19 @@
 //! and leaves it at that ssthresh (`tcp_reno_ssthresh`, `tcp_end_cwnd_reduction`), the
 //! window before the idle is at least the largest round halved per recovery episode, and
 //! only a first round below that bound is a restart. The idle runs from the sender's last
-//! data of any kind, a repair included (`lsndtime`).
+//! data of any kind, a repair included (`lsndtime`). A sender whose congestion control
+//! skips the restart (BBR) may still begin a response with fewer bytes than slow start's
+//! count of its window: where the response ends in its second round, the bytes each ACK
+//! released tell the two apart ([`Release`]: two per byte acknowledged after a restart,
+//! one from a level window), from the timestamp echoes, or at the server from the order
+//! of ACKs and data; a capture without echoes seen away from the server cannot tell.
 
-use crate::detector::{emptied_vec, ms, Connection, Detector, Reusable, Segment, Slots};
+use crate::detector::{
+    emptied_deque, emptied_vec, ms, Connection, Detector, Reusable, Segment, Slots,
+};
 use crate::exchange::{joined_rounds, Exchange, Span};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
+use std::collections::VecDeque;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::seq::seq_le;
 use tcpwhy_track::{ConnSummary, SegmentKinds, Side, Vantage};
@@ -236,6 +244,11 @@ struct Gap {
     /// after the response's last new data is a send too (`tcp_event_data_sent` sets
     /// `lsndtime`, from which `tcp_cwnd_restart` counts the idle).
     last_send: Option<(u64, Timestamp)>,
+    /// How the response after the pause was released ([`Release`]), told by the data's
+    /// timestamp echoes (any vantage) and by the order in which ACKs and data were seen
+    /// (at the server only).
+    release_by_echo: Option<Batches>,
+    release_by_order: Option<Batches>,
 }
 
 #[derive(Default)]
@@ -286,6 +299,8 @@ struct Conn {
     /// Per episode begun so far (index episode − 1): its repairs, and how many of them a
     /// D-SACK reported needless. At most one per repair, so bounded by `MAX_RETRANS`.
     undo: Vec<(u32, u32)>,
+    /// The response after the latest pause, while it lasts.
+    release: Release,
 }
 
 /// One repair by the server (see [`Conn::server_retrans`]).
@@ -315,6 +330,10 @@ impl Reusable for Conn {
             gaps: emptied_vec(self.gaps),
             server_retrans: emptied_vec(self.server_retrans),
             undo: emptied_vec(self.undo),
+            release: Release {
+                acks: emptied_deque(self.release.acks),
+                ..Release::default()
+            },
             ..Conn::default()
         }
     }
@@ -358,6 +377,191 @@ impl Conn {
     }
 }
 
+/// The server's data after a pause as the client's ACKs released it. While cwnd limits
+/// it, a restarted slow start (`tcp_slow_start`: cwnd grows by every segment acknowledged)
+/// sends two bytes for each byte acknowledged until cwnd reaches ssthresh, which
+/// `tcp_cwnd_restart` keeps at ¾ of the window before at least ([`SSTHRESH_KEPT`]), 1.5
+/// times a window halved once: over a second round, at least 1.5 bytes per byte
+/// acknowledged. A window the idle left alone holds level and sends one (BBR: `tcp_slow_start_after_idle_check` returns for a congestion control
+/// with its own `cong_control`, and `bbr_set_cwnd` keeps cwnd at its model's target).
+/// Where a response ends in its second round no full round shows the doubling, and only
+/// this tells a restarted window from one that was never larger (sweep s56-030, BBR, 60
+/// → 330 ms: 18 segments, then one per segment acknowledged; s51-046, CUBIC: 10, then
+/// two per segment).
+///
+/// What the server had received when it sent a data segment is counted low, so that the
+/// ratio errs only against naming the restart. The data's timestamp echo names the newest
+/// ACK the server had processed (`tcp_store_ts_recent`), and so every ACK sent before
+/// it, at any vantage; TSvals tick in milliseconds, and of the ACKs of the echoed tick
+/// only the first is sure. At the server without echoes, of the ACKs seen since its
+/// previous data segment only the first is sure: a burst of ACKs reaches the capture
+/// before the stack has processed it (sweep s74-046: six ACKs in 9 µs, then the two
+/// segments the first of them released). Arrival times elsewhere tell nothing of it
+/// (s82-006 at the client: two segments of one TSO packet arriving 35 µs apart, the
+/// second later than the next ACK's round trip would allow). Data released by one ACK (one
+/// echo, or at the server one run of ACKs) is a batch; where the sender then waited for
+/// a later ACK its window was full, and the bytes released through that batch against
+/// the bytes acknowledged is the window's growth by then. The batch that released most
+/// per byte acknowledged is kept, among those with at least
+/// [`MIN_WINDOW_BEFORE_SEGMENTS`] acknowledged: a delayed ACK's two segments counted too
+/// few would lift a smaller count of a level window to [`MIN_GROWTH`] ((4 + 2) / 4),
+/// while slow start doubles at every batch.
+#[derive(Default)]
+struct Release {
+    /// The pause the response followed (its index in `Conn::gaps`), while it lasts.
+    gap: Option<usize>,
+    /// The relative sequence number of the first data after the pause.
+    start: u64,
+    /// The fewest bytes acknowledged at a batch that is judged.
+    min_acked: u64,
+    /// The client's ACKs of that data no echo has passed yet: (TSval, bytes acknowledged).
+    acks: VecDeque<(u32, u64)>,
+    /// The bytes acknowledged by the newest ACK whose TSval an echo has passed.
+    echoed: u64,
+    /// An ACK without timestamps, or more ACKs waiting than kept: no echo tells.
+    echo_unknown: bool,
+    /// The client's previous TSval.
+    last_tsval: Option<u32>,
+    /// Data echoing at least this was sent on an ACK of the response: the first such ACK's
+    /// TSval, or one tick later when the client's segment before it had the same TSval
+    /// (data sent on that one echoes the tick too).
+    released_from: Option<u32>,
+    /// The bytes acknowledged by the latest ACK seen, and how many ACKs of the response.
+    acked: u64,
+    acks_seen: u32,
+    /// The bytes acknowledged by the first ACK seen since the server's latest data, and
+    /// the count of ACKs then (a run of ACKs, at the server one batch).
+    run: Option<(u32, u64)>,
+    by_echo: Batches,
+    by_order: Batches,
+}
+
+/// Client ACKs of a response kept waiting for an echo to pass them: a round's worth at
+/// the client (one per one or two segments), 2 KB; beyond it the echo tells nothing.
+const MAX_RELEASE_ACKS: usize = 128;
+
+/// A response's data in batches released by one ACK each ([`Release`]).
+#[derive(Default, Clone, Copy, Debug)]
+struct Batches {
+    /// The current batch's ACK (an echo, or the count of ACKs seen when its run began)
+    /// and the bytes acknowledged then.
+    current: Option<(u32, u64)>,
+    released: u64,
+    /// Of the batches after which the sender waited for a later ACK, with at least
+    /// `min_acked` acknowledged, the one that released most per byte acknowledged: (bytes
+    /// released through it, bytes acknowledged).
+    most: Option<(u64, u64)>,
+}
+
+impl Batches {
+    fn data(&mut self, by: u32, acked: u64, len: u64, min_acked: u64) {
+        match self.current {
+            Some((k, before)) if k != by && before >= min_acked => {
+                let full = (self.released, before);
+                // released / acknowledged, compared without division.
+                let more = |m: (u64, u64)| {
+                    u128::from(full.0) * u128::from(m.1) > u128::from(m.0) * u128::from(full.1)
+                };
+                if self.most.is_none_or(more) {
+                    self.most = Some(full);
+                }
+            }
+            _ => {}
+        }
+        self.current = Some((by, acked));
+        self.released = self.released.saturating_add(len);
+    }
+
+    /// Every judged batch released less than `growth` bytes per byte acknowledged: the
+    /// window held level. None when no batch was judged.
+    fn level(&self, growth: f64) -> Option<bool> {
+        let (released, acked) = self.most?;
+        Some((released as f64) < growth * acked as f64)
+    }
+}
+
+impl Release {
+    /// The first data after a pause, at relative sequence number `seq`: the response
+    /// following pause number `gap`, from a sender of `mss`-byte segments.
+    fn start(&mut self, seq: u64, gap: usize, mss: u64) {
+        let mut acks = std::mem::take(&mut self.acks);
+        acks.clear();
+        *self = Release {
+            gap: Some(gap),
+            start: seq,
+            min_acked: MIN_WINDOW_BEFORE_SEGMENTS.saturating_mul(mss),
+            acks,
+            last_tsval: self.last_tsval,
+            ..Release::default()
+        };
+    }
+
+    /// A client segment acknowledging `ack` (relative) with TSval `tsval`; one with data
+    /// (`request`) ends the response.
+    fn client(&mut self, ack: u64, tsval: Option<u32>, request: bool) {
+        if request {
+            self.gap = None;
+            self.acks.clear();
+        }
+        let acked = ack.saturating_sub(self.start);
+        if self.gap.is_some() && acked > self.acked {
+            self.acked = acked;
+            self.acks_seen = self.acks_seen.saturating_add(1);
+            self.run.get_or_insert((self.acks_seen, acked));
+            match tsval {
+                _ if self.echo_unknown => {}
+                Some(v) if self.acks.len() < MAX_RELEASE_ACKS => {
+                    if self.released_from.is_none() {
+                        let same_tick = self.last_tsval == Some(v);
+                        self.released_from = Some(if same_tick { v.wrapping_add(1) } else { v });
+                    }
+                    self.acks.push_back((v, acked));
+                }
+                _ => self.echo_unknown = true,
+            }
+        }
+        self.last_tsval = tsval;
+    }
+
+    /// New data from the server, `len` bytes echoing `tsecr`.
+    fn data(&mut self, len: u64, tsecr: Option<u32>) {
+        if self.gap.is_none() {
+            return;
+        }
+        if let Some((run, acked)) = self.run.take() {
+            self.by_order.data(run, acked, len, self.min_acked);
+        } else if let Some((run, acked)) = self.by_order.current {
+            self.by_order.data(run, acked, len, self.min_acked);
+        }
+        let Some(echo) = tsecr.filter(|_| !self.echo_unknown) else {
+            self.echo_unknown = true;
+            return;
+        };
+        if !self.released_from.is_some_and(|from| seq_le(from, echo)) {
+            return; // sent before an ACK of the response reached the server
+        }
+        while let Some(&(v, a)) = self.acks.front() {
+            if v == echo || !seq_le(v, echo) {
+                break;
+            }
+            self.echoed = a;
+            self.acks.pop_front();
+        }
+        let acked = match self.acks.front() {
+            Some(&(v, a)) if v == echo => a,
+            _ => self.echoed,
+        };
+        self.by_echo.data(echo, acked, len, self.min_acked);
+    }
+
+    /// The batches as the echoes tell them, and as the order seen tells them (true at
+    /// the server only).
+    fn measured(&self) -> (Option<Batches>, Option<Batches>) {
+        let echo = (!self.echo_unknown).then_some(self.by_echo);
+        (echo, Some(self.by_order))
+    }
+}
+
 /// Most pending client ACKs turned into samples at once. They all carry the same value
 /// and open no new window after the first, so beyond this the estimate no longer moves:
 /// SRTT keeps 0.875^64 < 0.02 % of its distance from the sample, and the deviation
@@ -385,6 +589,11 @@ impl RestartAfterIdle {
         }
         if ev.from_client {
             let ack = ev.rel_ack.unwrap_or(0);
+            c.release.client(
+                ack,
+                seg.pkt.options.timestamps.map(|t| t.0),
+                ev.payload_len > 0,
+            );
             if c.recovery_point.is_some_and(|p| ack >= p) {
                 c.recovery_point = None;
             }
@@ -485,7 +694,22 @@ impl RestartAfterIdle {
                     rto_server_view: c.est_server_view.rto_ns(),
                     rto_client_view: c.est_client_view.rto_ns(),
                     last_send: prev_send,
+                    release_by_echo: None,
+                    release_by_order: None,
                 });
+                // A pause inside a response (rounds more than 200 ms apart) is not where
+                // one begins.
+                if c.release.gap.is_none() {
+                    let mss = mss_or_default(ev.conn.mss(Side::Server));
+                    c.release.start(ev.rel_seq, c.gaps.len() - 1, mss);
+                }
+            }
+            c.release.data(
+                u64::from(ev.payload_len),
+                seg.pkt.options.timestamps.map(|t| t.1),
+            );
+            if let Some(g) = c.release.gap.and_then(|i| c.gaps.get_mut(i)) {
+                (g.release_by_echo, g.release_by_order) = c.release.measured();
             }
             c.last_server_data = Some(seg.ts);
         }
@@ -495,8 +719,7 @@ impl RestartAfterIdle {
 
 impl Detector for RestartAfterIdle {
     /// Inlined into the registry's dispatch: the segments that change nothing (the
-    /// server's pure ACKs, the client's pure ACKs without an RTT sample) cost a test, not
-    /// a call.
+    /// server's pure ACKs, the client's duplicate ACKs) cost a test, not a call.
     #[inline]
     fn on_segment(&mut self, seg: &Segment<'_>) {
         let ev = seg.ev;
@@ -506,6 +729,12 @@ impl Detector for RestartAfterIdle {
         let client_sample = ev.from_client.then(|| ev.ack_rtt.or(ev.ts_rtt)).flatten();
         if ev.payload_len > 0 || client_sample.is_some() || ev.dsack_of.is_some() {
             self.segment(seg, client_sample);
+        } else if ev.from_client && !ev.kinds.has(SegmentKinds::DUP_ACK) {
+            // An ACK without a sample (one covering part of a TSO packet, or a repair):
+            // it still released data.
+            let c = self.conns.get_or_default(seg);
+            let tsval = seg.pkt.options.timestamps.map(|t| t.0);
+            c.release.client(ev.rel_ack.unwrap_or(0), tsval, false);
         }
     }
 
@@ -868,6 +1097,18 @@ fn restart(
     if !shrunk {
         return None;
     }
+    // A response in two rounds has no full round to double; how its second round was
+    // released tells instead ([`Release`]): a window that grew by less than half of what
+    // was acknowledged did not restart slow start.
+    if x_rounds.len() == 2 {
+        let release = gap.and_then(|g| match conn.vantage {
+            Vantage::Server => g.release_by_order.or(g.release_by_echo),
+            _ => g.release_by_echo,
+        });
+        if release.and_then(|b| b.level(MIN_GROWTH)) == Some(true) {
+            return None;
+        }
+    }
     // Slow start again: each full round (not the last, which may be cut by the response's
     // end) grows by about ×2 over the one before, until it reaches the slow-start
     // threshold: `tcp_cwnd_restart` keeps ssthresh at least ¾ of the window before
@@ -1109,8 +1350,12 @@ pub fn rounds_from_capped(window: u64, bytes: u64, cap: u64) -> usize {
 /// seed 01's client offered 1424, less the 12 bytes of timestamps, 1412); 1448 (Ethernet
 /// with timestamps) when the handshake was not captured or the snaplen cut its options.
 fn sender_mss(s: &ConnSummary) -> u64 {
-    s.mss(Side::Server)
-        .map_or(tcpwhy_track::model::ETHERNET_TIMESTAMPS_MSS, u64::from)
+    mss_or_default(s.mss(Side::Server))
+}
+
+/// An effective MSS, or 1448 when unknown (see [`sender_mss`]).
+fn mss_or_default(mss: Option<u32>) -> u64 {
+    mss.map_or(tcpwhy_track::model::ETHERNET_TIMESTAMPS_MSS, u64::from)
 }
 
 #[cfg(test)]
@@ -1182,6 +1427,43 @@ mod tests {
 
     /// Seed 01's response: 512 segments of 1448 B. From a warm round of 202 segments it
     /// needs 2 rounds (202 + 404 ≥ 512); from IW 10, 6 (10+20+40+80+160+320).
+    /// [`Release`] at the server without echoes: each ACK of one 1448-byte segment
+    /// followed by one segment (a level window) or by two (slow start), after a first
+    /// round of 10 sent before any ACK.
+    #[test]
+    fn a_level_window_releases_one_byte_per_byte_acknowledged() {
+        let level = |per_ack: u64| {
+            let mut r = Release::default();
+            r.start(0, 0, 1448);
+            for _ in 0..10 {
+                r.data(1448, None);
+            }
+            for i in 1..=8u64 {
+                r.client(i * 1448, None, false);
+                for _ in 0..per_ack {
+                    r.data(1448, None);
+                }
+            }
+            let (echo, order) = r.measured();
+            assert!(echo.is_none());
+            order.and_then(|b| b.level(MIN_GROWTH))
+        };
+        assert_eq!(level(1), Some(true));
+        assert_eq!(level(2), Some(false));
+        // With echoes, every ACK of one tick: only its first is sure, no batch is judged.
+        let mut r = Release::default();
+        r.start(0, 0, 1448);
+        r.client(0, Some(100), true);
+        r.start(0, 0, 1448);
+        r.data(14_480, Some(100));
+        for i in 1..=8u64 {
+            r.client(i * 1448, Some(200), false);
+            r.data(1448, Some(200));
+        }
+        let (echo, _) = r.measured();
+        assert_eq!(echo.and_then(|b| b.level(MIN_GROWTH)), None);
+    }
+
     #[test]
     fn rounds_needed_from_a_window() {
         let b = 741_342;
