@@ -468,6 +468,27 @@ fn a_repair_of_a_late_original_asked_for_before_it_passed_is_fast() {
     );
 }
 
+/// Issue 12, sweep s85-091 at the client, snaplen 64 (tests/data/sweep/README.md): Reno
+/// at 6 ms, TSO at the server, data packets 116 and 290 dropped. In tshark frame 534
+/// carries bytes 415,385–416,833, frame 535 jumps the hole to 418,281 and 536 carries the
+/// rest with the FIN; the client's ACK, frame 537 (0.047168 s), advances to 416,833 with
+/// a 44-byte header where its ACKs had 32 (12 bytes more: one SACK block, cut by the
+/// snaplen). The repair of 416,833 passes at frame 538 (0.060429 s), 13.3 ms later (the
+/// server's RACK timer; nstat: TCPFastRetrans 2, TCPTimeouts 0, TCPLossProbes 0). The
+/// advancing ACK was no duplicate and its SACK blocks could not be read, so the repair
+/// had been named a retransmission timeout.
+#[test]
+fn an_ack_whose_cut_options_hold_sack_blocks_signals_the_loss() {
+    let fs = findings(&common::analyze::sweep_path("s85-091-loss-client.pcap"));
+    absent(&fs, "loss.rto");
+    let f = one(&fs, "loss.fast_retransmit");
+    assert!(
+        f.note(538)
+            .contains("after the loss signal in frame 537 (13.3 ms earlier)"),
+        "{f:?}"
+    );
+}
+
 /// pcapplusplus-650-http-responses (../shared/captures/public/SOURCES.md): only the
 /// server's packets are in the file. Stream 238: frame 589 (222.396148 s) carries bytes
 /// 1–248 and frame 590 resends them 2.56 ms later (tshark: retransmission). No timer fires

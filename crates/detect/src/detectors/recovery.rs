@@ -240,6 +240,8 @@ struct Dir {
     peer_data_since: bool,
     /// The ACK number of this side's last packet.
     last_ack_sent: Option<u64>,
+    /// The fewest option bytes this side's pure ACKs declared (timestamps, no SACK).
+    plain_ack_options: Option<u8>,
     /// The peer's highest cumulative ACK of this side's data, its frame and time.
     cum_ack: Option<(u64, u64, Timestamp)>,
     /// Recent advances of that ACK, oldest first, to date when given bytes were first
@@ -347,6 +349,29 @@ impl Detector for Recovery {
                     .dirs
                     .iter()
                     .all(|d| d.syn.options().is_none_or(|o| o.sack_permitted));
+            // Its SACK blocks cut, but counted: a pure ACK whose options are longer than
+            // this side's plain ACKs' carries SACK blocks (8 bytes each and their 4-byte
+            // header, RFC 2018 §3; the other options of a pure ACK do not change). Sweep
+            // s85-091 at the client, snaplen 64: the ACK after the segment past a hole
+            // declared 24 bytes of options against 12 (one block), advancing to the hole
+            // (it also covered the segment before it); the repair 13.3 ms later was the
+            // SACK's (RACK's timer: TCPFastRetrans 2, TCPTimeouts 0), not an RTO.
+            let pure = ev.payload_len == 0 && !flags.syn() && !flags.fin() && !flags.rst();
+            let declared = pkt.options.declared_len;
+            let plain = c.dirs[x].plain_ack_options;
+            let cut_sack = pure
+                && pkt.options.truncated
+                && plain.is_some_and(|p| declared > p)
+                && a < c.dirs[y].highest_end
+                && reachable
+                && ev
+                    .conn
+                    .dirs
+                    .iter()
+                    .all(|d| d.syn.options().is_none_or(|o| o.sack_permitted));
+            if pure {
+                c.dirs[x].plain_ack_options = Some(plain.map_or(declared, |p| p.min(declared)));
+            }
             let last_ack = c.dirs[x].last_ack_sent;
             let repeat_cut = cut_below_data
                 && (last_ack == Some(a)
@@ -381,7 +406,8 @@ impl Detector for Recovery {
                     }
                 }
             }
-            let sack = !pkt.options.sack_blocks().is_empty() && !ev.kinds.has(SegmentKinds::DSACK);
+            let sack = (!pkt.options.sack_blocks().is_empty() || cut_sack)
+                && !ev.kinds.has(SegmentKinds::DSACK);
             // A duplicate ACK without SACK blocks signals a loss only to a sender without
             // SACK (tcp_add_reno_sack counts it; with SACK, tcp_dupack_heuristics counts
             // SACKed segments and RACK needs SACKed data after the hole): on a SACK
