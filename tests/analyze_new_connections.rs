@@ -658,6 +658,34 @@ fn a_request_that_raced_a_fin_soon_after_the_response_is_an_idle_close() {
     );
 }
 
+/// Issue 12, fresh sweep s88-025 at the server (219 ms RTT, BBR, 102,092-byte responses,
+/// requests every 2,003 ms, a server closing after 1,528 ms idle; its records: closes
+/// after 1,541 and 1,558 ms from its last write). In tshark stream 0's response leaves
+/// from frame 6 (0.220321 s) to frame 72 (0.905124 s) and the FIN is frame 108
+/// (1.980686 s): 1,076 ms after the last data, 1,760 ms after the first; the client's
+/// next request crossed it (frame 109). Stream 1's second response leaves from frame 217
+/// (4.006366 s) to 252 (4.160633 s), its warm window draining it in 154 ms, and the FIN
+/// is frame 317 (5.564750 s): 1,404 and 1,558 ms. The two idle times on the wire differ
+/// by more than a timer's slack (20 %), so no timer was seen and nothing was named; the
+/// timer ran from the write, between each response's first byte and its last, and one
+/// time (1,404–1,558 ms) fits both. Handshakes of the new streams 1 and 2 (SYN → ACK):
+/// 219.496 and 219.697 ms.
+#[test]
+fn closes_whose_responses_drained_differently_are_one_timer_from_the_write() {
+    let path = root().join("tests/data/sweep/s88-025-http-server.pcap");
+    let f = analyze(&path.to_string_lossy());
+    let ic = of(&f, "connection.idle_close");
+    assert_eq!(ic.len(), 1, "{f:?}");
+    let ic = ic[0];
+    assert_eq!(common::analyze::frames(ic), [72, 108, 113, 252, 317, 321]);
+    assert!((ic.cost_ms - 439.193).abs() < 0.01, "{}", ic.cost_ms);
+    assert!(
+        ic.explanation.contains("The server") && ic.explanation.contains("or longer"),
+        "{}",
+        ic.explanation
+    );
+}
+
 /// Issue 12, fresh sweep s81-065 at the client (140 ms RTT, snaplen 64, a client pool
 /// closing after 151 ms idle, requests 1.18 s apart). In tshark each response ends at
 /// frames 10, 24, 38, 52 and the client's FIN follows 151 ms later (frames 12, 26, 40,

@@ -146,6 +146,10 @@ struct Close {
     raced: bool,
     /// The idle began at the closer's own last data.
     after_own_data: bool,
+    /// Then, the time from the first byte of that data (its response, or its request) to
+    /// the FIN: the timer ran from the application's last write, which returned between
+    /// the first byte's send and the last's. Otherwise `idle_ns`.
+    idle_upto_ns: u64,
 }
 
 #[derive(Clone, Copy)]
@@ -314,6 +318,14 @@ impl Detector for IdleClose {
             let path = live.fin_path.or(conn.rtt_ns).unwrap_or(0);
             let completion = path.saturating_add(MAX_CLOSE_REACTION_NS);
             if idle_ns > completion || raced {
+                let own_start = if by_client {
+                    Some(last.request.start)
+                } else {
+                    last.response.as_ref().map(|r| r.start)
+                };
+                let idle_upto_ns = own_start
+                    .filter(|_| live.fin_after_own_data)
+                    .map_or(idle_ns, |t| fin_ts.elapsed_since(t).max(idle_ns));
                 self.closes.entry(key).or_default().push(Close {
                     stream: s.stream,
                     endpoints: s.endpoints,
@@ -327,6 +339,7 @@ impl Detector for IdleClose {
                     last_request: last.request.start,
                     raced,
                     after_own_data: live.fin_after_own_data,
+                    idle_upto_ns,
                 });
             }
         }
@@ -368,6 +381,34 @@ impl Detector for IdleClose {
     }
 }
 
+/// The closes that one timer counted from the closer's last write can explain: each
+/// close's timer lies between its idle after the closer's last data and its idle after
+/// that data's first byte ([`Close::idle_upto_ns`]), widened like the median's rule in
+/// [`judge`]; the time that the most closes' ranges hold is the timer. On the wire a
+/// response's drain shortens the idle by a different time on each connection (sweep
+/// s88-025: a 1,528 ms server timer; 102 KB drained in 685 ms on a new connection at
+/// 219 ms RTT and in 154 ms on a warm one, the FINs 1,076 and 1,404 ms after the last
+/// data, 1,760 and 1,558 ms after the first).
+fn same_timer_from_writes(closes: &[Close]) -> Vec<&Close> {
+    let holds = |c: &Close, t: u64| {
+        let rtt = c.handshake_ns.unwrap_or(0).min(t / 2);
+        let slack = ((t as f64 * SAME_TIMER_TOLERANCE) as u64).max(rtt);
+        c.idle_ns.saturating_sub(slack) <= t && t <= c.idle_upto_ns.saturating_add(slack)
+    };
+    let best = closes
+        .iter()
+        .flat_map(|c| [c.idle_ns, c.idle_upto_ns])
+        .max_by_key(|&t| {
+            (
+                closes.iter().filter(|c| holds(c, t)).count(),
+                std::cmp::Reverse(t),
+            )
+        });
+    best.map_or_else(Vec::new, |t| {
+        closes.iter().filter(|c| holds(c, t)).collect()
+    })
+}
+
 /// One finding for the closes of one side towards one server endpoint, if requests paid.
 fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) -> Option<Finding> {
     let mut idles: Vec<u64> = closes.iter().map(|c| c.idle_ns).collect();
@@ -391,6 +432,11 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
     // closes that disagree (tcptrace-http: a browser's closes after 3.9 s and another
     // time) show no timer, and are still left alone.
     let alone = closes.len() == 1;
+    let same = if same.len() < MIN_SAME_TIMER_CLOSES && !alone {
+        same_timer_from_writes(closes)
+    } else {
+        same
+    };
     if same.len() < MIN_SAME_TIMER_CLOSES && !alone {
         return None;
     }
