@@ -288,3 +288,18 @@ fn a_flight_dipping_below_its_send_buffers_ceiling_is_held_by_it() {
 fn a_congestion_window_read_through_a_moving_rtt_is_no_ceiling() {
     not_at_any_cost(sweep_path("s55-023-control-client.pcap"), "sndbuf.limited");
 }
+
+/// Issue 12, sweep s90-008 at the client, cut to 96 bytes a frame with `editcap -s 96`
+/// (tests/data/sweep/README.md): BBR through a 15 Mbit/s link with a 252-packet FIFO at
+/// 98 ms, no send buffer set; tcp_info's sndbuf_limited 0 in all 47 samples. In tshark
+/// the server's data from frame 232 to 2000 arrive one every 0.807 ms (median gap; p10
+/// 0.742, p90 0.869 ms), a 1,514-byte frame's time at 15 Mbit/s: 176,808 B per 98.5 ms RTT
+/// is the link's payload rate, and only 6.5 % of the gaps are shorter than 8/9 of that
+/// spacing. BBR keeps no queue, so the level flight came without loss or RTT growth and
+/// was read as a send buffer's, costing 1,596 ms. The buffer-held flights of the tests
+/// above leave in bursts or pacing slots (s49-032, s57-040: BBR's two-segment slots),
+/// and stay named.
+#[test]
+fn a_flight_spaced_evenly_at_a_links_rate_is_the_link_not_the_buffer() {
+    not_at_any_cost(sweep_path("s90-008-bulk-client-96.pcap"), "sndbuf.limited");
+}

@@ -55,7 +55,9 @@
 //! "medium" at the sender and "low" elsewhere. Known false positives: a sender pacing at
 //! a constant rate (a rate limiter writing exactly one window per RTT) or a congestion
 //! controller holding a constant window on a clean path (BBR's cwnd gain on a path it has
-//! probed) look the same; a bottleneck link would show as RTT growth or loss.
+//! probed) look the same; a bottleneck link shows as RTT growth or loss, or, behind a
+//! controller that keeps no queue (BBR), as data spaced evenly at the link's rate, which
+//! a buffer's bursts and pacing slots never are ([`Spacing`]).
 
 use crate::detector::{ms, Connection, Detector, Seat, Segment, Slots};
 use crate::detectors::early_exit::ROUND_NOISE_SEGMENTS;
@@ -162,7 +164,44 @@ struct Run {
     /// ceiling's own trend, which the dips below it do not move; its points are the
     /// rounds that came back to it ([`Run::returns`]).
     ceiling: Fit,
+    /// Gaps between its data segments, and those shorter than the plateau's spacing
+    /// ([`Spacing`]).
+    spacing: Spacing,
 }
+
+/// Gaps between a direction's data segments measured against the spacing of data sent at
+/// the plateau's rate (one flight per RTT, of the interval before): a gap shorter than
+/// [`EVEN_SPACING`] of that spacing is a burst's (an ACK's release, a pacing slot of two
+/// or more segments: tcp_tso_autosize's `tcp_min_tso_segs`), one at it or longer the
+/// rate itself.
+#[derive(Copy, Clone, Debug, Default)]
+struct Spacing {
+    gaps: u32,
+    short: u32,
+}
+
+impl Spacing {
+    fn add(&mut self, other: Spacing) {
+        self.gaps = self.gaps.saturating_add(other.gaps);
+        self.short = self.short.saturating_add(other.short);
+    }
+
+    /// The data arrived evenly at the plateau's rate: fewer than [`MAX_SHORT_GAPS`] of the
+    /// gaps were a burst's. A paced sender's slots put at least half its gaps within a
+    /// slot, an ACK-clocked one most of them within its bursts; a link busy at its own
+    /// rate spaces every packet by its serialization time.
+    fn even(&self) -> bool {
+        self.gaps > 0 && (self.short as f64) < MAX_SHORT_GAPS * self.gaps as f64
+    }
+}
+
+/// A gap within a burst is shorter than this share of the plateau's spacing: the flight
+/// that sets the spacing is measured to within one slice's data ([`SLICES`]: an eighth),
+/// so the rate it gives may be 9/8 of the true one and an even gap read 8/9 of it.
+pub const EVEN_SPACING: f64 = SLICES as f64 / (SLICES as f64 + 1.0);
+/// At most this share of a link-paced run's gaps are short: half of the least a paced
+/// sender's two-segment slots leave (every other gap within a slot).
+pub const MAX_SHORT_GAPS: f64 = 0.25;
 
 /// A least-squares line through points added one at a time.
 #[derive(Copy, Clone, Debug, Default)]
@@ -201,7 +240,7 @@ impl Run {
         &mut self,
         (spread, noise): (f64, u64),
         (frame, ts, bytes): (u64, Timestamp, u64),
-        paused: bool,
+        (paused, spacing): (bool, Spacing),
         low: u64,
     ) {
         let (lo, hi) = (self.min.min(bytes), self.max.max(bytes));
@@ -234,6 +273,7 @@ impl Run {
         self.rounds = self.rounds.saturating_add(1);
         self.bytes = self.bytes.saturating_add(bytes);
         self.paused = self.paused.saturating_add(u32::from(paused));
+        self.spacing.add(spacing);
     }
 
     /// The rounds at the run's ceiling.
@@ -254,6 +294,8 @@ struct Dir {
     last_data: Option<(u64, Timestamp)>,
     /// The current RTT-long interval of the grid.
     bucket: Option<Bucket>,
+    /// The last closed interval's flight.
+    last_peak: u64,
     /// The data of the last RTT, in [`SLICES`] slices: the most sent within one RTT.
     window: RttWindow,
     run: Run,
@@ -295,6 +337,8 @@ struct Bucket {
     /// The receiver's largest and smallest window while it lasted.
     window: u64,
     low: u64,
+    /// Its data's gaps against the previous interval's flight ([`Spacing`]).
+    spacing: Spacing,
 }
 
 /// Slices of an RTT in [`RttWindow`]: the sum of the last `SLICES` covers between
@@ -355,10 +399,12 @@ impl Dir {
             paused,
             window,
             low,
+            spacing,
         }) = self.bucket.take()
         else {
             return;
         };
+        self.last_peak = bytes;
         let noise = ROUND_NOISE_SEGMENTS.saturating_mul(segment);
         if scale_known && bytes.saturating_add(noise) > window {
             self.break_run();
@@ -366,7 +412,12 @@ impl Dir {
         }
         let growing_at = MIN_AVOIDANCE_GROWTH * segment as f64;
         let r = &mut self.run;
-        r.extend((PLATEAU_SPREAD, noise), (frame, ts, bytes), paused, low);
+        r.extend(
+            (PLATEAU_SPREAD, noise),
+            (frame, ts, bytes),
+            (paused, spacing),
+            low,
+        );
         // A plateau does not grow like a congestion window in congestion avoidance
         // ([`MIN_AVOIDANCE_GROWTH`]): CUBIC after HyStart's exit grows a few segments
         // per round, less than ×1.25 over eight rounds of 140 segments (control
@@ -375,12 +426,22 @@ impl Dir {
             self.best = *r;
         }
         let w = &mut self.ceiling_run;
-        w.extend((CEILING_SPREAD, noise), (frame, ts, bytes), paused, low);
+        w.extend(
+            (CEILING_SPREAD, noise),
+            (frame, ts, bytes),
+            (paused, spacing),
+            low,
+        );
         if w.returns().saturating_mul(2) < w.rounds {
             // Most of its rounds no longer come back to its highest (one high reading
             // above a lower ceiling): no ceiling; the next run starts here.
             *w = Run::default();
-            w.extend((CEILING_SPREAD, noise), (frame, ts, bytes), paused, low);
+            w.extend(
+                (CEILING_SPREAD, noise),
+                (frame, ts, bytes),
+                (paused, spacing),
+                low,
+            );
         }
         if w.rounds > self.best_ceiling.rounds && w.ceiling.slope() < growing_at {
             self.best_ceiling = *w;
@@ -484,11 +545,23 @@ impl Detector for SndbufLimited {
         // window per RTT) or paced (BBR spreads a window over the RTT, so a grid
         // interval can hold most of two windows' data or little of one).
         let sent = d.window.add(seg.ts, len, rtt);
+        // This gap against the spacing of data sent at the last interval's flight per RTT.
+        let spacing = match since_last {
+            Some(gap) if d.last_peak > 0 => {
+                let even = len as f64 * rtt as f64 / d.last_peak as f64;
+                Spacing {
+                    gaps: 1,
+                    short: u32::from((gap as f64) < EVEN_SPACING * even),
+                }
+            }
+            _ => Spacing::default(),
+        };
         let start =
             match d.bucket.as_mut() {
                 Some(b) if seg.ts.elapsed_since(b.start) < rtt => {
                     b.peak = b.peak.max(sent);
                     b.paused |= paused;
+                    b.spacing.add(spacing);
                     return;
                 }
                 Some(b) => {
@@ -517,6 +590,7 @@ impl Detector for SndbufLimited {
             paused,
             window: d.window_now,
             low: d.window_now,
+            spacing,
         });
     }
 
@@ -747,6 +821,16 @@ fn judge(conn: &Connection<'_>, d: &Dir, sender_is_server: bool, rtt: u64) -> Op
     }
     let per_rtt = run.bytes / u64::from(run.rounds.max(1));
     if per_rtt < MIN_PLATEAU_SEGMENTS.saturating_mul(segment) {
+        return None;
+    }
+    // The data came evenly at the plateau's rate, every packet spaced like the next:
+    // a link busy at its own rate set it, not the buffer. A congestion controller that
+    // keeps no queue holds such a level flight without loss or RTT growth (sweep s90-008
+    // at the client: BBR through 15 Mbit/s at 98 ms, 176,808 B per RTT = 1.79 MB/s, the
+    // link's payload rate, one packet every 0.81 ms; tcp_info's sndbuf_limited 0). A
+    // buffer's flight leaves in bursts or pacing slots whatever link carries it, with
+    // gaps below that spacing inside them.
+    if run.spacing.even() {
         return None;
     }
     // The receiver's window did not hold it: the data per RTT stays below the window by
@@ -1084,14 +1168,19 @@ mod tests {
         for b in [
             131_768u64, 133_216, 92_672, 131_768, 131_768, 101_360, 133_216,
         ] {
-            r.extend((CEILING_SPREAD, noise), (1, Timestamp(0), b), false, 0);
+            r.extend(
+                (CEILING_SPREAD, noise),
+                (1, Timestamp(0), b),
+                (false, Spacing::default()),
+                0,
+            );
         }
         assert_eq!((r.rounds, r.returns()), (7, 5));
         assert!(r.ceiling.slope().abs() < 1_448.0, "{}", r.ceiling.slope());
         r.extend(
             (CEILING_SPREAD, noise),
             (1, Timestamp(0), 150_000),
-            false,
+            (false, Spacing::default()),
             0,
         );
         assert_eq!((r.rounds, r.returns()), (8, 1));
@@ -1099,10 +1188,27 @@ mod tests {
         r.extend(
             (CEILING_SPREAD, noise),
             (1, Timestamp(0), 160_000),
-            false,
+            (false, Spacing::default()),
             0,
         );
         assert_eq!((r.rounds, r.returns()), (1, 1));
+    }
+
+    /// Gaps at the plateau's spacing (a link's) are even; a paced sender's two-segment
+    /// slots (every other gap within a slot) are not.
+    #[test]
+    fn even_spacing_is_a_links_not_a_pacing_slots() {
+        let link = Spacing {
+            gaps: 100,
+            short: 6,
+        };
+        assert!(link.even());
+        let slots = Spacing {
+            gaps: 100,
+            short: 50,
+        };
+        assert!(!slots.even());
+        assert!(!Spacing::default().even());
     }
 
     #[test]
@@ -1120,11 +1226,21 @@ mod tests {
     fn a_runs_trend_is_its_slope() {
         let mut r = Run::default();
         for b in [100u64, 105, 110, 115] {
-            r.extend((PLATEAU_SPREAD, 0), (1, Timestamp(0), b), false, 0);
+            r.extend(
+                (PLATEAU_SPREAD, 0),
+                (1, Timestamp(0), b),
+                (false, Spacing::default()),
+                0,
+            );
         }
         assert!((r.trend() - 5.0).abs() < 1e-9);
         let mut one = Run::default();
-        one.extend((PLATEAU_SPREAD, 0), (1, Timestamp(0), 100), false, 0);
+        one.extend(
+            (PLATEAU_SPREAD, 0),
+            (1, Timestamp(0), 100),
+            (false, Spacing::default()),
+            0,
+        );
         assert_eq!(one.trend(), 0.0);
     }
 
