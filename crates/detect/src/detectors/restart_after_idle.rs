@@ -246,7 +246,7 @@ struct Gap {
     last_send: Option<(u64, Timestamp)>,
     /// How the response after the pause was released ([`Release`]), told by the data's
     /// timestamp echoes (any vantage) and by the order in which ACKs and data were seen
-    /// (at the server only).
+    /// (at the server only); written when the response ends ([`Conn::end_release`]).
     release_by_echo: Option<Batches>,
     release_by_order: Option<Batches>,
 }
@@ -340,6 +340,17 @@ impl Reusable for Conn {
 }
 
 impl Conn {
+    /// The response after the pause ended (the client's next request): its release
+    /// goes to its gap, and the ACKs kept for it are dropped.
+    fn end_release(&mut self) {
+        if let Some(i) = self.release.gap.take() {
+            if let Some(g) = self.gaps.get_mut(i) {
+                (g.release_by_echo, g.release_by_order) = self.release.measured();
+            }
+            self.release.acks.clear();
+        }
+    }
+
     /// The repair's episode was undone: a D-SACK reported each of its repairs needless,
     /// and Linux restores the window it had cut (`tcp_try_undo_dsack`,
     /// `tcp_try_undo_loss`: `tcp_undo_cwnd_reduction`; RFC 3708). Sweep s72-062: an RTO
@@ -496,13 +507,8 @@ impl Release {
         };
     }
 
-    /// A client segment acknowledging `ack` (relative) with TSval `tsval`; one with data
-    /// (`request`) ends the response.
-    fn client(&mut self, ack: u64, tsval: Option<u32>, request: bool) {
-        if request {
-            self.gap = None;
-            self.acks.clear();
-        }
+    /// A client segment acknowledging `ack` (relative) with TSval `tsval`.
+    fn client(&mut self, ack: u64, tsval: Option<u32>) {
         let acked = ack.saturating_sub(self.start);
         if self.gap.is_some() && acked > self.acked {
             self.acked = acked;
@@ -528,9 +534,8 @@ impl Release {
         if self.gap.is_none() {
             return;
         }
-        if let Some((run, acked)) = self.run.take() {
-            self.by_order.data(run, acked, len, self.min_acked);
-        } else if let Some((run, acked)) = self.by_order.current {
+        // A run of ACKs since the last data begins a batch; without one the batch goes on.
+        if let Some((run, acked)) = self.run.take().or(self.by_order.current) {
             self.by_order.data(run, acked, len, self.min_acked);
         }
         let Some(echo) = tsecr.filter(|_| !self.echo_unknown) else {
@@ -589,11 +594,11 @@ impl RestartAfterIdle {
         }
         if ev.from_client {
             let ack = ev.rel_ack.unwrap_or(0);
-            c.release.client(
-                ack,
-                seg.pkt.options.timestamps.map(|t| t.0),
-                ev.payload_len > 0,
-            );
+            if ev.payload_len > 0 {
+                c.end_release();
+            }
+            c.release
+                .client(ack, seg.pkt.options.timestamps.map(|t| t.0));
             if c.recovery_point.is_some_and(|p| ack >= p) {
                 c.recovery_point = None;
             }
@@ -708,9 +713,6 @@ impl RestartAfterIdle {
                 u64::from(ev.payload_len),
                 seg.pkt.options.timestamps.map(|t| t.1),
             );
-            if let Some(g) = c.release.gap.and_then(|i| c.gaps.get_mut(i)) {
-                (g.release_by_echo, g.release_by_order) = c.release.measured();
-            }
             c.last_server_data = Some(seg.ts);
         }
         c.server_mid_response = true;
@@ -734,7 +736,7 @@ impl Detector for RestartAfterIdle {
             // it still released data.
             let c = self.conns.get_or_default(seg);
             let tsval = seg.pkt.options.timestamps.map(|t| t.0);
-            c.release.client(ev.rel_ack.unwrap_or(0), tsval, false);
+            c.release.client(ev.rel_ack.unwrap_or(0), tsval);
         }
     }
 
@@ -983,7 +985,8 @@ fn restart(
     rtt: u64,
 ) -> Option<Restart> {
     let resp = x.response.as_ref()?;
-    let gap = st.gaps.iter().find(|g| g.frame == resp.first_frame);
+    let gap_at = st.gaps.iter().position(|g| g.frame == resp.first_frame);
+    let gap = gap_at.map(|i| &st.gaps[i]);
     // The response's rounds: the ACK clock's when the timestamps tell them and they hold
     // the whole response (`Exchange::clocked`), else the bursts with the jitter's splits joined
     // (`joined_rounds`).
@@ -1101,10 +1104,15 @@ fn restart(
     // released tells instead ([`Release`]): a window that grew by less than half of what
     // was acknowledged did not restart slow start.
     if x_rounds.len() == 2 {
-        let release = gap.and_then(|g| match conn.vantage {
-            Vantage::Server => g.release_by_order.or(g.release_by_echo),
-            _ => g.release_by_echo,
-        });
+        // The response still under way at the end of the connection is still measured.
+        let (by_echo, by_order) = match gap_at {
+            Some(i) if st.release.gap == Some(i) => st.release.measured(),
+            _ => gap.map_or((None, None), |g| (g.release_by_echo, g.release_by_order)),
+        };
+        let release = match conn.vantage {
+            Vantage::Server => by_order.or(by_echo),
+            _ => by_echo,
+        };
         if release.and_then(|b| b.level(MIN_GROWTH)) == Some(true) {
             return None;
         }
@@ -1439,7 +1447,7 @@ mod tests {
                 r.data(1448, None);
             }
             for i in 1..=8u64 {
-                r.client(i * 1448, None, false);
+                r.client(i * 1448, None);
                 for _ in 0..per_ack {
                     r.data(1448, None);
                 }
@@ -1453,11 +1461,11 @@ mod tests {
         // With echoes, every ACK of one tick: only its first is sure, no batch is judged.
         let mut r = Release::default();
         r.start(0, 0, 1448);
-        r.client(0, Some(100), true);
+        r.client(0, Some(100));
         r.start(0, 0, 1448);
         r.data(14_480, Some(100));
         for i in 1..=8u64 {
-            r.client(i * 1448, Some(200), false);
+            r.client(i * 1448, Some(200));
             r.data(1448, Some(200));
         }
         let (echo, _) = r.measured();
