@@ -514,6 +514,34 @@ fn slow_start_at_a_lan_rtt_is_named_from_the_ack_clock() {
     );
 }
 
+/// Issue 12, sweep s93-041 at the client (BBR at 18.5 ms, GRO at the client, three
+/// 81,996-byte responses, a connection each; tests/data/sweep/README.md). In tshark,
+/// stream 0: round 1 is frames 6–24 (0.087903 s, 10 segments echoing the request's TSval
+/// 535408800); frame 26 (0.106716 s) is the first to echo 535408869, the client's first
+/// ACK (frame 7), and frame 62 (0.125075 s) the first to echo 535408888 (frame 27, the
+/// first ACK of round 2), after 7.4 ms of silence where BBR's paced round 2 had gaps of
+/// at most 1.6 ms: rounds of 10, 20 and 27 segments, 18.8 and 18.4 ms apart. Cut by time,
+/// round 2's round trip took in round 3's first two segments (10, 22, 25: no doubling),
+/// and the clocked rounds needed four to count: nothing was named at the client and the
+/// router (the server's capture named it). The receive window in the ACK that released
+/// round 3 (81,920 B) sends the response in 2 rounds: 1 extra × 18.512 ms on stream 0,
+/// the same on streams 1 and 2 (18.576, 18.918 ms).
+#[test]
+fn three_clocked_rounds_a_round_trip_apart_are_slow_start() {
+    let path = root().join("tests/data/sweep/s93-041-http-client.pcap");
+    let f = analyze(&path.to_string_lossy());
+    let nc = of(&f, "slow_start.new_connection");
+    assert_eq!(nc.len(), 3, "{f:?}");
+    let first = nc.iter().find(|f| f.stream == 0).expect("stream 0");
+    assert_eq!(common::analyze::frames(first), [1, 4, 6, 26, 62]);
+    assert!((first.cost_ms - 18.512).abs() < 0.01, "{}", first.cost_ms);
+    assert!(
+        first.explanation.contains("[10 20 27]"),
+        "{}",
+        first.explanation
+    );
+}
+
 /// Issue 12, fresh sweep s21-041 at the client (165 ms RTT, CUBIC, a server closing after
 /// 109 ms idle, 9,625-byte responses): in tshark the response ends at frame 18 (0.595384
 /// s), the client's next request (frame 20) leaves 70 µs later and crosses the server's

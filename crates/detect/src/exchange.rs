@@ -177,7 +177,11 @@ impl Clock {
         let next = self.next_from.is_some_and(|from| seq_le(from, tsecr));
         let full = self.rounds.len() >= MAX_ROUNDS;
         match self.rounds.last_mut() {
-            Some(r) if !next || full => r.extend(frame, ts, len),
+            Some(r) if !next || full => {
+                // The sender's pauses within the round, as `add_to_rounds` keeps them.
+                r.max_gap_ns = r.max_gap_ns.max(ts.elapsed_since(r.end));
+                r.extend(frame, ts, len)
+            }
             _ => {
                 self.rounds.push(Span::new(frame, ts, len));
                 self.round_seq = seq;

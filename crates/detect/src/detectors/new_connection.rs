@@ -270,9 +270,21 @@ fn rounds_of_slow_start(r: &[Span], rtt_ns: u64, mss: u64) -> bool {
 /// construction, and the time between them here holds the path's jitter, which at a
 /// LAN's RTT can be several round trips (sweep s18-057's client at 1 ms: rounds of 10,
 /// 20, 40 and 10 segments, the last 7 ms late).
-fn clocked_slow_start(x: &Exchange, mss: u64) -> bool {
-    x.clock_rounds()
-        .is_some_and(|r| r.len() >= MIN_PACED_ROUNDS && grows_like_slow_start(r, mss))
+///
+/// Like rounds cut by time, they could cut an application's trickle into round-trip
+/// pieces, so they need three growths ([`MIN_PACED_ROUNDS`]) — unless they also start a
+/// round trip apart and the sender waited at every boundary, as rounds cut by time must
+/// ([`spaced_like_slow_start`]): then one growth and the rest will do, as for those. Sweep
+/// s93-041 at the client (BBR at 18 ms): rounds of 10, 20 and 27 segments 18.6 ms apart,
+/// the paced ones with gaps of at most 1.6 ms inside, 18.6 and 7.4 ms of silence before
+/// the second and third; cut by time, the third round's first two segments fell within
+/// the second's round trip (10, 22, 25: no doubling).
+fn clocked_slow_start(x: &Exchange, rtt_ns: u64, mss: u64) -> bool {
+    x.clock_rounds().is_some_and(|r| {
+        (r.len() >= MIN_PACED_ROUNDS
+            || (r.len() >= MIN_PACED_ROUNDS - 1 && spaced_like_slow_start(r, rtt_ns)))
+            && grows_like_slow_start(r, mss)
+    })
 }
 
 /// The first round holds at least the initial window's full segments and each round
@@ -330,11 +342,17 @@ fn spaced_like_slow_start(r: &[Span], rtt_ns: u64) -> bool {
     // so the wait before the next round is ≈ 0.3 RTT, many pacing intervals (held-out
     // sweep s34-081 at 69 ms: 20 segments over 41 ms, 2–3 ms apart, then 28 ms of
     // silence before the last 16).
-    let by_rtt = (1..r.len()).any(|i| {
+    waited_for_the_ack_clock(r, rtt_ns) || r.len() >= MIN_PACED_ROUNDS
+}
+
+/// Every boundary between the rounds has half the RTT of silence before it, or more
+/// than the sender paused within the rounds on either side: a sender waiting for the ACK
+/// clock, not a boundary drawn by the round trip alone (see [`spaced_like_slow_start`]).
+fn waited_for_the_ack_clock(r: &[Span], rtt_ns: u64) -> bool {
+    !(1..r.len()).any(|i| {
         let silence = r[i].start.elapsed_since(r[i - 1].end);
         silence < rtt_ns / 2 && silence <= r[i - 1].max_gap_ns.max(r[i].max_gap_ns)
-    });
-    !by_rtt || r.len() >= MIN_PACED_ROUNDS
+    })
 }
 
 /// Rounds (the last included) a response cut into round trips by time alone needs to
@@ -434,7 +452,7 @@ impl Detector for NewConnection {
             let mut paced = x.clone();
             paced.rounds = std::mem::take(&mut paced.paced_rounds);
             Cow::Owned(paced)
-        } else if clocked_slow_start(x, mss) {
+        } else if clocked_slow_start(x, rtt_ns, mss) {
             let mut clocked = x.clone();
             clocked.rounds = x.clock_rounds().unwrap_or_default().to_vec();
             Cow::Owned(clocked)
