@@ -171,9 +171,10 @@ struct Run {
 
 /// Gaps between a direction's data segments measured against the spacing of data sent at
 /// the plateau's rate (one flight per RTT, of the interval before): a gap shorter than
-/// [`EVEN_SPACING`] of that spacing is a burst's (an ACK's release, a pacing slot of two
-/// or more segments: tcp_tso_autosize's `tcp_min_tso_segs`), one at it or longer the
-/// rate itself.
+/// 8/9 of that spacing is a burst's (an ACK's release, a pacing slot of two or more
+/// segments: tcp_tso_autosize's `tcp_min_tso_segs`), one at it or longer the rate itself.
+/// The flight that sets the spacing is measured to within one slice's data ([`SLICES`]:
+/// an eighth), so an even gap may read as 8/9 of it.
 #[derive(Copy, Clone, Debug, Default)]
 struct Spacing {
     gaps: u32,
@@ -195,10 +196,6 @@ impl Spacing {
     }
 }
 
-/// A gap within a burst is shorter than this share of the plateau's spacing: the flight
-/// that sets the spacing is measured to within one slice's data ([`SLICES`]: an eighth),
-/// so the rate it gives may be 9/8 of the true one and an even gap read 8/9 of it.
-pub const EVEN_SPACING: f64 = SLICES as f64 / (SLICES as f64 + 1.0);
 /// At most this share of a link-paced run's gaps are short: half of the least a paced
 /// sender's two-segment slots leave (every other gap within a slot).
 pub const MAX_SHORT_GAPS: f64 = 0.25;
@@ -546,12 +543,14 @@ impl Detector for SndbufLimited {
         // interval can hold most of two windows' data or little of one).
         let sent = d.window.add(seg.ts, len, rtt);
         // This gap against the spacing of data sent at the last interval's flight per RTT.
+        // gap < 8/9 × len × rtt / peak ([`Spacing`]), without the division.
         let spacing = match since_last {
             Some(gap) if d.last_peak > 0 => {
-                let even = len as f64 * rtt as f64 / d.last_peak as f64;
+                let slices = SLICES as u128;
+                let seen = u128::from(gap) * u128::from(d.last_peak) * (slices + 1);
                 Spacing {
                     gaps: 1,
-                    short: u32::from((gap as f64) < EVEN_SPACING * even),
+                    short: u32::from(seen < slices * u128::from(len) * u128::from(rtt)),
                 }
             }
             _ => Spacing::default(),
