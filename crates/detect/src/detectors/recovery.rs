@@ -337,10 +337,8 @@ impl Detector for Recovery {
                 && c.dirs[y]
                     .unacked_since
                     .is_some_and(|t| seg.ts.elapsed_since(t) >= c.dirs[y].min_ack_rtt.unwrap_or(0));
-            let cut_below_data = ev.payload_len == 0
-                && !flags.syn()
-                && !flags.fin()
-                && !flags.rst()
+            let pure = ev.payload_len == 0 && !flags.syn() && !flags.fin() && !flags.rst();
+            let cut_below_data = pure
                 && pkt.options.truncated
                 && a < c.dirs[y].highest_end
                 && reachable
@@ -356,19 +354,9 @@ impl Detector for Recovery {
             // declared 24 bytes of options against 12 (one block), advancing to the hole
             // (it also covered the segment before it); the repair 13.3 ms later was the
             // SACK's (RACK's timer: TCPFastRetrans 2, TCPTimeouts 0), not an RTO.
-            let pure = ev.payload_len == 0 && !flags.syn() && !flags.fin() && !flags.rst();
             let declared = pkt.options.declared_len;
             let plain = c.dirs[x].plain_ack_options;
-            let cut_sack = pure
-                && pkt.options.truncated
-                && plain.is_some_and(|p| declared > p)
-                && a < c.dirs[y].highest_end
-                && reachable
-                && ev
-                    .conn
-                    .dirs
-                    .iter()
-                    .all(|d| d.syn.options().is_none_or(|o| o.sack_permitted));
+            let cut_sack = cut_below_data && plain.is_some_and(|p| declared > p);
             if pure {
                 c.dirs[x].plain_ack_options = Some(plain.map_or(declared, |p| p.min(declared)));
             }
