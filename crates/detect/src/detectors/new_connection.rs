@@ -342,17 +342,11 @@ fn spaced_like_slow_start(r: &[Span], rtt_ns: u64) -> bool {
     // so the wait before the next round is ≈ 0.3 RTT, many pacing intervals (held-out
     // sweep s34-081 at 69 ms: 20 segments over 41 ms, 2–3 ms apart, then 28 ms of
     // silence before the last 16).
-    waited_for_the_ack_clock(r, rtt_ns) || r.len() >= MIN_PACED_ROUNDS
-}
-
-/// Every boundary between the rounds has half the RTT of silence before it, or more
-/// than the sender paused within the rounds on either side: a sender waiting for the ACK
-/// clock, not a boundary drawn by the round trip alone (see [`spaced_like_slow_start`]).
-fn waited_for_the_ack_clock(r: &[Span], rtt_ns: u64) -> bool {
-    !(1..r.len()).any(|i| {
+    let by_rtt = (1..r.len()).any(|i| {
         let silence = r[i].start.elapsed_since(r[i - 1].end);
         silence < rtt_ns / 2 && silence <= r[i - 1].max_gap_ns.max(r[i].max_gap_ns)
-    })
+    });
+    !by_rtt || r.len() >= MIN_PACED_ROUNDS
 }
 
 /// Rounds (the last included) a response cut into round trips by time alone needs to
