@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::analyze::{findings, frames, one, sweep_path};
+use common::analyze::{findings, findings_at_any_cost, frames, one, sweep_path};
 
 /// s10-080, the client's capture of its own upload (RTT 1 ms, Reno, no window scaling,
 /// 2,924,544 B in 64 KiB writes): the sender's tcp_info read rwnd_limited 116 ms of busy
@@ -208,4 +208,34 @@ fn a_slow_readers_held_acks_are_no_queue_and_its_window_is_named() {
         "{}",
         w.explanation
     );
+}
+
+/// Issue 12 class 4, sweep s96-086 at the client (Reno at 123 ms, the delay to the
+/// client raised to 300 ms after the SYN/ACK; tests/data/sweep/README.md): two 80,560 B
+/// responses under the client's window, 67,584 B at the start (frame 7) and 80,896 B
+/// from frame 29 on. In tshark the second response (frames 89–168, 1.8618–1.8623 s)
+/// arrives in one round trip, its last segment ending at 161,121 — within a segment of
+/// the edge the client's frame 87 had opened (ACK 80,561 + 80,896 = 161,457) — and the
+/// server's next segment is its FIN, frame 171, 361 ms later. The server had nothing
+/// more to send: Linux's rwnd chrono runs only while a queued skb fails the window test
+/// (`tcp_snd_wnd_test`), and tcp_info read rwnd_limited 0. Counted as the window's,
+/// that round trip was named rwnd.limited and rwnd.not_growing ("a window still
+/// ramping", 361 ms). Time at the edge is the window's only when new data follow it;
+/// what remains at any cost is the 20 µs between frame 166, at the edge in the view the
+/// tracker keeps of the server, and frame 168, the response's last 920 B.
+#[test]
+fn a_response_that_ends_at_the_windows_edge_was_not_held_by_it() {
+    let path = sweep_path("s96-086-rtt_step-client.pcap");
+    let f = findings(&path);
+    assert!(
+        !f.iter().any(|x| x.id.starts_with("rwnd.")),
+        "{:?}",
+        f.iter().map(|x| &x.id).collect::<Vec<_>>()
+    );
+    for x in findings_at_any_cost(&path)
+        .iter()
+        .filter(|x| x.id.starts_with("rwnd."))
+    {
+        assert!(x.cost_ms < 0.05, "{} {}", x.id, x.cost_ms);
+    }
 }

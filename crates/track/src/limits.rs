@@ -9,7 +9,10 @@
 //!   SYNs had it, as Linux's `tcp_snd_wnd_test` tests a full `mss_now` segment — or the
 //!   largest segment the sender has sent if smaller) of the right edge
 //!   the receiver advertised (ACK + window, RFC 9293 §3.8.6.2.1), or that
-//!   window is zero (`zero_window`, a part of `rwnd`);
+//!   window is zero (`zero_window`, a part of `rwnd`). Time at the edge counts once the
+//!   sender sends new data after it (it had more queued); ended by its FIN, the peer's
+//!   next request or the capture's end instead, it is the sender's (a response that
+//!   fits the window ends at its edge; `Limits::settle_edge`);
 //! - **application** (`app`): everything sent is acknowledged and the window is open, yet
 //!   the sender sends nothing. Counted only when the same transfer goes on afterwards: the
 //!   sender sends new data within [`MAX_APP_GAP_NS`] and the peer sent no data meanwhile
@@ -229,6 +232,9 @@ pub(crate) struct Limits {
     /// far (`pending_rwnd_ns`), decided by what the sender does next.
     hold: Hold,
     pending_rwnd_ns: u64,
+    /// `Rwnd` time with the data at the window's edge, not yet known to be the window's
+    /// ([`Limits::settle_edge`]).
+    pending_edge_ns: u64,
     /// When the data after the hold began (`Hold::Burst`).
     burst_since: Timestamp,
     /// The peer sent data since the app pause began.
@@ -261,6 +267,7 @@ impl Default for Limits {
             pending_app_ns: 0,
             hold: Hold::None,
             pending_rwnd_ns: 0,
+            pending_edge_ns: 0,
             burst_since: Timestamp::default(),
             peer_spoke: false,
             done: false,
@@ -410,7 +417,7 @@ impl Limits {
                 self.pending_rwnd_ns = self.pending_rwnd_ns.saturating_add(queued);
                 o.sender_ns = o.sender_ns.saturating_add(dt - queued);
             }
-            Limit::Rwnd => o.rwnd_ns = o.rwnd_ns.saturating_add(dt),
+            Limit::Rwnd => self.pending_edge_ns = self.pending_edge_ns.saturating_add(dt),
             Limit::Sender => o.sender_ns = o.sender_ns.saturating_add(dt),
             Limit::App => self.pending_app_ns = self.pending_app_ns.saturating_add(dt),
         }
@@ -486,6 +493,26 @@ impl Limits {
             self.peer_spoke = false;
         }
         self.state = next;
+    }
+
+    /// Ends the time the data spent at the window's edge: the window's when the sender
+    /// sends new data after it, which shows it had more queued (Linux's rwnd chrono runs
+    /// only while `tcp_write_xmit` finds a queued skb the window does not admit,
+    /// `tcp_snd_wnd_test`, tcp_output.c); the sender's when the hold ends without: its
+    /// FIN or RST alone, the peer's next request, the end of the capture. A response
+    /// that fits the window can end within a segment of its edge (sweep s96-086's
+    /// client: 80,560 B under 80,896 B, then the server's FIN one round trip later,
+    /// 361 ms that were nobody's limit; tcp_info rwnd_limited 0). An ACK of everything
+    /// decides nothing: under a window of two segments every ACK is one, and the data
+    /// it releases shows the sender had more (tests/traces.rs).
+    fn settle_edge(&mut self, rwnd: bool) {
+        let o = &mut self.out;
+        if rwnd {
+            o.rwnd_ns = o.rwnd_ns.saturating_add(self.pending_edge_ns);
+        } else {
+            o.sender_ns = o.sender_ns.saturating_add(self.pending_edge_ns);
+        }
+        self.pending_edge_ns = 0;
     }
 
     /// Ends a held `Rwnd`: its time to `rwnd` or to `sender`.
@@ -692,6 +719,9 @@ impl Limits {
             }
             self.pending_app_ns = 0;
         }
+        if self.highest.is_none_or(|h| end > h) {
+            self.settle_edge(true);
+        }
         match self.highest {
             Some(h) if end <= h => {
                 self.recover = Some(h);
@@ -752,6 +782,7 @@ impl Limits {
             self.state = Limit::Sender;
         }
         self.settle_held(false);
+        self.settle_edge(false);
     }
 
     /// The sender's FIN or RST: the transfer is over.
@@ -760,6 +791,7 @@ impl Limits {
             self.advance(t);
             self.account(t);
             self.settle_held(false);
+            self.settle_edge(false);
             self.done = true;
             self.state = Limit::None;
         }
@@ -787,7 +819,10 @@ impl Limits {
     pub(crate) fn times(&self) -> LimitTimes {
         let mut t = self.out;
         // A hold never settled (the capture ended in it): no new data followed.
-        t.sender_ns = t.sender_ns.saturating_add(self.pending_rwnd_ns);
+        t.sender_ns = t
+            .sender_ns
+            .saturating_add(self.pending_rwnd_ns)
+            .saturating_add(self.pending_edge_ns);
         t
     }
 }
@@ -825,7 +860,10 @@ mod tests {
     }
 
     /// Data that fill the opened window again before the next ACK: the 2 ms between the
-    /// ACK and that data were the window's (Linux's rwnd chrono runs through them).
+    /// ACK and that data were the window's (Linux's rwnd chrono runs through them), and
+    /// so was the 1 ms at the edge before the ACK, new data having followed it. The last
+    /// 1 ms at the edge, ended by the FIN with nothing new, was not: the sender had no
+    /// more to send.
     #[test]
     fn the_answer_that_fills_the_window_again_makes_the_hold_the_windows() {
         let mut l = filled();
@@ -835,7 +873,43 @@ mod tests {
         assert_eq!(l.state(), Limit::Rwnd);
         l.on_end(t(4));
         let o = l.times();
-        assert_eq!((o.rwnd_ns, o.sender_ns), (4 * MS as u64, 0));
+        assert_eq!((o.rwnd_ns, o.sender_ns), (3 * MS as u64, MS as u64));
+    }
+
+    /// A response that fits the window ends within a segment of its edge: the time until
+    /// the ACKs is nobody's limit but the transfer's end, whatever ends it — the FIN, the
+    /// peer's next request or the end of the capture, after an ACK of everything or not
+    /// (sweep s96-086's client: 361 ms named rwnd.limited, tcp_info rwnd_limited 0).
+    #[test]
+    fn data_at_the_edge_with_nothing_new_after_is_not_the_windows() {
+        let seg = u64::from(SEG);
+        let at_edge = || {
+            let mut l = Limits::default();
+            l.set_mss(seg);
+            l.on_ack(t(0), 0, 10 * seg, 10 * seg, None);
+            for k in 1..=10 {
+                l.on_data(t(0), k * seg, SEG, None);
+            }
+            assert_eq!(l.state(), Limit::Rwnd);
+            l
+        };
+        let mut fin = at_edge();
+        fin.on_end(t(5));
+        let mut request = at_edge();
+        request.on_ack(t(5), 0, 10 * seg, 10 * seg, None);
+        request.on_peer_data();
+        let mut all_acked = at_edge();
+        all_acked.on_ack(t(5), 10 * seg, 10 * seg, 10 * seg, None);
+        all_acked.on_end(t(6));
+        let ended = at_edge();
+        for l in [fin, request, all_acked, ended] {
+            assert_eq!(l.times().rwnd_ns, 0);
+        }
+        // New data after it: the sender had more, and the window held it.
+        let mut more = at_edge();
+        more.on_ack(t(5), seg, 10 * seg, 10 * seg, None);
+        more.on_data(t(5), 11 * seg, SEG, None);
+        assert_eq!(more.times().rwnd_ns, 5 * MS as u64);
     }
 
     /// Data that stop short of the edge before the next ACK takes effect: something else
@@ -857,20 +931,21 @@ mod tests {
     }
 
     /// No new data after the opening ACK: a retransmission, the peer's request, the end
-    /// or an ACK of everything all leave the hold to the sender (nothing more to send).
+    /// or an ACK of everything all leave the hold to the sender (nothing more to send),
+    /// and, with no new data after it either, the time at the edge before it.
     #[test]
     fn a_hold_without_new_data_is_the_senders() {
         let mut l = filled();
         l.on_data(t(3), 5 * u64::from(SEG), SEG, None);
         l.on_end(t(4));
-        assert_eq!(l.times().rwnd_ns, MS as u64);
+        assert_eq!((l.times().rwnd_ns, l.times().sender_ns), (0, 4 * MS as u64));
 
         let mut l = filled();
         l.on_peer_data();
         l.on_data(t(3), 11 * u64::from(SEG), SEG, None);
         l.on_data(t(3), 12 * u64::from(SEG), SEG, None);
         l.on_end(t(3));
-        assert_eq!(l.times().rwnd_ns, MS as u64);
+        assert_eq!((l.times().rwnd_ns, l.times().sender_ns), (0, 3 * MS as u64));
 
         let mut l = filled();
         l.on_ack(
@@ -881,10 +956,7 @@ mod tests {
             None,
         );
         assert_eq!(l.state(), Limit::App);
-        assert_eq!(
-            (l.times().rwnd_ns, l.times().sender_ns),
-            (MS as u64, MS as u64)
-        );
+        assert_eq!((l.times().rwnd_ns, l.times().sender_ns), (0, 2 * MS as u64));
     }
 
     /// The window's least value when its scale is unknown (fields raw): s19-032's sender
