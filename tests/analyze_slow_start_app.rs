@@ -422,6 +422,31 @@ fn a_restart_in_two_rounds_is_named_where_each_ack_released_two_segments() {
     assert!((r.cost_ms - 111.865).abs() < 0.01, "{}", r.cost_ms);
 }
 
+/// Issue 12, sweep s95-014 at the server (CUBIC, snaplen 96; the delay to the client
+/// stepped from 60 to 300 ms after the SYN/ACK; tests/data/sweep/README.md): tcp_info had
+/// cwnd 39 before the idle and 19 after it (one halving: idle 1,019 ms, frame 44 at
+/// 0.481683 s to frame 59 at 1.500270 s, against an RTO of 944 ms), then 38. Response 2
+/// (40,894 B) sent 19 segments (frames 59–77), then its last 10 two per ACK as the ACKs
+/// of the first round arrived (frames 78 → 79–80, 81 → 82–83), but the client's ACKs
+/// came in a burst that reached the capture ahead of the data they released (frames
+/// 84–92 in 42 µs, then 93–94): counted by the order seen, 11,584 B went out against
+/// 17,376 B acknowledged, and the release meter read a level window. The response had
+/// only 13,382 B to send after its first ACK, too few to show ×1.5 against that many
+/// acknowledged: such a batch tells nothing. Rounds at frames 59 and 79 (1.860893 s):
+/// 2 rounds of 360.623 ms where the warm window of 39 segments needed 1.
+#[test]
+fn a_response_too_short_to_show_growth_does_not_veto_its_restart() {
+    let f = common::analyze::findings(sweep_path("s95-014-rtt_step-server.pcap"));
+    let r = one(&f, RESTART);
+    assert_eq!(frames(r), [18, 44, 59, 79]);
+    assert!((r.cost_ms - 360.623).abs() < 0.01, "{}", r.cost_ms);
+    assert!(
+        r.explanation.contains("began with 27512 B (≈ 19 segments)"),
+        "{}",
+        r.explanation
+    );
+}
+
 /// Issue 12, held-out sweep s12-078 at the client (CUBIC; the to-client delay rose from 10
 /// to 150 ms after the SYN/ACK; tests/data/sweep/README.md): response 1 arrives in
 /// rounds of 10 segments (frames 6–24, 0.183 s), 1 (frame 26, 45 ms later) and 5

@@ -247,8 +247,8 @@ struct Gap {
     /// How the response after the pause was released ([`Release`]), told by the data's
     /// timestamp echoes (any vantage) and by the order in which ACKs and data were seen
     /// (at the server only); written when the response ends ([`Conn::end_release`]).
-    release_by_echo: Option<Batches>,
-    release_by_order: Option<Batches>,
+    release_by_echo: Option<Growth>,
+    release_by_order: Option<Growth>,
 }
 
 #[derive(Default)]
@@ -332,6 +332,14 @@ impl Reusable for Conn {
             undo: emptied_vec(self.undo),
             release: Release {
                 acks: emptied_deque(self.release.acks),
+                by_echo: Batches {
+                    judged: emptied_vec(self.release.by_echo.judged),
+                    ..Batches::default()
+                },
+                by_order: Batches {
+                    judged: emptied_vec(self.release.by_order.judged),
+                    ..Batches::default()
+                },
                 ..Release::default()
             },
             ..Conn::default()
@@ -452,41 +460,82 @@ struct Release {
 const MAX_RELEASE_ACKS: usize = 128;
 
 /// A response's data in batches released by one ACK each ([`Release`]).
-#[derive(Default, Clone, Copy, Debug)]
+#[derive(Default)]
 struct Batches {
     /// The current batch's ACK (an echo, or the count of ACKs seen when its run began)
     /// and the bytes acknowledged then.
     current: Option<(u32, u64)>,
+    /// Batches begun.
+    begun: u32,
+    /// The first batch is judged whatever it acknowledged (by the order seen at the
+    /// server, see [`Batches::data`]).
+    judge_first: bool,
     released: u64,
-    /// Of the batches after which the sender waited for a later ACK, with at least
-    /// `min_acked` acknowledged, the one that released most per byte acknowledged: (bytes
-    /// released through it, bytes acknowledged).
-    most: Option<(u64, u64)>,
+    /// The batches after which the sender waited for a later ACK, with at least
+    /// `min_acked` acknowledged or the first, in order: (bytes released through each,
+    /// bytes acknowledged), the first [`MAX_JUDGED`] of them.
+    judged: Vec<(u64, u64)>,
 }
 
+/// Batches of one response kept for judging: a second round's worth of ACKs of two
+/// segments each at 64 segments a round; later batches have more acknowledged, and only
+/// the earlier ones can be judged at all once the response runs short ([`Batches::most`]).
+const MAX_JUDGED: usize = 32;
+
+/// How a response after a pause was released: of its judged batches, the one that
+/// released most per byte acknowledged (bytes released through it, bytes acknowledged);
+/// None when no batch could be judged.
+#[derive(Default, Clone, Copy, Debug)]
+struct Growth(Option<(u64, u64)>);
+
 impl Batches {
+    /// At the server the first batch is judged whatever it acknowledged: its ACK was the
+    /// first of the response's to reach the sender, after a round trip in which it had
+    /// nothing to process, so the data it released are its own (the later ACKs of a
+    /// burst may reach the capture before the stack has processed the ones ahead of
+    /// them: sweep s95-014, [`Batches::most`]). An echo's first batch is not: of its
+    /// tick only the first ACK counts, and its few segments acknowledged are the noise
+    /// `min_acked` keeps out (s76-022 at the client: BBR's level window read as growing).
     fn data(&mut self, by: u32, acked: u64, len: u64, min_acked: u64) {
         match self.current {
-            Some((k, before)) if k != by && before >= min_acked => {
-                let full = (self.released, before);
-                // released / acknowledged, compared without division.
-                let more = |m: (u64, u64)| {
-                    u128::from(full.0) * u128::from(m.1) > u128::from(m.0) * u128::from(full.1)
-                };
-                if self.most.is_none_or(more) {
-                    self.most = Some(full);
-                }
+            Some((k, before))
+                if k != by
+                    && (before >= min_acked || (self.judge_first && self.begun == 1))
+                    && self.judged.len() < MAX_JUDGED =>
+            {
+                self.judged.push((self.released, before));
             }
             _ => {}
+        }
+        if self.current.is_none_or(|(k, _)| k != by) {
+            self.begun = self.begun.saturating_add(1);
         }
         self.current = Some((by, acked));
         self.released = self.released.saturating_add(len);
     }
 
+    /// The judged batch that released most per byte acknowledged, among those the
+    /// response had the bytes to tell: a batch shows the window's growth only if what
+    /// the response released after its first ACK, to its end, reaches `growth` × the
+    /// bytes acknowledged at it; past that a low ratio is the response running out, not
+    /// a level window (sweep s95-014 at the server: CUBIC halved by the idle to 19
+    /// segments, the 10 left released two per ACK, and the ACKs of the first round kept
+    /// arriving after the last was sent: 11,584 B released against 17,376 acknowledged).
+    fn most(&self, growth: f64) -> Growth {
+        let told = |&&(_, acked): &&(u64, u64)| acked as f64 * growth <= self.released as f64;
+        // released / acknowledged, compared without division.
+        let more = |a: &(u64, u64), b: &(u64, u64)| {
+            (u128::from(a.0) * u128::from(b.1)).cmp(&(u128::from(b.0) * u128::from(a.1)))
+        };
+        Growth(self.judged.iter().filter(told).copied().max_by(more))
+    }
+}
+
+impl Growth {
     /// Every judged batch released less than `growth` bytes per byte acknowledged: the
     /// window held level. None when no batch was judged.
     fn level(&self, growth: f64) -> Option<bool> {
-        let (released, acked) = self.most?;
+        let (released, acked) = self.0?;
         Some((released as f64) < growth * acked as f64)
     }
 }
@@ -495,14 +544,23 @@ impl Release {
     /// The first data after a pause, at relative sequence number `seq`: the response
     /// following pause number `gap`, from a sender of `mss`-byte segments.
     fn start(&mut self, seq: u64, gap: usize, mss: u64) {
-        let mut acks = std::mem::take(&mut self.acks);
-        acks.clear();
+        // The buffers go on to this response.
+        let acks = emptied_deque(std::mem::take(&mut self.acks));
+        let batches = |b: &mut Batches| Batches {
+            judged: emptied_vec(std::mem::take(&mut b.judged)),
+            ..Batches::default()
+        };
         *self = Release {
             gap: Some(gap),
             start: seq,
             min_acked: MIN_WINDOW_BEFORE_SEGMENTS.saturating_mul(mss),
             acks,
             last_tsval: self.last_tsval,
+            by_echo: batches(&mut self.by_echo),
+            by_order: Batches {
+                judge_first: true,
+                ..batches(&mut self.by_order)
+            },
             ..Release::default()
         };
     }
@@ -561,9 +619,9 @@ impl Release {
 
     /// The batches as the echoes tell them, and as the order seen tells them (true at
     /// the server only).
-    fn measured(&self) -> (Option<Batches>, Option<Batches>) {
-        let echo = (!self.echo_unknown).then_some(self.by_echo);
-        (echo, Some(self.by_order))
+    fn measured(&self) -> (Option<Growth>, Option<Growth>) {
+        let echo = (!self.echo_unknown).then(|| self.by_echo.most(MIN_GROWTH));
+        (echo, Some(self.by_order.most(MIN_GROWTH)))
     }
 }
 
@@ -1470,6 +1528,54 @@ mod tests {
         }
         let (echo, _) = r.measured();
         assert_eq!(echo.and_then(|b| b.level(MIN_GROWTH)), None);
+    }
+
+    /// Responses that end in their second round, 10 segments after a first round of
+    /// 18–19, at the server, by the order of ACKs and data. s95-014 (CUBIC, halved by
+    /// the idle): the first ACK released two segments, the next two, and then a burst of
+    /// ACKs reached the capture ahead of the data the earlier ones released (nine ACKs,
+    /// two segments; one ACK, two; seven ACKs, the last two). s77-022 (BBR, level): the
+    /// first ACK released one, then chunks of three as its pacing allowed.
+    #[test]
+    fn the_first_ack_tells_where_a_burst_of_acks_hides_the_release() {
+        const SEG: u64 = 1448;
+        let send = |r: &mut Release, n: u64| {
+            for _ in 0..n {
+                r.data(SEG, None);
+            }
+        };
+        let mut cubic = Release::default();
+        cubic.start(0, 0, SEG);
+        send(&mut cubic, 19);
+        for (acks, sent) in [
+            (1..=1, 2),
+            (2..=2, 2),
+            (3..=11, 2),
+            (12..=12, 2),
+            (13..=19, 2),
+        ] {
+            for i in acks {
+                cubic.client(i * SEG, None);
+            }
+            send(&mut cubic, sent);
+        }
+        // Judged: the first batch (2 segments for 1) and the fourth (8 more for 12),
+        // which the response's 10 segments could never have shown as ×1.5.
+        assert_eq!(cubic.by_order.judged, [(2 * SEG, SEG), (8 * SEG, 12 * SEG)]);
+        let (_, order) = cubic.measured();
+        assert_eq!(order.and_then(|b| b.level(MIN_GROWTH)), Some(false));
+
+        let mut bbr = Release::default();
+        bbr.start(0, 0, SEG);
+        send(&mut bbr, 18);
+        for (acks, sent) in [(1..=1, 1), (2..=6, 3), (7..=7, 3), (8..=18, 3)] {
+            for i in acks {
+                bbr.client(i * SEG, None);
+            }
+            send(&mut bbr, sent);
+        }
+        let (_, order) = bbr.measured();
+        assert_eq!(order.and_then(|b| b.level(MIN_GROWTH)), Some(true));
     }
 
     #[test]
