@@ -447,6 +447,33 @@ fn a_response_too_short_to_show_growth_does_not_veto_its_restart() {
     );
 }
 
+/// Issue 12, sweep s88-033 at the server (CUBIC at 129 ms, TSO; four requests 1,977 ms
+/// apart, 41,981 B responses; tests/data/sweep/README.md): tcp_info's cwnd went 39 → 10
+/// before each of responses 2, 3 and 4 (idles of 1,718–1,849 ms against RTOs of
+/// 344–376 ms: four halvings, floored at the initial window). Each response then took
+/// two rounds, 10 segments and 19 (frames 45 → 51, 79 → 85, 113 → 119: 129.640,
+/// 129.693 and 129.630 ms), where the warm window needed one: 388.963 ms in all. Each
+/// idle begins at the previous response's last data (frames 30, 69, 103), which the
+/// evidence names as that response's, not as the one with the largest round.
+#[test]
+fn each_restarted_response_is_priced_after_its_own_idle() {
+    let f = common::analyze::findings(sweep_path("s88-033-http-server.pcap"));
+    let r = one(&f, RESTART);
+    assert_eq!(
+        frames(r),
+        [12, 30, 45, 51, 12, 69, 79, 85, 12, 103, 113, 119]
+    );
+    assert!((r.cost_ms - 388.963).abs() < 0.01, "{}", r.cost_ms);
+    let notes: Vec<&str> = r.evidence.iter().map(|e| e.note.as_str()).collect();
+    for (i, prev) in [(1, 1), (5, 2), (9, 3)] {
+        assert_eq!(
+            notes[i],
+            format!("response {prev}: last data before the idle"),
+            "{notes:?}"
+        );
+    }
+}
+
 /// Issue 12, held-out sweep s12-078 at the client (CUBIC; the to-client delay rose from 10
 /// to 150 ms after the SYN/ACK; tests/data/sweep/README.md): response 1 arrives in
 /// rounds of 10 segments (frames 6–24, 0.183 s), 1 (frame 26, 45 ms later) and 5

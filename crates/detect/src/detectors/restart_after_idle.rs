@@ -846,8 +846,7 @@ impl Detector for RestartAfterIdle {
                 );
                 (rec.frame, rec.ts, note)
             });
-            let mut last_note =
-                format!("response {}: last data before the idle", r.before_index + 1);
+            let mut last_note = format!("response {}: last data before the idle", r.prev_index + 1);
             match repair {
                 Some((frame, _, note)) if frame == r.last_before_frame => {
                     last_note = format!("{last_note}, {note}");
@@ -1008,6 +1007,8 @@ struct Recovery {
 struct Restart {
     index: u32,
     before_index: u32,
+    /// The response before the idle (its last data began it).
+    prev_index: u32,
     idle_ns: u64,
     rto_ns: u64,
     /// The sender's congestion window before the idle, as estimated ([`window_before`]).
@@ -1240,6 +1241,7 @@ fn restart(
     Some(Restart {
         index: x.index,
         before_index: big_x.index,
+        prev_index: prev.index,
         idle_ns,
         rto_ns,
         window_before,
