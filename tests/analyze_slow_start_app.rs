@@ -474,6 +474,24 @@ fn each_restarted_response_is_priced_after_its_own_idle() {
     }
 }
 
+/// Issue 12, sweep s77-022 at the client (BBR at 7 ms, snaplen 96, GRO at the client; the
+/// delay to the client stepped from 4 to 80 ms after the SYN/ACK; two 39,930 B responses
+/// 1.5 s apart; tests/data/sweep/README.md). tcp_info: cwnd 18 before and after the idle,
+/// RTO 268–288 ms: BBR skips the restart. In tshark response 1 ends at frame 55 (0.179132
+/// s) and response 2 begins at frame 58 (1.583822 s), 1,404.7 ms later, with 18
+/// segments (frames 58–92), its next round at frame 94, 84.3 ms later; the request →
+/// response round trips are 83.8 and 83.8 ms and the client ACKs within 0.05 ms. So no
+/// RTT sample of the server's exceeded ≈ 84.4 ms and its RTO was at most 84.4 +
+/// 4 × 84.4 = 422 ms (`tcp_rtt_estimator`, `tcp_set_rto`): the idle halved a restarted
+/// window at least three times, from the 38 segments slow start's count gives it to the
+/// initial window of response 1's first round (11 segments here). A first round of 18 is
+/// a window the idle did not cut. The release of its second round, read from the echoes
+/// here, did not tell: it was named at 84.3 ms before.
+#[test]
+fn a_first_round_above_what_the_idles_halvings_leave_is_no_restart() {
+    common::analyze::not_at_any_cost(sweep_path("s77-022-rtt_step-client.pcap"), RESTART);
+}
+
 /// Issue 12, held-out sweep s12-078 at the client (CUBIC; the to-client delay rose from 10
 /// to 150 ms after the SYN/ACK; tests/data/sweep/README.md): response 1 arrives in
 /// rounds of 10 segments (frames 6–24, 0.183 s), 1 (frame 26, 45 ms later) and 5

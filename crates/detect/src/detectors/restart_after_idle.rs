@@ -56,7 +56,11 @@
 //! only a first round below that bound is a restart. The idle runs from the sender's last
 //! data of any kind, a repair included (`lsndtime`). A sender whose congestion control
 //! skips the restart (BBR) may still begin a response with fewer bytes than slow start's
-//! count of its window: where the response ends in its second round, the bytes each ACK
+//! count of its window. A restart leaves at most that window halved once per RTO of idle,
+//! never below the initial window: a first round above what the fewest halvings the idle
+//! can have made leave (the RTO at most what the longest RTT sample allows:
+//! [`rto_ceiling`]) is a window the idle did not cut. Where the idle was too short for
+//! that bound to tell, and the response ends in its second round, the bytes each ACK
 //! released tell the two apart ([`Release`]: two per byte acknowledged after a restart,
 //! one from a level window), from the timestamp echoes, or at the server from the order
 //! of ACKs and data; a capture without echoes seen away from the server cannot tell.
@@ -301,6 +305,10 @@ struct Conn {
     undo: Vec<(u32, u32)>,
     /// The response after the latest pause, while it lasts.
     release: Release,
+    /// The longest time from server data seen to the client's ACK of it (the tracker's
+    /// sample): at the server the sender's own RTT samples, at the client how long it
+    /// held an ACK, in the middle that and the rest of the path ([`longest_sample`]).
+    longest_client_sample: u64,
 }
 
 /// One repair by the server (see [`Conn::server_retrans`]).
@@ -686,6 +694,7 @@ impl RestartAfterIdle {
             // The server's data → this ACK: a full RTT when the capture is at the server.
             if let Some((_, ns)) = client_sample {
                 c.est_server_view.sample(ns, c.client_ack, c.server_nxt);
+                c.longest_client_sample = c.longest_client_sample.max(ns);
             }
             if ev.payload_len > 0 {
                 // A request: the echoes of the ACKs before it come after the server's
@@ -1159,6 +1168,26 @@ fn restart(
     if !shrunk {
         return None;
     }
+    // `tcp_cwnd_restart` leaves max(W >> halvings, min(IW, W)), one halving per RTO of
+    // idle: a first round larger than what the fewest halvings the idle can have made
+    // leave is a window the idle did not cut (BBR's, whose own `cong_control` skips the
+    // restart: sweep s77-022, 18 segments after 1,404 ms idle at 84 ms, where an RTO of
+    // at most 422 ms halved a window of 38 three times, to the initial 10). The fewest
+    // halvings come from the longest RTO the sender can have had ([`rto_ceiling`]); a
+    // window known only from below (after a loss) is not bounded so.
+    if recovery.is_none() {
+        let halvings = idle_ns / rto_ceiling(longest_sample(conn, st, earlier, x, rtt)).max(1);
+        let iw = earlier
+            .iter()
+            .find_map(|e| e.response.as_ref().and(e.rounds.first()))
+            .map_or(0, |r| r.bytes);
+        let restarted = (window_before >> halvings.min(63))
+            .max(iw.min(window_before))
+            .saturating_add(mss);
+        if halvings >= 1 && iw > 0 && first.bytes > restarted {
+            return None;
+        }
+    }
     // A response in two rounds has no full round to double; how its second round was
     // released tells instead ([`Release`]): a window that grew by less than half of what
     // was acknowledged did not restart slow start.
@@ -1277,6 +1306,40 @@ fn restart(
 /// after it, BBR) put a 541 ms idle against an RTO of 407 ms from the handshake, where
 /// tcp_info had 880 ms and cwnd unchanged. Per round, a stable RTT converges to
 /// srtt + 200 ms like the kernel's.
+/// The longest RTO Linux can have had when none of its RTT samples exceeded `sample_ns`:
+/// `tcp_rtt_estimator` keeps srtt among the samples and `mdev_us` (four times the mean
+/// deviation) at most four times the largest error, itself below the largest sample, and
+/// `tcp_set_rto` adds `rttvar_us` — max(mdev_max, `TCP_RTO_MIN`) — to srtt.
+fn rto_ceiling(sample_ns: u64) -> u64 {
+    sample_ns.saturating_add(sample_ns.saturating_mul(4).max(TCP_RTO_MIN_NS))
+}
+
+/// The longest RTT sample the server can have taken up to response `x`: a sample runs
+/// from its data's send to the ACK's arrival (`tcp_clean_rtx_queue`). At the server the
+/// tracker times the same span; elsewhere it is the path's round trip — the
+/// handshake's, or the longest that rounds of a response were apart, one round trip each
+/// — plus how long the client held an ACK as seen here (which in the middle holds the
+/// rest of the path too: longer, still a bound). The ACKs are those of the whole
+/// connection, later ones included: a longer bound only halves less.
+fn longest_sample(
+    conn: &Connection<'_>,
+    st: &Conn,
+    earlier: &[Exchange],
+    x: &Exchange,
+    rtt: u64,
+) -> u64 {
+    let path = earlier
+        .iter()
+        .chain(std::iter::once(x))
+        .flat_map(|e| e.rounds.windows(2))
+        .map(|w| w[1].start.elapsed_since(w[0].start))
+        .fold(rtt, u64::max);
+    match conn.vantage {
+        Vantage::Server => path.max(st.longest_client_sample),
+        _ => path.saturating_add(st.longest_client_sample),
+    }
+}
+
 fn rto_from_rounds(rtt: u64, earlier: &[Exchange]) -> u64 {
     let mut e = RttEstimator::default();
     e.sample(rtt);
