@@ -2,8 +2,8 @@
 //! application wrote more often than once per round trip, so the sender's flight never
 //! emptied (s3-024, s3-048: until the detector judged pauses with data in flight it
 //! found nothing in either), and two where the application always had data and the
-//! sender's pauses were its stack's (s6-072: a writer asleep on a full send buffer;
-//! s2-005: BBR's pacing), which the detector had called application-limited. Numbers
+//! sender's pauses were its stack's (s6-072 and s74-080: a writer asleep on a full send
+//! buffer; s2-005: BBR's pacing), which the detector had called application-limited. Numbers
 //! checked by hand in tshark (tests/data/sweep/README.md).
 
 mod common;
@@ -206,4 +206,24 @@ fn a_pause_whose_data_skips_unseen_bytes_is_no_application_pause() {
         sweep_path("s71-034-reorder-router-1300.pcap"),
         "app.limited",
     );
+}
+
+/// Issue 12, sweep s74-080 at the server (BBR at 116 ms, snaplen 96; the server's
+/// SO_SNDBUF 35,840 B, written in 1,448 B calls as fast as the socket took them;
+/// tests/data/sweep/README.md). tcp_info: sndbuf_limited 2,436 ms, nothing unsent or in
+/// flight for 0 ms. In tshark the server's data stop at frame 473 (1.229791 s) with
+/// 66,608 B in flight; ACKs arrive every ≈ 5 ms from frame 474 (65,160 B still out) and
+/// the next data leave at frame 485 (1.282955 s), 2.35 ms after frame 484, whose ACK had
+/// freed 28,960 B (44 %); likewise frames 2360 → 2370 (5.644918 → 5.684580 s, 26,064 B
+/// of 62,264 freed, 1.78 ms after frame 2369). The writer slept on its full buffer until
+/// a third was free (sk_stream_write_space) and took its scheduler's time to write: the
+/// send buffer's pauses, not the application's, although they end more than a
+/// millisecond after the ACK. Named app.limited (88 ms) beside sndbuf.limited before;
+/// now sndbuf.limited alone.
+#[test]
+fn a_send_buffers_wakeups_are_not_the_applications_pauses() {
+    let path = sweep_path("s74-080-bulk-server.pcap");
+    let ids = ids_at_any_cost(&path);
+    assert!(ids.iter().any(|i| i == "sndbuf.limited"), "{ids:?}");
+    assert!(!ids.iter().any(|i| i == APP_LIMITED), "{ids:?}");
 }

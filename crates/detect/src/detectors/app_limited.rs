@@ -21,7 +21,9 @@
 //! sender with data queued would have sent on the ACK (tcp_ack → tcp_data_snd_check).
 //! Data that leaves within `LAG_NOISE_NS` of an ACK is that ACK's doing, not a write:
 //! room it opened, or memory it freed that woke a writer asleep on a full send buffer
-//! (tcp_check_space → sk_stream_write_space, once a third of the buffer is free). And
+//! (tcp_check_space → sk_stream_write_space, once a third of the buffer is free); on a
+//! connection where `sndbuf.limited` is named, no pause with data in flight counts (the
+//! woken writer may take its scheduler's milliseconds). And
 //! more than two segments must leave at once: a pacing sender's slot is two
 //! (tcp_tso_autosize's tcp_min_tso_segs) whenever its slots are `MIN_GAP_NS` apart.
 //! That is the paced writer whose writes come more often than once per RTT, whose flight
@@ -526,6 +528,19 @@ impl Detector for AppLimited {
         let Some(dirs) = self.conns.take_reusing(conn) else {
             return;
         };
+        // A send buffer named on this connection (judged before, in the registry's order)
+        // explains a pause with data in flight: the writer asleep on the full buffer is
+        // woken only once the ACKs have freed a third of it (tcp_check_space →
+        // sk_stream_write_space), and then takes its scheduler's time to write (sweep
+        // s74-080 at the server: BBR with a 35,840 B SO_SNDBUF, two "pauses" of 48 and
+        // 40 ms with 65 KB in flight, each ended 2.4 ms after the ACK that had freed 45 %
+        // of it; tcp_info sndbuf_limited 2,436 ms). The pauses with nothing in flight
+        // stay the application's: no buffer explains them.
+        let buffer_held = out
+            .iter()
+            .rev()
+            .take_while(|f| f.stream == conn.summary.stream)
+            .any(|f| f.id == FindingId::SndbufLimited);
         for (i, d) in dirs.iter().enumerate() {
             let sender_is_server = i == 1;
             // The part of the RTT inside each measured gap, by where the capture sits
@@ -575,7 +590,7 @@ impl Detector for AppLimited {
             let mut kept: Vec<(Gap, u64)> = d
                 .gaps
                 .iter()
-                .filter(|g| g.in_flight == 0 || reacts_at_once)
+                .filter(|g| g.in_flight == 0 || (reacts_at_once && !buffer_held))
                 .filter(|g| g.in_flight == 0 || g.prompt_bytes > 2 * segment)
                 .filter(|g| g.raw_ns() <= MAX_GAP_NS && g.burst_bytes >= MIN_BURST_BYTES)
                 .filter(|g| g.path_idle_ns.is_none_or(|idle| idle >= MIN_GAP_NS))
