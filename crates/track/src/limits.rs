@@ -719,21 +719,19 @@ impl Limits {
             }
             self.pending_app_ns = 0;
         }
+        if self.highest.is_none_or(|h| end > h) {
+            self.settle_edge(true);
+        }
         match self.highest {
             Some(h) if end <= h => {
                 self.recover = Some(h);
                 self.settle_held(false);
             }
-            _ => {
-                // New data: the time at the edge before it was the window's.
-                if self.pending_edge_ns > 0 {
-                    self.settle_edge(true);
-                }
-                if self.hold == Hold::Held {
-                    self.hold = Hold::Burst;
-                    self.burst_since = t;
-                }
+            _ if self.hold == Hold::Held => {
+                self.hold = Hold::Burst;
+                self.burst_since = t;
             }
+            _ => {}
         }
         self.highest = Some(self.highest.map_or(end, |h| h.max(end)));
         self.raise_floor(end);
