@@ -1172,7 +1172,7 @@ fn restart(
     // idle: a first round larger than what the fewest halvings the idle can have made
     // leave is a window the idle did not cut (BBR's, whose own `cong_control` skips the
     // restart: sweep s77-022, 18 segments after 1,404 ms idle at 84 ms, where an RTO of
-    // at most 422 ms halved a window of 38 three times, to the initial 10). The fewest
+    // at most 422 ms halved a window of 38 three times, to the initial window). The fewest
     // halvings come from the longest RTO the sender can have had ([`rto_ceiling`]); a
     // window known only from below (after a loss) is not bounded so.
     if recovery.is_none() {
@@ -1181,10 +1181,11 @@ fn restart(
             .iter()
             .find_map(|e| e.response.as_ref().and(e.rounds.first()))
             .map_or(0, |r| r.bytes);
-        let restarted = (window_before >> halvings.min(63))
+        // The largest first round a restart can leave, and a segment of the rounds' noise.
+        let most_after_restart = (window_before >> halvings.min(63))
             .max(iw.min(window_before))
             .saturating_add(mss);
-        if halvings >= 1 && iw > 0 && first.bytes > restarted {
+        if halvings >= 1 && iw > 0 && first.bytes > most_after_restart {
             return None;
         }
     }
@@ -1294,18 +1295,6 @@ fn restart(
     })
 }
 
-/// The RTO with one RTT sample per round: the handshake's, then each round of the earlier
-/// responses (one RTT from the start of a round to the next). The kernel's RTO
-/// (`__tcp_set_rto`: srtt + rttvar) lets the variation from an RTT change fall by at most
-/// a quarter per RTT: `tcp_rtt_estimator` raises `rttvar_us` at once to the largest
-/// deviation and lowers it toward `mdev_max_us` (≥ TCP_RTO_MIN) only once per window of
-/// data (when snd_una passes `rtt_seq`), so after a step in the RTT the RTO stays high for
-/// several rounds. The per-sample filter of the capture's RTT samples forgets the step
-/// within a round, and without samples (a snaplen that cut the timestamps at the client)
-/// the handshake's RTT knows nothing of it: sweep s6-086 (135 ms at the handshake, 367 ms
-/// after it, BBR) put a 541 ms idle against an RTO of 407 ms from the handshake, where
-/// tcp_info had 880 ms and cwnd unchanged. Per round, a stable RTT converges to
-/// srtt + 200 ms like the kernel's.
 /// The longest RTO Linux can have had when none of its RTT samples exceeded `sample_ns`:
 /// `tcp_rtt_estimator` keeps srtt among the samples and `mdev_us` (four times the mean
 /// deviation) at most four times the largest error, itself below the largest sample, and
@@ -1340,6 +1329,18 @@ fn longest_sample(
     }
 }
 
+/// The RTO with one RTT sample per round: the handshake's, then each round of the earlier
+/// responses (one RTT from the start of a round to the next). The kernel's RTO
+/// (`__tcp_set_rto`: srtt + rttvar) lets the variation from an RTT change fall by at most
+/// a quarter per RTT: `tcp_rtt_estimator` raises `rttvar_us` at once to the largest
+/// deviation and lowers it toward `mdev_max_us` (≥ TCP_RTO_MIN) only once per window of
+/// data (when snd_una passes `rtt_seq`), so after a step in the RTT the RTO stays high for
+/// several rounds. The per-sample filter of the capture's RTT samples forgets the step
+/// within a round, and without samples (a snaplen that cut the timestamps at the client)
+/// the handshake's RTT knows nothing of it: sweep s6-086 (135 ms at the handshake, 367 ms
+/// after it, BBR) put a 541 ms idle against an RTO of 407 ms from the handshake, where
+/// tcp_info had 880 ms and cwnd unchanged. Per round, a stable RTT converges to
+/// srtt + 200 ms like the kernel's.
 fn rto_from_rounds(rtt: u64, earlier: &[Exchange]) -> u64 {
     let mut e = RttEstimator::default();
     e.sample(rtt);
