@@ -338,18 +338,7 @@ impl Reusable for Conn {
             gaps: emptied_vec(self.gaps),
             server_retrans: emptied_vec(self.server_retrans),
             undo: emptied_vec(self.undo),
-            release: Release {
-                acks: emptied_deque(self.release.acks),
-                by_echo: Batches {
-                    judged: emptied_vec(self.release.by_echo.judged),
-                    ..Batches::default()
-                },
-                by_order: Batches {
-                    judged: emptied_vec(self.release.by_order.judged),
-                    ..Batches::default()
-                },
-                ..Release::default()
-            },
+            release: self.release.emptied(),
             ..Conn::default()
         }
     }
@@ -475,9 +464,6 @@ struct Batches {
     current: Option<(u32, u64)>,
     /// Batches begun.
     begun: u32,
-    /// The first batch is judged whatever it acknowledged (by the order seen at the
-    /// server, see [`Batches::data`]).
-    judge_first: bool,
     released: u64,
     /// The batches after which the sender waited for a later ACK, with at least
     /// `min_acked` acknowledged or the first, in order: (bytes released through each,
@@ -504,13 +490,15 @@ impl Batches {
     /// them: sweep s95-014, [`Batches::most`]). An echo's first batch is not: of its
     /// tick only the first ACK counts, and its few segments acknowledged are the noise
     /// `min_acked` keeps out (s76-022 at the client: BBR's level window read as growing).
-    fn data(&mut self, by: u32, acked: u64, len: u64, min_acked: u64) {
+    /// `first_min_acked` is the first batch's least acknowledged to be judged.
+    fn data(&mut self, by: u32, acked: u64, len: u64, min_acked: u64, first_min_acked: u64) {
+        let least = if self.begun == 1 {
+            first_min_acked
+        } else {
+            min_acked
+        };
         match self.current {
-            Some((k, before))
-                if k != by
-                    && (before >= min_acked || (self.judge_first && self.begun == 1))
-                    && self.judged.len() < MAX_JUDGED =>
-            {
+            Some((k, before)) if k != by && before >= least && self.judged.len() < MAX_JUDGED => {
                 self.judged.push((self.released, before));
             }
             _ => {}
@@ -552,25 +540,29 @@ impl Release {
     /// The first data after a pause, at relative sequence number `seq`: the response
     /// following pause number `gap`, from a sender of `mss`-byte segments.
     fn start(&mut self, seq: u64, gap: usize, mss: u64) {
-        // The buffers go on to this response.
-        let acks = emptied_deque(std::mem::take(&mut self.acks));
-        let batches = |b: &mut Batches| Batches {
-            judged: emptied_vec(std::mem::take(&mut b.judged)),
-            ..Batches::default()
-        };
+        let last_tsval = self.last_tsval;
         *self = Release {
             gap: Some(gap),
             start: seq,
             min_acked: MIN_WINDOW_BEFORE_SEGMENTS.saturating_mul(mss),
-            acks,
-            last_tsval: self.last_tsval,
-            by_echo: batches(&mut self.by_echo),
-            by_order: Batches {
-                judge_first: true,
-                ..batches(&mut self.by_order)
-            },
-            ..Release::default()
+            last_tsval,
+            // The buffers go on to this response.
+            ..std::mem::take(self).emptied()
         };
+    }
+
+    /// The default, holding this one's buffers for the next response or connection.
+    fn emptied(self) -> Release {
+        let batches = |b: Batches| Batches {
+            judged: emptied_vec(b.judged),
+            ..Batches::default()
+        };
+        Release {
+            acks: emptied_deque(self.acks),
+            by_echo: batches(self.by_echo),
+            by_order: batches(self.by_order),
+            ..Release::default()
+        }
     }
 
     /// A client segment acknowledging `ack` (relative) with TSval `tsval`.
@@ -602,7 +594,7 @@ impl Release {
         }
         // A run of ACKs since the last data begins a batch; without one the batch goes on.
         if let Some((run, acked)) = self.run.take().or(self.by_order.current) {
-            self.by_order.data(run, acked, len, self.min_acked);
+            self.by_order.data(run, acked, len, self.min_acked, 0);
         }
         let Some(echo) = tsecr.filter(|_| !self.echo_unknown) else {
             self.echo_unknown = true;
@@ -622,7 +614,8 @@ impl Release {
             Some(&(v, a)) if v == echo => a,
             _ => self.echoed,
         };
-        self.by_echo.data(echo, acked, len, self.min_acked);
+        self.by_echo
+            .data(echo, acked, len, self.min_acked, self.min_acked);
     }
 
     /// The batches as the echoes tell them, and as the order seen tells them (true at
