@@ -59,6 +59,9 @@ impl Record for Row {
     fn cmp_encoded(a: &[u8], b: &[u8]) -> Ordering {
         a[..KEY_LEN.min(a.len())].cmp(&b[..KEY_LEN.min(b.len())])
     }
+
+    /// The stream, the continuation flag and 7 of the first frame's 8 bytes.
+    const ORDER_PREFIX: usize = 16;
 }
 
 /// glibc's `DEFAULT_MMAP_THRESHOLD_MAX` on 64-bit systems: a freed mapped block larger

@@ -181,6 +181,9 @@ impl Record for Finding {
         })
     }
 
+    /// The cost inverted and the stream.
+    const ORDER_PREFIX: usize = 16;
+
     fn cmp_encoded(a: &[u8], b: &[u8]) -> Ordering {
         let key = |x: &[u8]| x.len().min(KEY_LEN);
         a[..key(a)]
@@ -280,6 +283,8 @@ impl Record for Rendered {
     fn cmp_encoded(a: &[u8], b: &[u8]) -> Ordering {
         Finding::cmp_encoded(a, b)
     }
+
+    const ORDER_PREFIX: usize = <Finding as Record>::ORDER_PREFIX;
 }
 
 /// Every finding of a pass in the report's order (cost, largest first), read back one at

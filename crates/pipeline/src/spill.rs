@@ -25,6 +25,22 @@ pub trait Record: Sized {
     fn decode(bytes: &[u8]) -> Option<Self>;
     /// The order of two encodings.
     fn cmp_encoded(a: &[u8], b: &[u8]) -> Ordering;
+    /// The order's leading bytes: how many of an encoding's first bytes
+    /// [`Self::cmp_encoded`] compares before anything else, as plain bytes (at most 16).
+    /// Sorting compares these first, read once per record into a number, and calls
+    /// `cmp_encoded` only on a tie; 0 (the default) sorts by `cmp_encoded` alone.
+    const ORDER_PREFIX: usize = 0;
+}
+
+/// The first `n` (≤ 16) bytes of `encoded` as a big-endian number, zeros where it is
+/// shorter: numbers in that order agree with the byte strings' order wherever they
+/// differ (a shorter string padded with zeros is never above one it is a prefix of), and
+/// equal numbers leave the order to the comparison.
+fn prefix_key(encoded: &[u8], n: usize) -> u128 {
+    let mut b = [0u8; 16];
+    let n = n.min(16).min(encoded.len());
+    b[..n].copy_from_slice(&encoded[..n]);
+    u128::from_be_bytes(b)
 }
 
 /// Bytes of encoded records a pass holds in memory before it writes a run (split between
@@ -173,11 +189,29 @@ impl<R: Record> SpillSort<R> {
         Ok(())
     }
 
-    /// Sorts the records in memory (stably: ties stay in the order pushed).
+    /// Sorts the records in memory (stably: ties stay in the order pushed). With an
+    /// order prefix, each record's is read once and the sort compares numbers, not
+    /// slices: `flows -j 1` on the mixed bench capture's 1 M-packet prefix (14,323 rows)
+    /// 1,550.8 → 1,544.8 M instructions (callgrind).
     fn sort_memory(&mut self) {
         let bytes = &self.bytes;
-        self.spans
-            .sort_by(|a, b| R::cmp_encoded(a.of(bytes), b.of(bytes)));
+        if R::ORDER_PREFIX == 0 {
+            self.spans
+                .sort_by(|a, b| R::cmp_encoded(a.of(bytes), b.of(bytes)));
+            return;
+        }
+        let mut keyed: Vec<(u128, Span)> = self
+            .spans
+            .iter()
+            .map(|s| (prefix_key(s.of(bytes), R::ORDER_PREFIX), *s))
+            .collect();
+        keyed.sort_by(|(ka, a), (kb, b)| {
+            ka.cmp(kb)
+                .then_with(|| R::cmp_encoded(a.of(bytes), b.of(bytes)))
+        });
+        for (to, (_, s)) in self.spans.iter_mut().zip(keyed) {
+            *to = s;
+        }
     }
 
     /// Writes the records in memory as a sorted run and frees their memory for more;
@@ -570,6 +604,67 @@ mod tests {
         assert!(read(&s).is_empty());
         let joined = Sorted::join(vec![s, Sorted::default()]).unwrap();
         assert!(read(&joined).is_empty());
+    }
+
+    /// A record as the pass's are: a fixed-length key (20 bytes, four past the order
+    /// prefix) then the rest (its push index), ordered by the key.
+    #[derive(Debug, PartialEq, Eq, Clone)]
+    struct Keyed([u8; 20], u32);
+
+    impl Record for Keyed {
+        fn encode(&self, out: &mut Vec<u8>) {
+            out.extend_from_slice(&self.0);
+            out.extend_from_slice(&self.1.to_le_bytes());
+        }
+        fn decode(b: &[u8]) -> Option<Self> {
+            Some(Keyed(
+                b.get(..20)?.try_into().ok()?,
+                u32::from_le_bytes(b.get(20..24)?.try_into().ok()?),
+            ))
+        }
+        fn cmp_encoded(a: &[u8], b: &[u8]) -> Ordering {
+            a[..20].cmp(&b[..20])
+        }
+        const ORDER_PREFIX: usize = 16;
+    }
+
+    #[test]
+    fn an_order_prefix_sorts_as_the_comparison_does() {
+        // Key bytes from {0, 1, 0xff} picked by a fixed LCG, many keys equal in their
+        // first 16 bytes (the tie-break) and many equal whole (the stable order).
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = || {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (x >> 33) as usize
+        };
+        let xs: Vec<Keyed> = (0..3_000u32)
+            .map(|i| {
+                let mut key = [0u8; 20];
+                for (at, b) in key.iter_mut().enumerate() {
+                    // Few values in front, so that prefixes tie.
+                    let spread = if at < 16 { 2 } else { 3 };
+                    *b = [0u8, 0xff, 1][next() % spread];
+                }
+                if i % 3 == 0 {
+                    key[..14].fill(0);
+                }
+                Keyed(key, i)
+            })
+            .collect();
+        let mut want = xs.clone();
+        want.sort_by_key(|k| k.0);
+        // In memory, and through runs of a few records each.
+        for budget in [1 << 20, 256] {
+            let mut s = SpillSort::new(budget);
+            for k in &xs {
+                s.push(k).unwrap();
+            }
+            let got: Vec<Keyed> = s.seal().iter().map(|r| r.unwrap()).collect();
+            assert!(got == want, "budget {budget}: not the stable order");
+        }
+        assert!(prefix_key(&[1], 16) < prefix_key(&[1, 0, 1], 16));
+        assert_eq!(prefix_key(&[1], 16), prefix_key(&[1, 0], 16));
+        assert_eq!(prefix_key(&[7; 20], 16), prefix_key(&[7; 17], 16));
     }
 
     #[test]
