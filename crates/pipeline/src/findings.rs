@@ -231,10 +231,12 @@ pub struct Rendered {
 }
 
 impl Rendered {
-    /// `f` rendered by `render`.
-    pub(crate) fn new(f: Finding, render: &dyn Render) -> Self {
+    /// `f` rendered by `render`. Borrowed, so that a finding can be rendered on another
+    /// thread than the one that made it and freed by its own (see
+    /// `crate::analyze_with`).
+    pub(crate) fn new(f: &Finding, render: &dyn Render) -> Self {
         let (mut bytes, mut marks) = (Vec::new(), Vec::new());
-        render.render(&f, &mut bytes, &mut marks);
+        render.render(f, &mut bytes, &mut marks);
         Rendered {
             id: f.id,
             stream: f.stream,
@@ -244,7 +246,7 @@ impl Rendered {
             bytes,
             marks,
             first_frame: f.evidence.first().map(|e| e.frame),
-            explanation: f.explanation,
+            explanation: f.explanation.clone(),
         }
     }
 }
