@@ -262,21 +262,15 @@ impl Record for Rendered {
     }
 
     fn decode(bytes: &[u8]) -> Option<Self> {
-        let id = u16::from_be_bytes(bytes.get(16..18)?.try_into().ok()?);
-        let (explanation, rest): (&str, _) =
-            postcard::take_from_bytes(bytes.get(KEY_LEN..)?).ok()?;
-        let ((endpoints, connections, marks), rendered): (
-            ([Endpoint; 2], u64, Vec<StreamMark>),
-            _,
-        ) = postcard::take_from_bytes(rest).ok()?;
+        let (shown, explanation) = RenderedView::decode(bytes)?;
         Some(Rendered {
-            id: *FindingId::ALL.get(usize::from(id))?,
-            stream: u64_at(bytes, 8)?,
-            endpoints,
-            cost_ns: !u64_at(bytes, 0)?,
-            connections,
-            bytes: rendered.to_vec(),
-            marks,
+            id: shown.id,
+            stream: shown.stream,
+            endpoints: shown.endpoints,
+            cost_ns: shown.cost_ns,
+            connections: shown.connections,
+            bytes: shown.bytes.to_vec(),
+            marks: shown.marks,
             first_frame: (*bytes.get(18)? == 1).then_some(u64_at(bytes, 19)?),
             explanation: explanation.to_string(),
         })
@@ -287,6 +281,45 @@ impl Record for Rendered {
     }
 
     const ORDER_PREFIX: usize = <Finding as Record>::ORDER_PREFIX;
+}
+
+/// A rendered finding read back for the report ([`Findings::for_each_shown`]): its
+/// bytes borrowed from where the store read it, its stream final. Reading each as an
+/// owned [`Rendered`] copied its bytes and explanation into new allocations, freed
+/// right after: the report's one thread did that for every finding.
+pub struct RenderedView<'a> {
+    pub id: FindingId,
+    pub stream: u64,
+    pub endpoints: [Endpoint; 2],
+    pub cost_ns: u64,
+    pub connections: u64,
+    /// As [`Render::render`] wrote them (provisional stream numbers in a sharded pass).
+    pub bytes: &'a [u8],
+    /// Where `bytes` hold provisional stream ids, in order.
+    pub marks: Vec<StreamMark>,
+}
+
+impl<'a> RenderedView<'a> {
+    /// The finding [`Rendered::encode`] wrote in `bytes`, and its explanation.
+    fn decode(bytes: &'a [u8]) -> Option<(Self, &'a str)> {
+        let id = u16::from_be_bytes(bytes.get(16..18)?.try_into().ok()?);
+        let (explanation, rest): (&str, _) =
+            postcard::take_from_bytes(bytes.get(KEY_LEN..)?).ok()?;
+        let ((endpoints, connections, marks), rendered): (
+            ([Endpoint; 2], u64, Vec<StreamMark>),
+            _,
+        ) = postcard::take_from_bytes(rest).ok()?;
+        let shown = RenderedView {
+            id: *FindingId::ALL.get(usize::from(id))?,
+            stream: u64_at(bytes, 8)?,
+            endpoints,
+            cost_ns: !u64_at(bytes, 0)?,
+            connections,
+            bytes: rendered,
+            marks,
+        };
+        Some((shown, explanation))
+    }
 }
 
 /// Every finding of a pass in the report's order (cost, largest first), read back one at
@@ -337,13 +370,22 @@ impl Findings {
         self.numbers.as_ref().map_or(stream, |n| n.get(stream))
     }
 
-    /// The rendered findings in order, with their final stream numbers (their bytes keep
-    /// the provisional ones).
-    pub fn shown(&self) -> impl Iterator<Item = io::Result<Rendered>> + '_ {
-        self.shown.iter().map(move |r| {
-            let mut f = r?;
+    /// The rendered findings in order, each lent to `each` with its final stream number
+    /// (its bytes keep the provisional ones); the first error, reading a temporary file
+    /// back or from `each`, ends the reading.
+    pub fn for_each_shown(
+        &self,
+        mut each: impl FnMut(&RenderedView<'_>) -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.shown.for_each_encoded(|b| {
+            let (mut f, _) = RenderedView::decode(b).ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "a finding read back from memory or a temporary file did not decode",
+                )
+            })?;
             f.stream = self.final_stream(f.stream);
-            Ok(f)
+            each(&f)
         })
     }
 

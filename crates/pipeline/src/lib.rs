@@ -33,7 +33,7 @@ mod report;
 pub mod spill;
 
 pub use connections::Connections;
-pub use findings::{Findings, Render, Rendered, StreamMark};
+pub use findings::{Findings, Render, Rendered, RenderedView, StreamMark};
 pub use report::{ConnStats, FileReport, ReadError};
 
 use spill::{Sorted, SpillSort};

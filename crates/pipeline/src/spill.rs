@@ -327,6 +327,20 @@ impl<R: Record> Sorted<R> {
         self.records == 0
     }
 
+    /// The encoded records in order, each lent to `each` in turn (nothing decoded,
+    /// nothing copied); the first error, reading or from `each`, ends the reading.
+    pub fn for_each_encoded(
+        &self,
+        mut each: impl FnMut(&[u8]) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let mut merge = Merge::<R>::new(&self.sources);
+        let mut record = Vec::new();
+        while merge.next_raw(&mut record)? {
+            each(&record)?;
+        }
+        Ok(())
+    }
+
     /// Runs held in temporary files (the rest is in memory).
     pub fn runs_on_disk(&self) -> usize {
         self.sources

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::io::{self, Write};
 use tcpwhy_detect::host::{HostJoin, HostView};
 use tcpwhy_detect::{Exchange, Finding, FindingId};
-use tcpwhy_pipeline::{Findings, Render, Rendered, StreamMark};
+use tcpwhy_pipeline::{Findings, Render, RenderedView, StreamMark};
 use tcpwhy_track::{Endpoint, PROVISIONAL_STREAM};
 
 /// One capture's analysis.
@@ -637,14 +637,13 @@ fn write_shown(
     let mut below = BTreeMap::new();
     let mut written = false;
     let mut chunk = Vec::with_capacity(2 * WRITE_CHUNK);
-    for f in r.findings.shown() {
-        let f = f?;
+    r.findings.for_each_shown(|f| {
         if !(r.keep)(f.stream, &f.endpoints) {
-            continue;
+            return Ok(());
         }
         if f.cost_ns < r.min_cost_ns {
             *below.entry(f.id).or_default() += 1;
-            continue;
+            return Ok(());
         }
         chunk.extend_from_slice(if written {
             b",\n        "
@@ -653,15 +652,16 @@ fn write_shown(
         });
         written = true;
         if !f.marks.is_empty() {
-            renumbered(&f, &r.findings, &mut chunk);
+            renumbered(f, &r.findings, &mut chunk);
         } else {
-            chunk.extend_from_slice(&f.bytes);
+            chunk.extend_from_slice(f.bytes);
         }
         if chunk.len() >= WRITE_CHUNK {
             out.write_all(&chunk)?;
             chunk.clear();
         }
-    }
+        Ok(())
+    })?;
     out.write_all(&chunk)?;
     Ok((written, below))
 }
@@ -672,7 +672,7 @@ const WRITE_CHUNK: usize = 64 * 1024;
 
 /// A finding's JSON rendered during a sharded pass, into `out` with the final numbers
 /// of its provisional stream ids, where [`stream_marks`] found them.
-fn renumbered(f: &Rendered, findings: &Findings, out: &mut Vec<u8>) {
+fn renumbered(f: &RenderedView<'_>, findings: &Findings, out: &mut Vec<u8>) {
     let mut from = 0;
     for m in &f.marks {
         let (at, end) = (m.at as usize, m.at as usize + m.len as usize);
