@@ -354,9 +354,68 @@ impl std::fmt::Display for Ms {
     }
 }
 
+/// `items` through `f` on up to `threads` threads, in contiguous parts whose results are
+/// appended in order: what `items.into_iter().filter_map(f)` gives on one thread. A part
+/// whose thread cannot be started is done on this one, in its turn; a panic in `f` is
+/// resumed here.
+pub fn filter_map_in_parts<T: Send, U: Send>(
+    items: Vec<T>,
+    threads: usize,
+    f: impl Fn(T) -> Option<U> + Sync,
+) -> Vec<U> {
+    let threads = threads.clamp(1, items.len().max(1));
+    if threads == 1 {
+        return items.into_iter().filter_map(f).collect();
+    }
+    let size = items.len().div_ceil(threads);
+    let mut rest = items.into_iter();
+    let parts: Vec<std::sync::Mutex<Vec<T>>> = (0..threads)
+        .map(|_| std::sync::Mutex::new(rest.by_ref().take(size).collect()))
+        .collect();
+    // Each part is taken once, by its thread or (not started) by this one.
+    let take = |i: usize| -> Vec<T> {
+        parts[i]
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default()
+    };
+    let (f, take) = (&f, &take);
+    let run = move |i: usize| -> Vec<U> { take(i).into_iter().filter_map(f).collect() };
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..threads)
+            .map(|i| {
+                std::thread::Builder::new()
+                    .spawn_scoped(scope, move || run(i))
+                    .ok()
+            })
+            .collect();
+        let mut out = run(0);
+        for (i, h) in (1..threads).zip(handles) {
+            match h.map(|h| h.join()) {
+                Some(Ok(part)) => out.extend(part),
+                Some(Err(panic)) => std::panic::resume_unwind(panic),
+                None => out.extend(run(i)),
+            }
+        }
+        out
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parts_on_threads_give_what_one_thread_gives() {
+        let f = |x: u32| (x % 3 != 0).then_some(x * 2);
+        for n in [0u32, 1, 2, 7, 1000] {
+            let one: Vec<u32> = (0..n).filter_map(f).collect();
+            for threads in [0, 1, 2, 3, 8, 2000] {
+                let got = filter_map_in_parts((0..n).collect(), threads, f);
+                assert_eq!(got, one, "{n} items on {threads} threads");
+            }
+        }
+    }
 
     /// A detector's state: a buffer and a counter.
     #[derive(Default, Debug, PartialEq)]

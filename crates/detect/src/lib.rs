@@ -220,7 +220,14 @@ impl Analyzer {
     }
 
     /// Ends the pass: findings about patterns across connections, then everything sorted.
-    pub fn finish(mut self) -> Analysis {
+    pub fn finish(self) -> Analysis {
+        self.finish_on(1)
+    }
+
+    /// [`Self::finish`], judging what was held to the end on up to `threads` threads
+    /// (the findings are the same, in the same order).
+    pub fn finish_on(mut self, threads: usize) -> Analysis {
+        self.detectors.set_finish_threads(threads);
         self.detectors.finish(&mut self.out.findings);
         let mut out = self.out;
         // A total order, so that the report does not depend on how the connections were

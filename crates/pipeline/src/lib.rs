@@ -884,7 +884,7 @@ fn analyze_with(
         return Ok((report, Findings::default(), Vec::new()));
     };
     let sharded = frames.len() > 1;
-    let mut analysis = first.analyzer.finish();
+    let mut analysis = first.analyzer.finish_on(frames.len());
     // Findings reported at the end (about patterns across connections, and the first
     // exchanges new_connection held to judge with later connections' warm windows):
     // after every shard's, as when one sort took them all. Rendered on as many threads

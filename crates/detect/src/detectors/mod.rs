@@ -92,6 +92,12 @@ macro_rules! registry {
 }
 
 impl Detectors {
+    /// Threads `finish` may use: slow_start.new_connection's held first exchanges, the
+    /// most work after a pass, are judged in parallel parts.
+    pub fn set_finish_threads(&mut self, threads: usize) {
+        self.new_connection.finish_threads = threads;
+    }
+
     /// What a finalised connection's samples prove of its path, measured once before the
     /// detectors judge it (`Connection::bottleneck`).
     pub fn bottlenecks(&mut self, conn: &Connection<'_>) -> [Option<bufferbloat::Bottleneck>; 2] {

@@ -53,7 +53,9 @@
 //! connection that is reused afterwards is reported too (it did pay slow start), with
 //! the note that later exchanges did not.
 
-use crate::detector::{emptied_vec, Connection, Detector, Ms, Reusable, Segment, Slots};
+use crate::detector::{
+    emptied_vec, filter_map_in_parts, Connection, Detector, Ms, Reusable, Segment, Slots,
+};
 use crate::detectors::delayed_ack::DEFAULT_MSS;
 use crate::exchange::{Exchange, Span};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
@@ -167,7 +169,15 @@ pub struct NewConnection {
     live: Slots<Live>,
     warm: HashMap<(IpAddr, Endpoint), Warm>,
     pending: Vec<Candidate>,
+    /// Threads `finish` may judge the held candidates on
+    /// ([`crate::Analyzer::finish_on`]; 0 and 1: this one).
+    pub(crate) finish_threads: usize,
 }
+
+/// The fewest held candidates a thread of `finish` is started for: judging one takes a
+/// few microseconds (13.6 k instructions on the mixed bench capture, callgrind), so
+/// 256 are ≈ 1 ms, many times the cost of starting a thread.
+const MIN_JUDGED_A_THREAD: usize = 256;
 
 /// How [`sender_mss`] came to its value, for the finding's texts: written only into the
 /// findings (a String per connection was made for every connection with its SYNs).
@@ -514,12 +524,16 @@ impl Detector for NewConnection {
     }
 
     fn finish(&mut self, out: &mut Vec<Finding>) {
-        for c in std::mem::take(&mut self.pending) {
-            let warm = self.warm.get(&c.key).copied();
-            if let Some(f) = judge(c, warm) {
-                out.push(f);
-            }
-        }
+        let pending = std::mem::take(&mut self.pending);
+        let threads = self
+            .finish_threads
+            .min(pending.len() / MIN_JUDGED_A_THREAD)
+            .max(1);
+        let warm = &self.warm;
+        out.extend(filter_map_in_parts(pending, threads, |c| {
+            let w = warm.get(&c.key).copied();
+            judge(c, w)
+        }));
     }
 
     fn absorb(&mut self, o: Self) {
