@@ -331,7 +331,8 @@ impl Detector for EarlyExit {
 
     fn absorb(&mut self, o: Self) {
         self.pending.extend(o.pending);
-        self.pending.sort_by_key(|p| p.finding.stream);
+        // Keys first, then each one moved once (as new_connection's).
+        self.pending.sort_by_cached_key(|p| p.finding.stream);
         for (peer, list) in o.peers {
             let mine = self.peers.entry(peer).or_default();
             mine.extend(list);
