@@ -28,7 +28,7 @@ pub(crate) struct Row(pub ConnSummary, pub u16);
 
 impl Row {
     /// The order of rows: what [`Record::cmp_encoded`] compares, decoded.
-    fn key(&self) -> (u64, bool, u64) {
+    fn key(&self) -> RowKey {
         (self.0.stream, self.0.continuation, self.0.first_frame)
     }
 }
@@ -357,21 +357,27 @@ impl Connections {
         }
     }
 
-    /// The rows in stream order, decoded one at a time; an error reading a temporary
-    /// file back ends them.
+    /// The connections in stream order, decoded a few at a time; an error reading a
+    /// temporary file back ends them.
     pub fn iter(&self) -> Iter<'_> {
         Iter {
-            conns: self,
-            spilled: self.spilled.iter(),
-            spilled_next: None,
-            held: self
-                .held
-                .iter()
-                .map(|h| (&h.rows[..], h.order.iter()))
-                .collect(),
-            next: None,
-            number: 0,
+            batches: self.batches(),
+            ready: Vec::new().into_iter(),
             failed: false,
+        }
+    }
+
+    /// The rows in stream order, in batches of whole connections to decode on any
+    /// thread ([`RowBatch::connections`]).
+    pub fn batches(&self) -> Batches<'_> {
+        Batches {
+            conns: self,
+            spilled: self.spilled.raw(),
+            spilled_next: None,
+            spilled_done: false,
+            spare: Vec::new(),
+            held: self.held.iter().map(|h| h.order.iter()).collect(),
+            number: 0,
         }
     }
 
@@ -400,92 +406,225 @@ impl Connections {
     }
 }
 
-/// The rows of [`Connections`], one folded connection at a time.
-pub struct Iter<'a> {
-    conns: &'a Connections,
-    spilled: crate::spill::Iter<'a, Row>,
-    /// The next row of `spilled`, read ahead to be compared with the held ones.
-    spilled_next: Option<Row>,
-    /// Each shard's held rows and the indexes of those not read yet, in order.
-    held: Vec<(&'a [Row], std::slice::Iter<'a, u32>)>,
-    /// A row read ahead (the one after a connection's last continuation).
-    next: Option<Row>,
-    /// Connections read so far: a sharded pass's next stream number.
-    number: u64,
-    failed: bool,
+/// The order of rows: stream, continuation, first frame ([`Row::key`]).
+type RowKey = (u64, bool, u64);
+
+/// The order of an encoded row ([`Row::key`]), read from its key bytes.
+fn encoded_key(b: &[u8]) -> Option<RowKey> {
+    let u64_at = |at: usize| Some(u64::from_be_bytes(b.get(at..at + 8)?.try_into().ok()?));
+    Some((u64_at(0)?, *b.get(8)? != 0, u64_at(9)?))
 }
 
-impl Iter<'_> {
-    /// The next row in order: the smallest of the sources' next ones (on a tie the
-    /// spilled rows', then the earlier shard's, as when one store joined them all).
-    fn read(&mut self) -> io::Result<Option<Row>> {
-        if let Some(r) = self.next.take() {
-            return Ok(Some(r));
+fn undecodable() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        "a connection read back from memory or a temporary file did not decode",
+    )
+}
+
+/// Where a row of a [`RowBatch`] is.
+#[derive(Clone, Copy)]
+enum RowAt {
+    /// Encoded, at `at..at + len` of the batch's bytes.
+    Spilled { at: usize, len: usize },
+    /// Row `index` of held shard `source`.
+    Held { source: usize, index: usize },
+}
+
+/// Whole connections next in stream order, as the merge of the stores found their rows,
+/// not yet decoded: [`RowBatch::connections`] decodes, folds, settles and numbers them,
+/// on whichever thread. `flows -j N` has its helpers do that while the thread that
+/// merges goes on: decoding every row on that one thread was most of its work after
+/// the pass (`flows -j 2`, callgrind on the mixed bench capture's 1 M-packet prefix: 100
+/// M of its 118 M instructions there), and the other threads waited for it.
+pub struct RowBatch {
+    bytes: Vec<u8>,
+    rows: Vec<RowAt>,
+    /// The number of the batch's first connection (a sharded pass numbers its streams
+    /// as they are read).
+    first_number: u64,
+}
+
+impl RowBatch {
+    /// The batch's connections, folded, settled and numbered, those not kept
+    /// ([`Connections::retain_stream`]) left out.
+    pub fn connections(&self, conns: &Connections) -> io::Result<Vec<ConnSummary>> {
+        let row = |at: RowAt| -> io::Result<Row> {
+            match at {
+                RowAt::Spilled { at, len } => self
+                    .bytes
+                    .get(at..at + len)
+                    .and_then(Row::decode)
+                    .ok_or_else(undecodable),
+                RowAt::Held { source, index } => conns
+                    .held
+                    .get(source)
+                    .and_then(|h| h.rows.get(index))
+                    .cloned()
+                    .ok_or_else(undecodable),
+            }
+        };
+        let mut out = Vec::with_capacity(self.rows.len());
+        let mut number = self.first_number;
+        let mut done = |Row(mut c, shard): Row, out: &mut Vec<ConnSummary>| {
+            conns.settle(&mut c, shard);
+            if conns.provisional {
+                c.stream = number;
+            }
+            number += 1;
+            if conns.only.is_none_or(|s| s == c.stream) {
+                out.push(c);
+            }
+        };
+        let mut current: Option<Row> = None;
+        for &at in &self.rows {
+            let r = row(at)?;
+            match &mut current {
+                Some(c) if c.0.stream == r.0.stream => c.0.absorb(&r.0),
+                _ => {
+                    if let Some(last) = current.replace(r) {
+                        done(last, &mut out);
+                    }
+                }
+            }
         }
-        if self.spilled_next.is_none() {
-            self.spilled_next = self.spilled.next().transpose()?;
+        if let Some(last) = current {
+            done(last, &mut out);
         }
-        let mut best = self.spilled_next.as_ref().map(Row::key);
-        let mut from = None;
-        for (i, (rows, order)) in self.held.iter().enumerate() {
+        Ok(out)
+    }
+}
+
+/// Where the next row comes from.
+#[derive(Clone, Copy)]
+enum Next {
+    Spilled,
+    Held(usize),
+}
+
+/// The rows of [`Connections`] in order, in batches of whole connections
+/// ([`Connections::batches`]).
+pub struct Batches<'a> {
+    conns: &'a Connections,
+    spilled: crate::spill::Raw<'a, Row>,
+    /// The next record of `spilled`, read ahead to be compared with the held ones.
+    spilled_next: Option<Vec<u8>>,
+    spilled_done: bool,
+    /// A buffer for the next record read.
+    spare: Vec<u8>,
+    /// Each held shard's indexes of the rows not read yet, in order.
+    held: Vec<std::slice::Iter<'a, u32>>,
+    /// Connections so far: the next one's number.
+    number: u64,
+}
+
+impl Batches<'_> {
+    /// The next row's order and where it is: the smallest of the sources' next ones (on
+    /// a tie the spilled rows', then the earlier shard's, as when one store joined them).
+    fn peek(&mut self) -> io::Result<Option<(RowKey, Next)>> {
+        if self.spilled_next.is_none() && !self.spilled_done {
+            let mut rec = std::mem::take(&mut self.spare);
+            if self.spilled.next_into(&mut rec)? {
+                self.spilled_next = Some(rec);
+            } else {
+                self.spilled_done = true;
+            }
+        }
+        let mut best = match &self.spilled_next {
+            Some(rec) => Some((encoded_key(rec).ok_or_else(undecodable)?, Next::Spilled)),
+            None => None,
+        };
+        for (i, order) in self.held.iter().enumerate() {
+            let rows = &self.conns.held[i].rows;
             if let Some(r) = order
                 .as_slice()
                 .first()
                 .and_then(|&at| rows.get(at as usize))
             {
                 let k = r.key();
-                if best.is_none_or(|b| k < b) {
-                    best = Some(k);
-                    from = Some(i);
+                if best.is_none_or(|(b, _)| k < b) {
+                    best = Some((k, Next::Held(i)));
                 }
             }
         }
-        Ok(match from {
-            Some(i) => {
-                let (rows, order) = &mut self.held[i];
-                order.next().and_then(|&at| rows.get(at as usize)).cloned()
-            }
-            None => self.spilled_next.take(),
-        })
+        Ok(best)
     }
 
-    /// The next connection, its continuations folded in, settled and numbered.
-    fn connection(&mut self) -> io::Result<Option<ConnSummary>> {
-        let Some(Row(mut c, shard)) = self.read()? else {
-            return Ok(None);
+    /// The rows of the next connections, at least `rows` of them unless the rows end
+    /// first (a connection's rows are never split between batches); `None` at the end.
+    pub fn next_batch(&mut self, rows: usize) -> io::Result<Option<RowBatch>> {
+        let mut b = RowBatch {
+            bytes: Vec::new(),
+            rows: Vec::with_capacity(rows),
+            first_number: self.number,
         };
-        while let Some(r) = self.read()? {
-            if r.0.stream == c.stream {
-                c.absorb(&r.0);
-            } else {
-                self.next = Some(r);
-                break;
+        let mut stream = None;
+        while let Some(((s, _, _), next)) = self.peek()? {
+            if stream != Some(s) {
+                if b.rows.len() >= rows {
+                    break;
+                }
+                stream = Some(s);
+                self.number += 1;
+            }
+            match next {
+                Next::Spilled => {
+                    let rec = self.spilled_next.take().unwrap_or_default();
+                    b.rows.push(RowAt::Spilled {
+                        at: b.bytes.len(),
+                        len: rec.len(),
+                    });
+                    b.bytes.extend_from_slice(&rec);
+                    self.spare = rec;
+                }
+                Next::Held(i) => {
+                    if let Some(&index) = self.held[i].next() {
+                        b.rows.push(RowAt::Held {
+                            source: i,
+                            index: index as usize,
+                        });
+                    }
+                }
             }
         }
-        self.conns.settle(&mut c, shard);
-        if self.conns.provisional {
-            c.stream = self.number;
-        }
-        self.number += 1;
-        Ok(Some(c))
+        Ok((!b.rows.is_empty()).then_some(b))
     }
+}
+
+/// Connections decoded a batch at a time: a few dozen summaries held at once.
+const ITER_BATCH: usize = 64;
+
+/// The rows of [`Connections`], one folded connection at a time.
+pub struct Iter<'a> {
+    batches: Batches<'a>,
+    ready: std::vec::IntoIter<ConnSummary>,
+    failed: bool,
 }
 
 impl Iterator for Iter<'_> {
     type Item = io::Result<ConnSummary>;
 
     fn next(&mut self) -> Option<io::Result<ConnSummary>> {
-        while !self.failed {
-            match self.connection() {
-                Ok(Some(c)) if self.conns.only.is_some_and(|s| s != c.stream) => continue,
-                Ok(c) => return c.map(Ok),
+        loop {
+            if let Some(c) = self.ready.next() {
+                return Some(Ok(c));
+            }
+            if self.failed {
+                return None;
+            }
+            let read = self
+                .batches
+                .next_batch(ITER_BATCH)
+                .and_then(|b| b.map(|b| b.connections(self.batches.conns)).transpose());
+            match read {
+                Ok(Some(v)) => self.ready = v.into_iter(),
+                Ok(None) => return None,
                 Err(e) => {
                     self.failed = true;
                     return Some(Err(e));
                 }
             }
         }
-        None
     }
 }
 
@@ -614,11 +753,82 @@ mod tests {
                     (3, 11, ClientBy::KnownServer)
                 ]
             );
+            // Numbered the same when each batch holds one connection.
+            let one_by_one: Vec<(u64, u64, ClientBy)> = by_batches(&all, 1)
+                .0
+                .iter()
+                .map(|c| (c.stream, c.first_frame, c.client_by))
+                .collect();
+            assert_eq!(one_by_one, got);
             all.retain_stream(3);
             assert_eq!(
                 read(&all).iter().map(|c| c.endpoints).collect::<Vec<_>>(),
                 [[ep(3, 1), server]]
             );
+        }
+    }
+
+    /// The connections of every batch of `size` rows, in order, and each batch's
+    /// streams as its rows name them.
+    fn by_batches(c: &Connections, size: usize) -> (Vec<ConnSummary>, Vec<Vec<u64>>) {
+        let (mut all, mut streams) = (Vec::new(), Vec::new());
+        let mut batches = c.batches();
+        while let Some(b) = batches.next_batch(size).unwrap() {
+            let rows: Vec<u64> = b
+                .rows
+                .iter()
+                .map(|&at| match at {
+                    RowAt::Spilled { at, len } => encoded_key(&b.bytes[at..at + len]).unwrap().0,
+                    RowAt::Held { source, index } => c.held[source].rows[index].0.stream,
+                })
+                .collect();
+            streams.push(rows);
+            all.extend(b.connections(c).unwrap());
+        }
+        (all, streams)
+    }
+
+    #[test]
+    fn batches_hold_whole_connections_and_read_as_the_iterator() {
+        let (client, server) = (ep(1, 40000), ep(2, 443));
+        // Streams 0–5 of one packet each, stream 2 with two late parts, in two shards.
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        for s in 0..6u64 {
+            let c = conn(s, [client, server], ClientBy::Syn, (10 * s + 1, 10 * s + 2));
+            if s % 2 == 0 {
+                a.push(c)
+            } else {
+                b.push(c)
+            }
+        }
+        for at in [5, 7] {
+            let mut late = conn(2, [client, server], ClientBy::Syn, (10 * at, 10 * at + 1));
+            late.continuation = true;
+            b.push(late);
+        }
+        for budget in [1 << 20, 1] {
+            let c = connections(vec![a.clone(), b.clone()], budget);
+            let whole = read(&c);
+            assert_eq!(whole.len(), 6);
+            assert_eq!(whole[2].last_frame, 71);
+            for size in [1, 2, 3, 100] {
+                let (got, streams) = by_batches(&c, size);
+                let key = |v: &[ConnSummary]| -> Vec<(u64, u64, u64)> {
+                    v.iter()
+                        .map(|c| (c.stream, c.first_frame, c.last_frame))
+                        .collect()
+                };
+                assert_eq!(key(&got), key(&whole), "batches of {size}, budget {budget}");
+                // Stream 2's three rows in one batch; no batch with fewer than `size`
+                // rows but the last.
+                let with_2: Vec<&Vec<u64>> = streams.iter().filter(|r| r.contains(&2)).collect();
+                assert_eq!(with_2.len(), 1);
+                assert_eq!(with_2[0].iter().filter(|&&s| s == 2).count(), 3);
+                for r in &streams[..streams.len() - 1] {
+                    assert!(r.len() >= size, "{r:?} for {size}");
+                }
+            }
         }
     }
 

@@ -32,7 +32,7 @@ mod findings;
 mod report;
 pub mod spill;
 
-pub use connections::Connections;
+pub use connections::{Batches, Connections, RowBatch};
 pub use findings::{Findings, Render, Rendered, RenderedView, StreamMark};
 pub use report::{ConnStats, FileReport, ReadError};
 

@@ -333,12 +333,19 @@ impl<R: Record> Sorted<R> {
         &self,
         mut each: impl FnMut(&[u8]) -> io::Result<()>,
     ) -> io::Result<()> {
-        let mut merge = Merge::<R>::new(&self.sources);
+        let mut raw = self.raw();
         let mut record = Vec::new();
-        while merge.next_raw(&mut record)? {
+        while raw.next_into(&mut record)? {
             each(&record)?;
         }
         Ok(())
+    }
+
+    /// The encoded records in order, read one at a time into the caller's buffer.
+    pub fn raw(&self) -> Raw<'_, R> {
+        Raw {
+            merge: Merge::new(&self.sources),
+        }
     }
 
     /// Runs held in temporary files (the rest is in memory).
@@ -536,6 +543,19 @@ impl<'a, R: Record> Merge<'a, R> {
             self.heap.push(head);
         }
         Ok(true)
+    }
+}
+
+/// The encoded records of a [`Sorted`] in order ([`Sorted::raw`]).
+pub struct Raw<'a, R> {
+    merge: Merge<'a, R>,
+}
+
+impl<R: Record> Raw<'_, R> {
+    /// The next record's encoding into `out` (its old contents replaced); false at the
+    /// end.
+    pub fn next_into(&mut self, out: &mut Vec<u8>) -> io::Result<bool> {
+        self.merge.next_raw(out)
     }
 }
 

@@ -13,7 +13,7 @@ use tcpwhy_track::{
     ClientBy, ConnSummary, DirSummary, LimitTimes, RttStats, SegmentCounts, Vantage, WindowScale,
 };
 
-pub use tcpwhy_pipeline::{Connections, FileReport, ReadError};
+pub use tcpwhy_pipeline::{Connections, FileReport, ReadError, RowBatch};
 
 /// The RTT a person cares about: the full path RTT seen from the capture point.
 ///
@@ -665,9 +665,10 @@ fn json_file(f: &FileReport) -> JsonFile<'_> {
 /// buffer, so that they reach the writer below it without another copy.
 const WRITE_CHUNK: usize = 64 * 1024;
 
-/// The rows of `rows` rendered by `threads` helpers in batches and written in order;
-/// whether there was any. At most two batches a helper are in flight, so memory stays
-/// bounded whatever the number of rows.
+/// The rows of `rows` decoded and rendered by `threads` helpers in batches and written in
+/// order; whether there was any. This thread only merges the stores' rows into batches
+/// ([`Connections::batches`]). At most two batches a helper are in flight, so memory
+/// stays bounded whatever the number of rows.
 fn write_rows_parallel(
     rows: &Connections,
     out: &mut impl Write,
@@ -675,8 +676,8 @@ fn write_rows_parallel(
 ) -> io::Result<bool> {
     use std::collections::BTreeMap;
     use std::sync::{mpsc, Mutex};
-    let (job_tx, job_rx) = mpsc::channel::<(usize, Vec<ConnSummary>)>();
-    let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<u8>)>();
+    let (job_tx, job_rx) = mpsc::channel::<(usize, RowBatch)>();
+    let (done_tx, done_rx) = mpsc::channel::<(usize, io::Result<Vec<u8>>)>();
     let job_rx = Mutex::new(job_rx);
     std::thread::scope(|scope| {
         for _ in 0..threads {
@@ -687,42 +688,55 @@ fn write_rows_parallel(
                     Err(_) => return,
                 };
                 let Ok((n, batch)) = job else { return };
-                let mut buf = Vec::with_capacity(batch.len() * 4096);
-                for (k, c) in batch.iter().enumerate() {
-                    write_row(&mut buf, c, n == 0 && k == 0);
-                }
-                if done_tx.send((n, buf)).is_err() {
+                // Every row with its separator: the first one written loses it below.
+                let rendered = batch.connections(rows).map(|conns| {
+                    let mut buf = Vec::with_capacity(conns.len() * 4096);
+                    for c in &conns {
+                        write_row(&mut buf, c, false);
+                    }
+                    buf
+                });
+                if done_tx.send((n, rendered)).is_err() {
                     return;
                 }
             });
         }
         drop(done_tx);
         let max_in_flight = 2 * threads;
-        let (mut sent, mut written) = (0, 0);
+        let (mut sent, mut written, mut any) = (0, 0, false);
         let mut ready: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
-        let mut it = rows.iter().peekable();
+        let mut batches = rows.batches();
+        let mut more = true;
         let result = 'rows: loop {
-            while sent - written < max_in_flight && it.peek().is_some() {
-                let batch = match it.by_ref().take(ROWS_PER_BATCH).collect() {
-                    Ok(b) => b,
+            while more && sent - written < max_in_flight {
+                match batches.next_batch(ROWS_PER_BATCH) {
+                    Ok(Some(batch)) => {
+                        if job_tx.send((sent, batch)).is_err() {
+                            break;
+                        }
+                        sent += 1;
+                    }
+                    Ok(None) => more = false,
                     Err(e) => break 'rows Err(e),
-                };
-                if job_tx.send((sent, batch)).is_err() {
-                    break;
                 }
-                sent += 1;
             }
             if written == sent {
-                break Ok(sent > 0);
+                break Ok(any);
             }
             match done_rx.recv() {
-                Ok((n, buf)) => {
+                Ok((n, Ok(buf))) => {
                     ready.insert(n, buf);
                 }
+                Ok((_, Err(e))) => break Err(e),
                 Err(_) => break Err(io::Error::other("a JSON writer thread failed")),
             }
             while let Some(buf) = ready.remove(&written) {
-                if let Err(e) = out.write_all(&buf) {
+                let bytes = match (any, buf.split_first()) {
+                    (false, Some((b',', rest))) => rest,
+                    _ => &buf[..],
+                };
+                any |= !buf.is_empty();
+                if let Err(e) = out.write_all(bytes) {
                     break 'rows Err(e);
                 }
                 written += 1;
