@@ -56,6 +56,14 @@ pub const SPILL_BUDGET: usize = 16 << 20;
 /// being read, a [`READ_BUFFER`]; well under the usual limit of 1024 open files.
 pub const MAX_RUNS: usize = 32;
 
+/// Sources [`Sorted::join`] leaves to be read at once (a [`READ_BUFFER`] each while
+/// read: 8 MB for 128). The stores' own runs are open files already (at most
+/// [`MAX_RUNS`] a store), so this bounds the buffers, not the files. At [`MAX_RUNS`],
+/// `analyze -j 2` on the bench's 10 M-packet mixed capture (≈ 47 runs of rendered
+/// findings in four stores) rewrote ≈ 60 MB into a merged run on the one thread left
+/// after the pass (strace: 587 → 528 MB written; wall 3.38 → 3.20 s, medians of 5).
+pub const MAX_JOINED: usize = 128;
+
 /// Bytes read ahead from each run during a merge: large enough for sequential reads.
 const READ_BUFFER: usize = 64 << 10;
 
@@ -357,7 +365,7 @@ impl<R: Record> Sorted<R> {
     }
 
     /// The records of `parts` as one store; ties are ordered by part, then as in each.
-    /// Beyond [`MAX_RUNS`] sources (open files stay bounded), the fewest bytes that bring
+    /// Beyond [`MAX_JOINED`] sources (read buffers stay bounded), the fewest bytes that bring
     /// them down to it are merged first: the neighbouring sources, as many as it takes,
     /// whose bytes add up least (neighbours, so that ties keep their order). Merging the
     /// first 32 of the 36 sources a `-j 2` pass left on the bench's mixed capture
@@ -371,8 +379,8 @@ impl<R: Record> Sorted<R> {
             sources.extend(p.sources);
             dir = dir.or(p.dir);
         }
-        if sources.len() > MAX_RUNS {
-            let take = sources.len() - MAX_RUNS + 1;
+        if sources.len() > MAX_JOINED {
+            let take = sources.len() - MAX_JOINED + 1;
             let from = lightest_window(&sources, take);
             let merged = merge_to_run::<R>(&sources[from..from + take], dir.as_deref())?;
             sources.splice(from..from + take, [Source::File(merged)]);
@@ -777,9 +785,9 @@ mod tests {
 
     #[test]
     fn joining_more_stores_than_the_fan_in_merges_the_lightest_neighbours() {
-        // 37 stores of 3 records, but stores 10–15 of one: merging those 6 brings the
-        // sources down to 32 with the fewest bytes written.
-        let parts: Vec<Vec<Item>> = (0..(MAX_RUNS as u32 + 5))
+        // MAX_JOINED + 5 stores of 3 records, but stores 10–15 of one: merging those 6
+        // brings the sources down to MAX_JOINED with the fewest bytes written.
+        let parts: Vec<Vec<Item>> = (0..(MAX_JOINED as u32 + 5))
             .map(|p| {
                 let keys: &[u32] = if (10..16).contains(&p) {
                     &[2]
@@ -797,8 +805,8 @@ mod tests {
             .collect();
         let stores = parts.iter().map(|p| store(1 << 20, p).seal()).collect();
         let joined = Sorted::join(stores).unwrap();
-        assert_eq!(joined.sources.len(), MAX_RUNS);
-        let merged: Vec<usize> = (0..MAX_RUNS)
+        assert_eq!(joined.sources.len(), MAX_JOINED);
+        let merged: Vec<usize> = (0..MAX_JOINED)
             .filter(|&i| matches!(joined.sources[i], Source::File(_)))
             .collect();
         assert_eq!(merged, [10]);
