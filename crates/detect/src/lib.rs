@@ -230,18 +230,87 @@ impl Analyzer {
         self.detectors.set_finish_threads(threads);
         self.detectors.finish(&mut self.out.findings);
         let mut out = self.out;
-        // A total order, so that the report does not depend on how the connections were
-        // sharded between threads.
-        let first_frame = |f: &Finding| f.evidence.first().map(|e| e.frame);
-        out.findings.sort_by(|a, b| {
-            b.cost_ns
-                .cmp(&a.cost_ns)
-                .then(a.stream.cmp(&b.stream))
-                .then(a.id.cmp(&b.id))
-                .then(first_frame(a).cmp(&first_frame(b)))
-                .then(a.explanation.cmp(&b.explanation))
-        });
+        sort_in_report_order(&mut out.findings);
         out.exchanges.sort_by_key(|(s, _, _)| *s);
         out
+    }
+}
+
+/// Sorts findings in the report's total order, so that it does not depend on how the
+/// connections were sharded between threads: cost (largest first), stream, id, first
+/// evidence frame, explanation. The keys are sorted and each finding moved once (a merge
+/// sort moved these large values ≈ log n times, on the one thread left after a pass);
+/// the rare findings equal in all but their explanation are then ordered by it.
+fn sort_in_report_order(findings: &mut [Finding]) {
+    let key = |f: &Finding| {
+        let first_frame = f.evidence.first().map(|e| e.frame);
+        (std::cmp::Reverse(f.cost_ns), f.stream, f.id, first_frame)
+    };
+    findings.sort_by_cached_key(key);
+    for same in findings.chunk_by_mut(|a, b| key(a) == key(b)) {
+        if same.len() > 1 {
+            same.sort_by(|a, b| a.explanation.cmp(&b.explanation));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn findings_sort_by_cost_stream_id_first_frame_then_explanation() {
+        let ep = tcpwhy_track::Endpoint {
+            addr: std::net::IpAddr::from([10, 0, 0, 1]),
+            port: 80,
+        };
+        let f = |cost_ns, stream, id, frame: Option<u64>, text: &str| Finding {
+            id,
+            stream,
+            endpoints: [ep, ep],
+            cost_ns,
+            connections: 1,
+            share: None,
+            evidence: frame
+                .map(|frame| Evidence {
+                    frame,
+                    ts: Timestamp::from_nanos(0),
+                    note: String::new(),
+                })
+                .into_iter()
+                .collect(),
+            explanation: text.to_string(),
+            fix: Vec::new(),
+            confidence: Confidence::High,
+            vantage: Vantage::Client,
+        };
+        use FindingId::{RwndLimited as R, SlowStartNewConnection as N};
+        // In the order wanted, then shuffled: every key field decides one pair.
+        let want = vec![
+            f(9, 5, N, Some(1), "a"),
+            f(7, 1, N, Some(3), "z"),
+            f(7, 2, N, Some(1), "a"),
+            f(7, 2, R, None, "a"),
+            f(7, 2, R, Some(0), "a"),
+            f(7, 2, R, Some(4), "b"),
+            f(7, 2, R, Some(4), "c"),
+            f(7, 2, R, Some(4), "c"),
+            f(1, 0, N, Some(2), "a"),
+        ];
+        let show = |v: &[Finding]| -> Vec<(u64, u64, FindingId, Option<u64>, String)> {
+            v.iter()
+                .map(|f| {
+                    let frame = f.evidence.first().map(|e| e.frame);
+                    (f.cost_ns, f.stream, f.id, frame, f.explanation.clone())
+                })
+                .collect()
+        };
+        for rotate in 0..want.len() {
+            let mut got = want.clone();
+            got.reverse();
+            got.rotate_left(rotate);
+            sort_in_report_order(&mut got);
+            assert_eq!(show(&got), show(&want), "rotated by {rotate}");
+        }
     }
 }
