@@ -2,9 +2,10 @@
 //! tracker finalises them so that memory does not grow with the number of connections
 //! in the capture (issue 13): as the tracker's summaries while they fit in a budget (most
 //! captures), beyond it in a [`SpillSort`] (each summary as its postcard encoding, tens
-//! of bytes for a short connection). Reading them back folds continuations into their
-//! connection, settles the client of connections seen without a handshake, and numbers a
-//! sharded pass's streams, one row at a time.
+//! of bytes for a short connection). Reading them back merges the stores into batches of
+//! whole connections ([`RowBatch`]); decoding a batch, on any thread, folds continuations
+//! into their connection, settles the client of connections seen without a handshake,
+//! and numbers a sharded pass's streams.
 
 use crate::report::ConnStats;
 use crate::spill::{Record, Sorted, SpillSort};

@@ -272,7 +272,7 @@ impl Record for Rendered {
             bytes: shown.bytes.to_vec(),
             marks: shown.marks,
             first_frame: (*bytes.get(18)? == 1).then_some(u64_at(bytes, 19)?),
-            explanation: explanation.to_string(),
+            explanation: std::str::from_utf8(explanation).ok()?.to_string(),
         })
     }
 
@@ -300,10 +300,12 @@ pub struct RenderedView<'a> {
 }
 
 impl<'a> RenderedView<'a> {
-    /// The finding [`Rendered::encode`] wrote in `bytes`, and its explanation.
-    fn decode(bytes: &'a [u8]) -> Option<(Self, &'a str)> {
+    /// The finding [`Rendered::encode`] wrote in `bytes`, and its explanation's bytes
+    /// (not checked as UTF-8 here: the report does not read them). postcard writes a
+    /// string as a byte string: its length, then its bytes.
+    fn decode(bytes: &'a [u8]) -> Option<(Self, &'a [u8])> {
         let id = u16::from_be_bytes(bytes.get(16..18)?.try_into().ok()?);
-        let (explanation, rest): (&str, _) =
+        let (explanation, rest): (&[u8], _) =
             postcard::take_from_bytes(bytes.get(KEY_LEN..)?).ok()?;
         let ((endpoints, connections, marks), rendered): (
             ([Endpoint; 2], u64, Vec<StreamMark>),

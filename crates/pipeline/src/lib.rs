@@ -937,6 +937,9 @@ fn analyze_with(
     }
     if parts > 1 {
         free_aside(rendered);
+    } else {
+        // One thread made and rendered them: no arena to fight over.
+        drop(rendered);
     }
     let numbers = StreamNumbers::new(frames);
     analysis.renumber(|s| numbers.get(s));

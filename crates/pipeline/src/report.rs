@@ -102,7 +102,7 @@ pub struct FileReport {
     /// What the reports say of the connections as a whole.
     pub stats: ConnStats,
     /// Connections sorted by stream index (continuations merged), compactly and beyond
-    /// a memory budget in temporary files; `iter()` decodes one at a time. Filled by
+    /// a memory budget in temporary files; `iter()` decodes a few at a time. Filled by
     /// `flows`, empty after `analyze`, which judges each as it ends and keeps none.
     pub connections: Connections,
 }
