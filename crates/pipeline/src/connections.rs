@@ -73,7 +73,8 @@ const GLIBC_MMAP_THRESHOLD_MAX: usize = 32 << 20;
 /// the pass's budget): the sharder balances packets, not connections (on
 /// /tmp/speed-1m.pcap at -j 2 one shard had over 60 % of the 13,163), and a bound per
 /// shard made one encode all its rows, and the reader decode them alone, while the
-/// other had room. Once a shard finds no room, every shard encodes its rows.
+/// other had room. Once a shard finds no room, every shard encodes its rows from then
+/// on.
 pub(crate) struct HeldRows {
     count: AtomicUsize,
     max: usize,
@@ -106,16 +107,17 @@ impl HeldRows {
 /// servers (a SYN or SYN/ACK named them), which settle guessed clients at the end, and
 /// what the report says of the connections as a whole.
 ///
-/// Rows stay as the tracker's summaries until the pass's shards hold more than three
-/// quarters of its budget ([`HeldRows`]); then every row is encoded into a [`SpillSort`]
-/// (of the shard's part of the budget, beyond which it writes runs to temporary files),
-/// and so are the rows after. Encoding and decoding cost ≈ 4,400 and 6,100 instructions
-/// a row (postcard, callgrind on the bench's mixed capture, whose 1 M-packet prefix has
-/// 13,163 connections: ≈ 140 M of flows' 1,697 M), for nothing when the rows fit in
-/// memory anyway. The quarter left is
-/// room for the encoded rows while they move (an encoded row is ≈ 1/5 of the summary's
-/// 784 bytes), so that memory stays within the budget; at worst (a shard that gets no
-/// more rows keeps its held ones while the others spill) it is 1.75 × the budget.
+/// Rows stay as the tracker's summaries until the pass's shards hold three quarters of
+/// its budget ([`HeldRows`]); the rows after them are encoded into a [`SpillSort`] (of
+/// the shard's part of the budget, beyond which it writes runs to temporary files), and
+/// the held ones stay where they are: reading merges both. Encoding and decoding cost
+/// ≈ 4,400 and 6,100 instructions a row (postcard, callgrind on the bench's mixed
+/// capture, whose 1 M-packet prefix has 13,163 connections: ≈ 140 M of flows' 1,697 M),
+/// for nothing when the rows fit in memory. Memory stays within 1.75 × the budget (the
+/// held rows and a full spill). Moving the held rows into the spill once it started, as
+/// it was, kept that bound only at a shard that held its rows while others spilled, and
+/// encoded and decoded all of them: on the 1 M-packet prefix (14,323 rows, 587 past the
+/// bound) 9 % of `flows`' instructions.
 pub(crate) struct RowStore {
     held: Vec<Row>,
     /// Where the shards count the rows they hold.
@@ -190,15 +192,10 @@ impl RowStore {
         }
     }
 
-    /// Keeps `row` encoded, the held rows first if it is the first.
+    /// Keeps `row` encoded, and every row after it.
     #[inline(never)]
     fn keep(&mut self, row: Row) {
-        if !self.spilled {
-            self.spilled = true;
-            for r in std::mem::take(&mut self.held) {
-                self.encode(&r);
-            }
-        }
+        self.spilled = true;
         self.encode(&row);
     }
 
@@ -213,9 +210,8 @@ impl RowStore {
     /// inlined there (+14 M instructions on the mixed capture's prefix).
     #[inline(never)]
     pub fn seal(self) -> Sealed {
-        let rows = if self.spilled {
-            Kept::Spilled(self.rows.seal())
-        } else {
+        let spilled = self.spilled.then(|| self.rows.seal());
+        let held = (!self.held.is_empty()).then(|| {
             // The rows stay where they are (moving 784-byte values cost ≈ 5,000
             // instructions a row); their keys are sorted, ties in the order pushed as in
             // the spill's stable sort.
@@ -236,13 +232,14 @@ impl RowStore {
                 keys.sort_unstable_by_key(|&(stream, _)| stream);
                 keys.into_iter().map(|(_, i)| i).collect()
             };
-            Kept::Held {
+            Held {
                 rows: self.held,
                 order,
             }
-        };
+        });
         Sealed {
-            rows,
+            held,
+            spilled,
             servers: self.servers,
             stats: (!self.stats_need_folding).then_some(self.stats),
         }
@@ -251,24 +248,20 @@ impl RowStore {
 
 /// One shard's rows sorted, as [`RowStore::seal`] leaves them.
 pub(crate) struct Sealed {
-    rows: Kept,
+    /// The rows held as summaries, if any.
+    held: Option<Held>,
+    /// The rows encoded once there was no room to hold them, if any.
+    spilled: Option<Sorted<Row>>,
     servers: HashSet<Endpoint>,
     /// The rows' statistics, unless they must be read back folded.
     stats: Option<ConnStats>,
 }
 
-enum Kept {
-    /// Rows in the order pushed, and their indexes in the order of their keys.
-    Held {
-        rows: Vec<Row>,
-        order: Vec<u32>,
-    },
-    Spilled(Sorted<Row>),
-}
-
 /// One shard's rows held in memory, and the order to read them in.
 struct Held {
+    /// In the order pushed.
     rows: Vec<Row>,
+    /// Their indexes in the order of their keys.
     order: Vec<u32>,
 }
 
@@ -298,10 +291,8 @@ impl Connections {
         let mut shard_servers = Vec::with_capacity(shards.len());
         let mut stats = Some(ConnStats::default());
         for s in shards {
-            match s.rows {
-                Kept::Held { rows, order } => held.push(Held { rows, order }),
-                Kept::Spilled(rows) => spilled.push(rows),
-            }
+            held.extend(s.held);
+            spilled.extend(s.spilled);
             shard_servers.push(s.servers);
             stats = stats.zip(s.stats).map(|(mut all, one)| {
                 all.merge(&one);
@@ -839,7 +830,7 @@ mod tests {
     }
 
     #[test]
-    fn rows_held_then_moved_to_the_spill_read_back_in_order() {
+    fn rows_held_and_rows_spilled_after_them_read_back_in_order() {
         let (a, b) = (ep(1, 40000), ep(2, 443));
         let rows: Vec<ConnSummary> = [4, 0, 3, 1, 2]
             .into_iter()
@@ -848,9 +839,12 @@ mod tests {
         let mut store = RowStore::new(1 << 20, 0, HeldRows::new(holding(3)));
         for (i, c) in rows.iter().enumerate() {
             store.push(c.clone());
-            // The fourth row does not fit: every row is encoded from then on.
+            // The fourth row does not fit: every row is encoded from then on, and the
+            // three held stay held.
             assert_eq!(store.spilled, i >= 3, "after row {i}");
+            assert_eq!(store.held.len(), (i + 1).min(3), "after row {i}");
         }
+        assert_eq!(store.rows.len(), 2);
         let c = Connections::new(vec![store.seal()]).unwrap();
         let got: Vec<(u64, u64)> = read(&c).iter().map(|c| (c.stream, c.first_frame)).collect();
         assert_eq!(got, [(0, 1), (1, 11), (2, 21), (3, 31), (4, 41)]);
