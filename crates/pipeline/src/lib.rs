@@ -736,10 +736,18 @@ enum Store<'r> {
 }
 
 impl Store<'_> {
-    fn push(&mut self, f: &Finding) -> std::io::Result<()> {
+    fn push(&mut self, f: Finding) -> std::io::Result<()> {
+        match self {
+            Store::Whole(s) => s.push(&f),
+            Store::Rendered(s, render) => s.push(&Rendered::new(f, *render)),
+        }
+    }
+
+    /// [`Self::push`] of a finding that stays with its owner.
+    fn push_borrowed(&mut self, f: &Finding) -> std::io::Result<()> {
         match self {
             Store::Whole(s) => s.push(f),
-            Store::Rendered(s, render) => s.push(&Rendered::new(f, *render)),
+            Store::Rendered(s, render) => s.push(&Rendered::of_borrowed(f, *render)),
         }
     }
 
@@ -802,7 +810,7 @@ impl Sink for Analyzing<'_> {
                     tell(&f);
                 }
                 if self.store_error.is_none() {
-                    self.store_error = store.push(&f).err();
+                    self.store_error = store.push(f).err();
                 }
             }
         }
@@ -910,7 +918,7 @@ fn analyze_with(
     let render_part = |c: &[Finding]| -> std::io::Result<Sealed> {
         let mut last = store(budget / parts);
         for f in c {
-            last.push(f)?;
+            last.push_borrowed(f)?;
         }
         Ok(last.seal())
     };

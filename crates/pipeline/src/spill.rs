@@ -396,7 +396,7 @@ impl<R: Record> Sorted<R> {
     /// The records in order, decoded one at a time.
     pub fn iter(&self) -> Iter<'_, R> {
         Iter {
-            merge: Merge::new(&self.sources),
+            raw: self.raw(),
             record: Vec::new(),
             failed: false,
         }
@@ -570,7 +570,7 @@ impl<R: Record> Raw<'_, R> {
 /// The records of a [`Sorted`] in order. An I/O error (or a damaged temporary file) is
 /// returned once, and then the iteration ends.
 pub struct Iter<'a, R> {
-    merge: Merge<'a, R>,
+    raw: Raw<'a, R>,
     record: Vec<u8>,
     failed: bool,
 }
@@ -582,7 +582,7 @@ impl<R: Record> Iterator for Iter<'_, R> {
         if self.failed {
             return None;
         }
-        let r = match self.merge.next_raw(&mut self.record) {
+        let r = match self.raw.next_into(&mut self.record) {
             Ok(false) => return None,
             Ok(true) => R::decode(&self.record).ok_or_else(|| {
                 io::Error::new(
