@@ -255,11 +255,13 @@ impl Dir {
 }
 
 impl Reusable for [Dir; 2] {
-    fn emptied(self) -> Self {
-        self.map(|d| Dir {
-            gaps: emptied_vec(d.gaps),
-            ..Dir::default()
-        })
+    fn empty(&mut self) {
+        for d in self {
+            *d = Dir {
+                gaps: emptied_vec(&mut d.gaps),
+                ..Dir::default()
+            };
+        }
     }
 }
 

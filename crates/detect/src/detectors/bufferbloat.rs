@@ -208,22 +208,24 @@ struct Conn {
 }
 
 impl Reusable for Conn {
-    fn emptied(self) -> Self {
-        Conn {
-            queues: None,
-            dirs: self.dirs.map(|d| Dir {
+    fn empty(&mut self) {
+        // Every field named: one added is a compile error here until it is reset.
+        let Conn { dirs, queues } = self;
+        *queues = None;
+        for d in dirs {
+            *d = Dir {
                 at_sender: Series {
-                    v: emptied_vec(d.at_sender.v),
+                    v: emptied_vec(&mut d.at_sender.v),
                     ..Series::default()
                 },
                 at_receiver: Series {
-                    v: emptied_vec(d.at_receiver.v),
+                    v: emptied_vec(&mut d.at_receiver.v),
                     ..Series::default()
                 },
-                peer_acks: emptied_deque(d.peer_acks),
-                sent: emptied_deque(d.sent),
+                peer_acks: emptied_deque(&mut d.peer_acks),
+                sent: emptied_deque(&mut d.sent),
                 ..Dir::default()
-            }),
+            };
         }
     }
 }

@@ -267,14 +267,20 @@ struct Conn {
 }
 
 impl Reusable for Conn {
-    fn emptied(self) -> Self {
-        Conn {
-            dirs: self.dirs.map(|d| Dir {
-                flight: emptied_vec(d.flight),
-                stalls: emptied_vec(d.stalls),
+    fn empty(&mut self) {
+        // Every field named: one added is a compile error here until it is reset.
+        let Conn {
+            largest,
+            tick_ns,
+            dirs,
+        } = self;
+        (*largest, *tick_ns) = (0, 0);
+        for d in dirs {
+            *d = Dir {
+                flight: emptied_vec(&mut d.flight),
+                stalls: emptied_vec(&mut d.stalls),
                 ..Dir::default()
-            }),
-            ..Conn::default()
+            };
         }
     }
 }

@@ -156,11 +156,11 @@ struct Live {
 }
 
 impl Reusable for Live {
-    fn emptied(self) -> Self {
-        Live {
-            windows: emptied_vec(self.windows),
+    fn empty(&mut self) {
+        *self = Live {
+            windows: emptied_vec(&mut self.windows),
             ..Live::default()
-        }
+        };
     }
 }
 

@@ -270,15 +270,16 @@ struct Conn {
 }
 
 impl Reusable for Conn {
-    fn emptied(self) -> Self {
-        Conn {
-            dirs: self.dirs.map(|d| Dir {
-                ack_history: emptied_deque(d.ack_history),
-                signals: emptied_deque(d.signals),
-                holes: emptied_vec(d.holes),
-                retrans: emptied_vec(d.retrans),
+    fn empty(&mut self) {
+        let Conn { dirs } = self;
+        for d in dirs {
+            *d = Dir {
+                ack_history: emptied_deque(&mut d.ack_history),
+                signals: emptied_deque(&mut d.signals),
+                holes: emptied_vec(&mut d.holes),
+                retrans: emptied_vec(&mut d.retrans),
                 ..Dir::default()
-            }),
+            };
         }
     }
 }

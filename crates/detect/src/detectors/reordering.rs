@@ -93,7 +93,9 @@
 //! other than SACK (MPTCP's DSS) would look alike; a hole filled by a retransmission, or
 //! a retransmission between the two ACKs, rules the D-SACK reading out.
 
-use crate::detector::{ms, Connection, Detector, Segment, Slots};
+use crate::detector::{
+    emptied_deque, emptied_vec, ms, Connection, Detector, Reusable, Segment, Slots,
+};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use crate::ipid::SenderIds;
 use tcpwhy_capture::Timestamp;
@@ -988,6 +990,27 @@ struct Conn {
     dirs: [Dir; 2],
 }
 
+impl Reusable for Conn {
+    fn empty(&mut self) {
+        let Conn { dirs } = self;
+        for d in dirs {
+            *d = Dir {
+                holes: emptied_vec(&mut d.holes),
+                filled_late: emptied_vec(&mut d.filled_late),
+                seen_ooo: emptied_vec(&mut d.seen_ooo),
+                late: emptied_vec(&mut d.late),
+                late_samples_ns: emptied_vec(&mut d.late_samples_ns),
+                triggered: emptied_vec(&mut d.triggered),
+                filled_by_retrans: emptied_vec(&mut d.filled_by_retrans),
+                sack_history: emptied_vec(&mut d.sack_history),
+                recent_retrans: emptied_deque(&mut d.recent_retrans),
+                pending: emptied_vec(&mut d.pending),
+                ..Dir::default()
+            };
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct Reordering {
     conns: Slots<Conn>,
@@ -1108,7 +1131,7 @@ impl Detector for Reordering {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let Some(mut st) = self.conns.take(conn) else {
+        let Some(mut st) = self.conns.take_reusing(conn) else {
             return;
         };
         let rtt =

@@ -332,15 +332,15 @@ struct Repair {
 }
 
 impl Reusable for Conn {
-    fn emptied(self) -> Self {
-        Conn {
-            pending: emptied_vec(self.pending),
-            gaps: emptied_vec(self.gaps),
-            server_retrans: emptied_vec(self.server_retrans),
-            undo: emptied_vec(self.undo),
+    fn empty(&mut self) {
+        *self = Conn {
+            pending: emptied_vec(&mut self.pending),
+            gaps: emptied_vec(&mut self.gaps),
+            server_retrans: emptied_vec(&mut self.server_retrans),
+            undo: emptied_vec(&mut self.undo),
             release: self.release.emptied(),
             ..Conn::default()
-        }
+        };
     }
 }
 
@@ -547,20 +547,21 @@ impl Release {
             min_acked: MIN_WINDOW_BEFORE_SEGMENTS.saturating_mul(mss),
             last_tsval,
             // The buffers go on to this response.
-            ..std::mem::take(self).emptied()
+            ..self.emptied()
         };
     }
 
-    /// The default, holding this one's buffers for the next response or connection.
-    fn emptied(self) -> Release {
-        let batches = |b: Batches| Batches {
-            judged: emptied_vec(b.judged),
+    /// The default, holding this one's buffers (taken) for the next response or
+    /// connection.
+    fn emptied(&mut self) -> Release {
+        let batches = |b: &mut Batches| Batches {
+            judged: emptied_vec(&mut b.judged),
             ..Batches::default()
         };
         Release {
-            acks: emptied_deque(self.acks),
-            by_echo: batches(self.by_echo),
-            by_order: batches(self.by_order),
+            acks: emptied_deque(&mut self.acks),
+            by_echo: batches(&mut self.by_echo),
+            by_order: batches(&mut self.by_order),
             ..Release::default()
         }
     }

@@ -154,11 +154,11 @@ struct Conn {
 }
 
 impl Reusable for Conn {
-    fn emptied(self) -> Self {
-        Conn {
-            turns: emptied_vec(self.turns),
+    fn empty(&mut self) {
+        *self = Conn {
+            turns: emptied_vec(&mut self.turns),
             ..Conn::default()
-        }
+        };
     }
 }
 

@@ -59,7 +59,7 @@
 //! controller that keeps no queue (BBR), as data spaced evenly at the link's rate, which
 //! a buffer's bursts and pacing slots never are ([`Spacing`]).
 
-use crate::detector::{ms, Connection, Detector, Seat, Segment, Slots};
+use crate::detector::{emptied_vec, ms, Connection, Detector, Reusable, Seat, Segment, Slots};
 use crate::detectors::early_exit::ROUND_NOISE_SEGMENTS;
 use crate::detectors::windows::{rate, roles, shares_text, span_ns, thousands, unlimited_ns};
 use crate::exchange::{add_to_rounds, Span, MIN_ROUND_GAP_NS};
@@ -458,6 +458,20 @@ struct Conn {
     dirs: [Dir; 2],
 }
 
+impl Reusable for Conn {
+    fn empty(&mut self) {
+        // Every field named: one added is a compile error here until it is reset.
+        let Conn { rtt_ns, dirs } = self;
+        *rtt_ns = None;
+        for d in dirs {
+            *d = Dir {
+                rounds: emptied_vec(&mut d.rounds),
+                ..Dir::default()
+            };
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct SndbufLimited {
     conns: Slots<Conn>,
@@ -594,7 +608,7 @@ impl Detector for SndbufLimited {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let Some(mut c) = self.conns.take(conn) else {
+        let Some(mut c) = self.conns.take_reusing(conn) else {
             return;
         };
         let Some(rtt) = c.rtt_ns else {

@@ -45,11 +45,11 @@ struct Handshake {
 }
 
 impl Reusable for Handshake {
-    fn emptied(self) -> Self {
-        Handshake {
-            syns: emptied_vec(self.syns),
-            synacks: emptied_vec(self.synacks),
-        }
+    fn empty(&mut self) {
+        *self = Handshake {
+            syns: emptied_vec(&mut self.syns),
+            synacks: emptied_vec(&mut self.synacks),
+        };
     }
 }
 

@@ -94,7 +94,7 @@
 //! the edge". Sweep s2-058 (4 ms RTT, TSO):
 //! the kernel 36 ms, the tracker 8.8 ms at the sender; the finding is named, priced low.
 
-use crate::detector::{ms, Connection, Detector, Seat, Segment, Slots};
+use crate::detector::{emptied_vec, ms, Connection, Detector, Reusable, Seat, Segment, Slots};
 use crate::exchange::Span;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::{TcpFlags, Timestamp};
@@ -209,6 +209,21 @@ struct Conn {
     dirs: [Dir; 2],
 }
 
+impl Reusable for Conn {
+    fn empty(&mut self) {
+        // Every field named: one added is a compile error here until it is reset.
+        let Conn { syn, synack, dirs } = self;
+        (*syn, *synack) = (None, None);
+        for d in dirs {
+            *d = Dir {
+                full: emptied_vec(&mut d.full),
+                zeros: emptied_vec(&mut d.zeros),
+                ..Dir::default()
+            };
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct Windows {
     conns: Slots<Conn>,
@@ -296,7 +311,7 @@ impl Detector for Windows {
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
-        let Some(c) = self.conns.take(conn) else {
+        let Some(c) = self.conns.take_reusing(conn) else {
             return;
         };
         for (i, d) in c.dirs.iter().enumerate() {
