@@ -518,7 +518,7 @@ impl Detector for NewConnection {
         };
         if self.pending.len() < MAX_PENDING {
             self.pending.push(c);
-        } else if let Some(f) = judge(c, self.warm.get(&key).copied()) {
+        } else if let Some(f) = judge(&mut { c }, self.warm.get(&key).copied()) {
             out.push(f);
         }
     }
@@ -530,7 +530,8 @@ impl Detector for NewConnection {
             .min(pending.len() / MIN_JUDGED_A_THREAD)
             .max(1);
         let warm = &self.warm;
-        out.extend(filter_map_in_parts(pending, threads, |c| {
+        let mut pending = pending;
+        out.extend(filter_map_in_parts(&mut pending, threads, |c| {
             let w = warm.get(&c.key).copied();
             judge(c, w)
         }));
@@ -554,7 +555,8 @@ impl Detector for NewConnection {
 }
 
 /// Prices one candidate against the best warm window known.
-fn judge(c: Candidate, warm: Option<Warm>) -> Option<Finding> {
+/// The candidate's finding is taken; the rest is only read.
+fn judge(c: &mut Candidate, warm: Option<Warm>) -> Option<Finding> {
     let x = &c.exchange;
     let resp = x.response.as_ref()?;
     let bytes = resp.bytes;
@@ -600,7 +602,13 @@ fn judge(c: Candidate, warm: Option<Warm>) -> Option<Finding> {
         return None;
     }
     let extra = observed - needed;
-    let mut f = c.finding;
+    // Its citations moved out, the rest copied (empty buffers): nothing is allocated or
+    // freed here, on a thread that may not be the one that made them.
+    let evidence = std::mem::take(&mut c.finding.evidence);
+    let mut f = Finding {
+        evidence,
+        ..c.finding.clone()
+    };
     f.cost_ns = extra * c.rtt_ns;
     f.share = Some(f.cost_ns as f64 / c.active_ns.max(1) as f64);
     // The texts below are written straight into the finding's (7,290 findings on the
