@@ -354,6 +354,44 @@ impl FlowAddrs {
 /// `Some` does not mean the frame decodes (a later IPv4 fragment, a bad length).
 #[inline]
 pub fn flow_addrs(frame: &Frame<'_>) -> Option<FlowAddrs> {
+    match plain_flow_addrs(frame) {
+        Some(a) => Some(a),
+        None => flow_addrs_any(frame),
+    }
+}
+
+/// [`flow_addrs`] of the frames [`plain_ipv4`] reads, at its fixed offsets with one
+/// length check: untagged Ethernet, IPv4 without options, TCP in it. The reader of a
+/// sharded pass finds every frame's endpoints alone, and the general walk (link type,
+/// header length, each field's bounds) was ≈ 77 instructions a frame (callgrind,
+/// `flows -j 2`, 1 M packets of the mixed bench capture).
+#[inline(always)]
+fn plain_flow_addrs(frame: &Frame<'_>) -> Option<FlowAddrs> {
+    const PORTS_END: usize = PLAIN_TCP_AT + 4;
+    if !matches!(frame.link, LinkType::Ethernet) {
+        return None;
+    }
+    let h: &[u8; PORTS_END] = frame.data.get(..PORTS_END)?.try_into().ok()?;
+    let at = PLAIN_IP_AT;
+    if u16::from_be_bytes([h[at - 2], h[at - 1]]) != link::ETHERTYPE_IPV4
+        || h[at] != IPV4_NO_OPTIONS
+        || h[at + 9] != ip::PROTO_TCP
+    {
+        return None;
+    }
+    let v4 = |i: usize| IpAddr::V4(std::net::Ipv4Addr::new(h[i], h[i + 1], h[i + 2], h[i + 3]));
+    let port = |i: usize| u16::from_be_bytes([h[i], h[i + 1]]);
+    Some(FlowAddrs {
+        src: v4(at + 12),
+        dst: v4(at + 16),
+        src_port: port(PLAIN_TCP_AT),
+        dst_port: port(PLAIN_TCP_AT + 2),
+    })
+}
+
+/// [`flow_addrs`] for every frame.
+#[inline(never)]
+fn flow_addrs_any(frame: &Frame<'_>) -> Option<FlowAddrs> {
     let (net, ip_start) = link::locate(frame.link, frame.data).ok()?;
     let (src, dst, seg) = ip::flow_addrs(net, frame.data.get(ip_start..)?)?;
     let (src_port, dst_port) = tcp::ports(seg)?;
@@ -716,6 +754,46 @@ mod tests {
         assert!(taken > 1000, "{taken}");
         let f = frame(LinkType::LinuxSll, &base, base.len() as u32);
         assert!(plain_ipv4(&f).is_none());
+    }
+
+    /// The endpoints' shortcut gives what the general walk gives, or declines: over the
+    /// headers it reads, cut lengths and link types; and it takes the plain frame.
+    #[test]
+    fn plain_flow_addrs_agree_with_the_general_walk() {
+        let mut base = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x08, 0x00];
+        ipv4_tcp_hello(&mut base);
+        let mut taken = 0;
+        for (byte, values) in [
+            (12usize, &[0x08u8, 0x86, 0x81][..]), // EtherType
+            (13, &[0x00, 0xdd][..]),
+            (14, &[0x45, 0x46, 0x44, 0x65, 0x55][..]), // version, IHL
+            (20, &[0, 0x20, 0x01][..]),                // flags, fragment offset
+            (23, &[6, 17, 41][..]),                    // protocol
+            (26, &[10, 0][..]),                        // source address
+            (33, &[2, 255][..]),                       // destination address
+            (35, &[80, 0][..]),                        // source port
+            (36, &[0x9c, 0][..]),                      // destination port
+        ] {
+            for &v in values {
+                let mut f = base.clone();
+                f[byte] = v;
+                for cut in 0..=f.len() {
+                    for link in [LinkType::Ethernet, LinkType::LinuxSll, LinkType::RawIp] {
+                        let fr = frame(link, &f[..cut], f.len() as u32);
+                        let general = flow_addrs_any(&fr);
+                        if let Some(a) = plain_flow_addrs(&fr) {
+                            taken += 1;
+                            assert_eq!(Some(a), general, "byte {byte} = {v}, cut {cut}");
+                        }
+                        assert_eq!(flow_addrs(&fr), general);
+                    }
+                }
+            }
+        }
+        assert!(taken > 20, "{taken}");
+        let fr = frame(LinkType::Ethernet, &base, base.len() as u32);
+        let p = decode(&fr).unwrap();
+        assert_eq!(plain_flow_addrs(&fr), Some(FlowAddrs::of(&p)));
     }
 
     #[test]
