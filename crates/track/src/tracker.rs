@@ -1308,7 +1308,8 @@ impl Conn {
         ip_ids: bool,
         dirs: [Dir; 2],
     ) -> Self {
-        // Every field but `dirs` is set by `renew`.
+        // Every field but `dirs` is set again by `renew`, which says what a new
+        // connection starts from: here they only make the value whole.
         let mut c = Conn {
             stream,
             origin,

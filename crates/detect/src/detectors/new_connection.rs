@@ -503,7 +503,7 @@ impl Detector for NewConnection {
             x.request.start,
             format!("request 1 ({} B)", x.request.bytes),
         );
-        let c = Candidate {
+        let mut c = Candidate {
             finding,
             key,
             rtt_ns,
@@ -518,19 +518,18 @@ impl Detector for NewConnection {
         };
         if self.pending.len() < MAX_PENDING {
             self.pending.push(c);
-        } else if let Some(f) = judge(&mut { c }, self.warm.get(&key).copied()) {
+        } else if let Some(f) = judge(&mut c, self.warm.get(&key).copied()) {
             out.push(f);
         }
     }
 
     fn finish(&mut self, out: &mut Vec<Finding>) {
-        let pending = std::mem::take(&mut self.pending);
+        let mut pending = std::mem::take(&mut self.pending);
         let threads = self
             .finish_threads
             .min(pending.len() / MIN_JUDGED_A_THREAD)
             .max(1);
         let warm = &self.warm;
-        let mut pending = pending;
         out.extend(filter_map_in_parts(&mut pending, threads, |c| {
             let w = warm.get(&c.key).copied();
             judge(c, w)
