@@ -1086,21 +1086,11 @@ impl Tracker {
     ) -> Box<Conn> {
         let spare = self.spare.pop();
         let ip_ids = self.ip_ids;
-        let new_conn = |stream, origin, other| match spare {
-            // Its directions were emptied when it was finalised: taken as they are.
-            Some(mut c) => {
-                c.renew(stream, origin, other, frame, ts, ip_ids);
-                c
-            }
-            None => Box::new(Conn::new(
-                stream,
-                origin,
-                other,
-                frame,
-                ts,
-                ip_ids,
-                [Dir::new(), Dir::new()],
-            )),
+        let new_conn = |stream, origin, other| {
+            // A spare's directions were emptied when it was finalised: taken as they are.
+            let mut c = spare.unwrap_or_else(|| Box::new(Conn::blank(origin, other)));
+            c.renew(stream, origin, other, frame, ts, ip_ids);
+            c
         };
         match revive {
             Some(t) => {
@@ -1299,26 +1289,19 @@ impl Tracker {
 }
 
 impl Conn {
-    fn new(
-        stream: u64,
-        origin: Endpoint,
-        other: Endpoint,
-        frame: u64,
-        ts: Timestamp,
-        ip_ids: bool,
-        dirs: [Dir; 2],
-    ) -> Self {
-        // Every field but `dirs` is set again by `renew`, which says what a new
-        // connection starts from: here they only make the value whole.
-        let mut c = Conn {
-            stream,
+    /// A connection with new directions and every other field a placeholder, for
+    /// [`Self::renew`] to make it a new connection: `renew` alone says what one starts
+    /// from.
+    fn blank(origin: Endpoint, other: Endpoint) -> Self {
+        Conn {
+            stream: 0,
             origin,
             other,
-            dirs,
-            first_frame: frame,
-            last_frame: frame,
-            start: ts,
-            end: ts,
+            dirs: [Dir::new(), Dir::new()],
+            first_frame: 0,
+            last_frame: 0,
+            start: Timestamp::default(),
+            end: Timestamp::default(),
             syn_time: None,
             synack_time: None,
             irtt_ns: None,
@@ -1332,16 +1315,13 @@ impl Conn {
             tick_last: None,
             min_rtt_sample_ns: None,
             icmp_errors: None,
-        };
-        c.renew(stream, origin, other, frame, ts, ip_ids);
-        c
+        }
     }
 
-    /// Makes this the new connection [`Self::new`] makes, with the directions it has (a
-    /// spare's, emptied when it was finalised), in place: the 3 KB connection moved out
-    /// and back, its directions taken and given back, were ≈ 12 KB of copies a
-    /// connection (`Tracker::open`, 1.1 % of `analyze`'s time on the mixed bench
-    /// capture, perf).
+    /// Makes this a new connection, in place, keeping the directions it has (a blank
+    /// one's, or a spare's, emptied when it was finalised): a spare rebuilt around its
+    /// directions and moved back into its box was ≈ 12 KB of copies a connection
+    /// (`Tracker::open`, 1.1 % of `analyze`'s time on the mixed bench capture, perf).
     fn renew(
         &mut self,
         stream: u64,
