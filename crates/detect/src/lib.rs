@@ -221,16 +221,30 @@ impl Analyzer {
 
     /// Ends the pass: findings about patterns across connections, then everything sorted.
     pub fn finish(self) -> Analysis {
-        self.finish_on(1)
+        let mut findings = Vec::new();
+        let mut out = self.finish_into(std::slice::from_mut(&mut findings), &|v, f| v.push(f));
+        out.findings = findings;
+        sort_in_report_order(&mut out.findings);
+        out
     }
 
-    /// [`Self::finish`], judging what was held to the end on up to `threads` threads
-    /// (the findings are the same, in the same order).
-    pub fn finish_on(mut self, threads: usize) -> Analysis {
-        self.detectors.set_finish_threads(threads);
-        self.detectors.finish(&mut self.out.findings);
+    /// Ends the pass, every finding not yet drained ([`Self::drain_findings`]) and those
+    /// about patterns across connections given to `push` with one of `outs`, on the
+    /// thread that judged it, instead of returned: what was held to the end is judged in
+    /// parts on up to `outs.len()` threads ([`detectors::Detectors::finish_into`]), so that a
+    /// consumer keeps or renders each finding while it is fresh in that thread's cache.
+    /// The findings are those `finish` returns, in no particular order; nothing is judged
+    /// with no `outs`. The analysis returned holds the exchanges.
+    pub fn finish_into<O: Send>(
+        mut self,
+        outs: &mut [O],
+        push: &(dyn Fn(&mut O, Finding) + Sync),
+    ) -> Analysis {
+        if let Some(first) = outs.first_mut() {
+            self.out.findings.drain(..).for_each(|f| push(first, f));
+        }
+        self.detectors.finish_into(outs, push);
         let mut out = self.out;
-        sort_in_report_order(&mut out.findings);
         out.exchanges.sort_by_key(|(s, _, _)| *s);
         out
     }

@@ -233,21 +233,8 @@ pub struct Rendered {
 impl Rendered {
     /// `f` rendered by `render`, taking its explanation.
     pub(crate) fn new(mut f: Finding, render: &dyn Render) -> Self {
-        let mut r = Rendered::of(&f, render, String::new());
-        r.explanation = std::mem::take(&mut f.explanation);
-        r
-    }
-
-    /// `f` rendered by `render`, borrowed (so that a finding can be rendered on another
-    /// thread than the one that made it and freed by its own: `crate::analyze_with`), its
-    /// explanation copied.
-    pub(crate) fn of_borrowed(f: &Finding, render: &dyn Render) -> Self {
-        Rendered::of(f, render, f.explanation.clone())
-    }
-
-    fn of(f: &Finding, render: &dyn Render, explanation: String) -> Self {
         let (mut bytes, mut marks) = (Vec::new(), Vec::new());
-        render.render(f, &mut bytes, &mut marks);
+        render.render(&f, &mut bytes, &mut marks);
         Rendered {
             id: f.id,
             stream: f.stream,
@@ -257,7 +244,7 @@ impl Rendered {
             bytes,
             marks,
             first_frame: f.evidence.first().map(|e| e.frame),
-            explanation,
+            explanation: std::mem::take(&mut f.explanation),
         }
     }
 }

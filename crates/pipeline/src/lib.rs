@@ -321,11 +321,6 @@ const BATCH_BYTES: usize = 256 << 10;
 /// (`MappedBytes::hold_from`).
 const QUEUED_BATCHES: usize = 16;
 
-/// Findings judged at the end worth one more thread to render: a JSON finding is ≈ 35 k
-/// instructions (callgrind), so fewer than this take well under a millisecond on one
-/// thread, not worth a thread's start.
-const MIN_FINDINGS_A_THREAD: usize = 64;
-
 /// How much a shard's weight moves when the reader sees a worker run dry or fall behind
 /// ([`Sharder::reweigh`]).
 const REWEIGH: f64 = 1.25;
@@ -767,14 +762,6 @@ impl Store<'_> {
         }
     }
 
-    /// [`Self::push`] of a finding that stays with its owner.
-    fn push_borrowed(&mut self, f: &Finding) -> std::io::Result<()> {
-        match self {
-            Store::Whole(s) => s.push(f),
-            Store::Rendered(s, render) => s.push(&Rendered::of_borrowed(f, *render)),
-        }
-    }
-
     fn seal(self) -> Sealed {
         match self {
             Store::Whole(s) => Sealed::Whole(s.seal()),
@@ -787,6 +774,22 @@ impl Store<'_> {
 enum Sealed {
     Whole(Sorted<Finding>),
     Rendered(Sorted<Rendered>),
+}
+
+/// Where a thread judging findings at the end of a pass keeps them
+/// ([`Analyzer::finish_into`]).
+struct EndPart<'r> {
+    store: Store<'r>,
+    /// The first error writing the store: the pass fails with it.
+    error: Option<std::io::Error>,
+}
+
+impl EndPart<'_> {
+    fn push(&mut self, f: Finding) {
+        if self.error.is_none() {
+            self.error = self.store.push(f).err();
+        }
+    }
 }
 
 /// Feeds an [`Analyzer`] and keeps what the report needs of each connection.
@@ -890,8 +893,8 @@ fn analyze_with(
     let mut report = s.report;
     let keeping = |e: std::io::Error| format!("{path}: keeping the findings: {e}");
     // Each shard's store, sealed before its analyzer is absorbed into the first one's.
-    // slow_start.new_connection's held first exchanges are judged in `finish`, on this
-    // thread: judging them on the shards' threads before `finish` (s6-s1, 2db104f) raised
+    // slow_start.new_connection's held first exchanges are judged after the pass, below:
+    // judging them on the shards' threads before it ended (s6-s1, 2db104f) raised
     // analyze's peak RSS on the bench's 40 M-packet long capture from 248 MB to 298 MB
     // (-j 1, /usr/bin/time), breaking issue 13's long / mixed ≤ 1.2× target.
     let mut stores = Vec::with_capacity(s.sinks.len());
@@ -916,62 +919,26 @@ fn analyze_with(
         return Ok((report, Findings::default(), Vec::new()));
     };
     let sharded = frames.len() > 1;
-    let mut analysis = first.analyzer.finish_on(frames.len());
     // Findings reported at the end (about patterns across connections, and the first
-    // exchanges new_connection held to judge with later connections' warm windows):
-    // after every shard's, as when one sort took them all. Rendered on as many threads
-    // as the pass had, in contiguous parts whose stores keep their order (ties go by
-    // part): on one thread they were the largest serial step after a 2-thread pass
-    // (46.5 M of 83 M instructions on the 300 k-packet mixed prefix, callgrind).
-    let parts = frames
-        .len()
-        .min(analysis.findings.len().div_ceil(MIN_FINDINGS_A_THREAD))
-        .max(1);
-    let chunk = analysis.findings.len().div_ceil(parts).max(1);
-    let mut rest = std::mem::take(&mut analysis.findings).into_iter();
-    let chunks: Vec<Vec<Finding>> = (0..parts)
-        .map(|_| rest.by_ref().take(chunk).collect())
+    // exchanges new_connection held to judge with later connections' warm windows),
+    // on as many threads as the pass had, each into a store of its own as it is judged
+    // (rendered, then freed, while fresh in that thread's cache): judged on this thread,
+    // held, sorted, then rendered in parts, they were the largest serial step after a
+    // 2-thread pass, and rendering two parts took as long as one (0.22 s for 61 k
+    // findings on the bench's 10 M-packet mixed capture, each thread reading findings
+    // made long before), freeing them another 0.1 s.
+    let mut parts: Vec<EndPart> = (0..frames.len().max(1))
+        .map(|_| EndPart {
+            store: store(budget / frames.len().max(1)),
+            error: None,
+        })
         .collect();
-    //
-    // The threads only borrow their parts, and the findings are freed once all are
-    // rendered, on a thread of their own: this thread made every one (in `finish`), and
-    // freeing them where they were rendered made the threads fight over this thread's
-    // malloc arena (`-j 2` on the bench's mixed capture: 0.33–0.42 s to render 80 k
-    // findings on two threads against 0.31 s for 65 k on one; ≈ 0.17 s without the
-    // frees).
-    let render_part = |c: &[Finding]| -> std::io::Result<Sealed> {
-        let mut last = store(budget / parts);
-        for f in c {
-            last.push_borrowed(f)?;
+    let mut analysis = first.analyzer.finish_into(&mut parts, &|p, f| p.push(f));
+    for p in parts {
+        if let Some(e) = p.error {
+            return Err(keeping(e));
         }
-        Ok(last.seal())
-    };
-    let render_part = &render_part;
-    let mut chunks = chunks.into_iter();
-    let mine = chunks.next().unwrap_or_default();
-    let (first_part, others) = std::thread::scope(|scope| {
-        let handles: Vec<_> = chunks
-            .map(|c| scope.spawn(move || (render_part(&c), c)))
-            .collect();
-        let first_part = render_part(&mine);
-        (
-            first_part,
-            handles.into_iter().map(|h| h.join()).collect::<Vec<_>>(),
-        )
-    });
-    let mut rendered = vec![mine];
-    stores.push(first_part.map_err(keeping)?);
-    for last in others {
-        let (last, findings) =
-            last.map_err(|_| format!("{path}: a thread rendering findings failed"))?;
-        rendered.push(findings);
-        stores.push(last.map_err(keeping)?);
-    }
-    if parts > 1 {
-        free_aside(rendered);
-    } else {
-        // One thread made and rendered them: no arena to fight over.
-        drop(rendered);
+        stores.push(p.store.seal());
     }
     let numbers = StreamNumbers::new(frames);
     analysis.renumber(|s| numbers.get(s));
@@ -989,16 +956,6 @@ fn analyze_with(
     );
     report.stats = first.stats;
     Ok((report, findings, analysis.exchanges))
-}
-
-/// Drops `v` on a thread of its own, so that the caller goes on at once (freeing 80 k
-/// findings took ≈ 0.1 s, after a 2-thread pass that left the other core idle); on this
-/// thread when no thread can be started.
-fn free_aside<T: Send + 'static>(v: T) {
-    // When the thread cannot start, the closure is dropped here, and `v` with it.
-    let _detached = std::thread::Builder::new()
-        .name("tcpwhy-free".into())
-        .spawn(move || drop(v));
 }
 
 /// The pass the tests and fuzz targets make on frames they build themselves: each

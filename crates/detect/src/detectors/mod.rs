@@ -92,10 +92,23 @@ macro_rules! registry {
 }
 
 impl Detectors {
-    /// Threads `finish` may use: slow_start.new_connection's held first exchanges, the
-    /// most work after a pass, are judged in parallel parts.
-    pub fn set_finish_threads(&mut self, threads: usize) {
-        self.new_connection.finish_threads = threads;
+    /// [`Self::finish`], each finding given to `push` with one of `outs` on the thread
+    /// that made it: slow_start.new_connection's held first exchanges, the most work
+    /// after a pass, judged in parallel parts, part `i` into `outs[i]`; the other
+    /// detectors' findings into `outs[0]`. Nothing is judged with no `outs`.
+    pub fn finish_into<O: Send>(
+        &mut self,
+        outs: &mut [O],
+        push: &(dyn Fn(&mut O, Finding) + Sync),
+    ) {
+        // new_connection's first: its `finish` would judge them all on this thread.
+        self.new_connection.judge_held(outs, push);
+        let Some(first) = outs.first_mut() else {
+            return;
+        };
+        let mut rest = Vec::new();
+        self.finish(&mut rest);
+        rest.into_iter().for_each(|f| push(first, f));
     }
 
     /// What a finalised connection's samples prove of its path, measured once before the

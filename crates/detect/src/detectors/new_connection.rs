@@ -53,9 +53,7 @@
 //! connection that is reused afterwards is reported too (it did pay slow start), with
 //! the note that later exchanges did not.
 
-use crate::detector::{
-    emptied_vec, filter_map_in_parts, Connection, Detector, Ms, Reusable, Segment, Slots,
-};
+use crate::detector::{emptied_vec, in_parts, Connection, Detector, Ms, Reusable, Segment, Slots};
 use crate::detectors::delayed_ack::DEFAULT_MSS;
 use crate::exchange::{Exchange, Span};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
@@ -169,9 +167,6 @@ pub struct NewConnection {
     live: Slots<Live>,
     warm: HashMap<(IpAddr, Endpoint), Warm>,
     pending: Vec<Candidate>,
-    /// Threads `finish` may judge the held candidates on
-    /// ([`crate::Analyzer::finish_on`]; 0 and 1: this one).
-    pub(crate) finish_threads: usize,
 }
 
 /// The fewest held candidates a thread of `finish` is started for: judging one takes a
@@ -524,16 +519,7 @@ impl Detector for NewConnection {
     }
 
     fn finish(&mut self, out: &mut Vec<Finding>) {
-        let mut pending = std::mem::take(&mut self.pending);
-        let threads = self
-            .finish_threads
-            .min(pending.len() / MIN_JUDGED_A_THREAD)
-            .max(1);
-        let warm = &self.warm;
-        out.extend(filter_map_in_parts(&mut pending, threads, |c| {
-            let w = warm.get(&c.key).copied();
-            judge(c, w)
-        }));
+        self.judge_held(std::slice::from_mut(out), &|out, f| out.push(f));
     }
 
     fn absorb(&mut self, o: Self) {
@@ -550,6 +536,27 @@ impl Detector for NewConnection {
         // Keys first, then each candidate moved once (they hold a finding and an
         // exchange: a merge sort moved each ≈ log n times).
         self.pending.sort_by_cached_key(|c| c.finding.stream);
+    }
+}
+
+impl NewConnection {
+    /// Judges the first exchanges held to the end (the most work left after a pass) in
+    /// contiguous parts on up to `outs.len()` threads, each part's findings given to
+    /// `push` with its own out, on its thread ([`in_parts`]); nothing with no `outs`.
+    pub(crate) fn judge_held<O: Send>(
+        &mut self,
+        outs: &mut [O],
+        push: &(dyn Fn(&mut O, Finding) + Sync),
+    ) {
+        let mut pending = std::mem::take(&mut self.pending);
+        let parts = outs.len().min(pending.len() / MIN_JUDGED_A_THREAD).max(1);
+        let warm = &self.warm;
+        let outs = outs.get_mut(..parts).unwrap_or_default();
+        in_parts(&mut pending, outs, |c, out| {
+            if let Some(f) = judge(c, warm.get(&c.key).copied()) {
+                push(out, f);
+            }
+        });
     }
 }
 
