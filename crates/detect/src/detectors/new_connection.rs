@@ -532,10 +532,14 @@ impl Detector for NewConnection {
                 *mine = w;
             }
         }
-        self.pending.extend(o.pending);
-        // Keys first, then each candidate moved once (they hold a finding and an
-        // exchange: a merge sort moved each ≈ log n times).
-        self.pending.sort_by_cached_key(|c| c.finding.stream);
+        // In no particular order: each is judged alone, and the report sorts the
+        // findings. The shorter list is moved (a candidate holds a finding and an
+        // exchange, ≈ 0.5 KB).
+        let mut other = o.pending;
+        if other.len() > self.pending.len() {
+            std::mem::swap(&mut other, &mut self.pending);
+        }
+        self.pending.append(&mut other);
     }
 }
 
