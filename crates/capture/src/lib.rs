@@ -25,8 +25,8 @@ pub mod reader;
 mod source;
 
 pub use decode::{
-    decode, flow_addrs, icmp_error, FlowAddrs, IcmpError, IcmpErrorKind, Packet, SkipCounts,
-    SkipReason, TcpFlags, TcpOptions, MAX_SACK_BLOCKS,
+    decode, flow_addrs, icmp_error, plain_ipv4_ends, FlowAddrs, IcmpError, IcmpErrorKind, Ipv4Ends,
+    Packet, SkipCounts, SkipReason, TcpFlags, TcpOptions, MAX_SACK_BLOCKS,
 };
 pub use frame::{Frame, FrameAt, LinkType, Timestamp};
 pub use reader::{Capture, CaptureError, CaptureErrorKind, FileFormat, MapSpan, MappedBytes};

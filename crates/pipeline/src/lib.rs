@@ -42,8 +42,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender, TrySendError};
 use tcpwhy_capture::{
-    decode, flow_addrs, icmp_error, Capture, FileFormat, FlowAddrs, Frame, FrameAt, MapSpan,
-    MappedBytes, Packet, SkipCounts, SkipReason, Timestamp,
+    decode, flow_addrs, icmp_error, plain_ipv4_ends, Capture, FileFormat, FlowAddrs, Frame,
+    FrameAt, MapSpan, MappedBytes, Packet, SkipCounts, SkipReason, Timestamp,
 };
 use tcpwhy_detect::{Analyzer, Config, Exchange, Finding};
 use tcpwhy_track::{ConnSummary, Endpoint, SegmentEvent, Sharder, Tracker, PROVISIONAL_STREAM};
@@ -440,6 +440,22 @@ struct Handing<'a, 'o, S> {
 }
 
 impl<S: Sink> Handing<'_, '_, S> {
+    /// The shard of a frame whose endpoints [`flow_addrs`] could not find: its decoded
+    /// segment's, for an ICMP error the owner of the connection it quotes, else shard
+    /// `number % shards`.
+    #[inline(never)]
+    fn unlocated(&mut self, frame: &Frame<'_>) -> usize {
+        let shards = self.to.senders.len() + 1;
+        match &decode(frame) {
+            Ok(pkt) => self.sharder.shard(&FlowAddrs::of(pkt)),
+            Err(SkipReason::NotTcp) => match icmp_error(frame) {
+                Some(e) => self.sharder.shard(&e.quoted),
+                None => (frame.number % shards as u64) as usize,
+            },
+            Err(_) => (frame.number % shards as u64) as usize,
+        }
+    }
+
     /// Hands one frame to its owner's batch; `Break` when that worker is gone (it
     /// panicked: the pass fails when it is joined). Inlined at both of `hand_out`'s
     /// calls: a closure called from both was a call per frame (≈ 31 instructions with
@@ -451,21 +467,15 @@ impl<S: Sink> Handing<'_, '_, S> {
             outstanding,
             spent,
         } = self.to;
-        let shards = workers.len() + 1;
         t.frames += 1;
         t.skipped.observe_time(&mut frame);
-        // The endpoints alone, before a full decode; the decode only when they cannot be
-        // found that way.
-        let owner = match flow_addrs(&frame) {
-            Some(a) => self.sharder.shard(&a),
-            None => match &decode(&frame) {
-                Ok(pkt) => self.sharder.shard(&FlowAddrs::of(pkt)),
-                // An ICMP error goes to the owner of the connection it quotes.
-                Err(SkipReason::NotTcp) => match icmp_error(&frame) {
-                    Some(e) => self.sharder.shard(&e.quoted),
-                    None => (frame.number % shards as u64) as usize,
-                },
-                Err(_) => (frame.number % shards as u64) as usize,
+        // The endpoints alone, before a full decode: as numbers for a plain IPv4 frame,
+        // as addresses for the others; the decode only when they cannot be found that way.
+        let owner = match plain_ipv4_ends(&frame) {
+            Some(e) => self.sharder.shard_v4(e),
+            None => match flow_addrs(&frame) {
+                Some(a) => self.sharder.shard(&a),
+                None => self.unlocated(&frame),
             },
         };
         // Shard 0 is the reader's own.
