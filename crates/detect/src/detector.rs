@@ -402,35 +402,31 @@ fn round_ms(ns: u64, v: f64, decimals: u32) -> Option<u64> {
 /// `items` through `f` in contiguous parts of equal size (the last may be smaller), at
 /// most one for each of `outs`: part `i` into `outs[i]`, on a thread of its own (the
 /// first part on this one). In order within a part and the parts in order over `outs`:
-/// what `items.iter_mut().for_each(|x| f(x, &mut outs[0]))` would give, spread over
-/// them. With no `outs`, nothing is run. A part whose thread cannot be started is done on
-/// this one, in its turn; a panic in `f` is resumed here.
+/// what `items.iter().for_each(|x| f(x, &mut outs[0]))` would give, spread over them.
+/// With no `outs`, nothing is run. A part whose thread cannot be started is done on this
+/// one, in its turn; a panic in `f` is resumed here.
 ///
-/// The parts only borrow the items, which stay where they were made: moved into parts
-/// and dropped by the threads that judged them (slow_start.new_connection's held
-/// exchanges, allocated by the pass's threads), they made two threads slower than one,
-/// the frees of each fighting over the other's malloc arena (`analyze -j 2` of the mixed
-/// bench capture, 6 runs each: 0.16–0.21 s on two threads, 0.13–0.15 s on one). What `f`
-/// makes for `outs` is the caller's to keep or free where it was made.
-pub fn in_parts<T: Send, O: Send>(
-    items: &mut [T],
-    outs: &mut [O],
-    f: impl Fn(&mut T, &mut O) + Sync,
-) {
+/// The parts only read the items, which are freed by the caller, where they were made:
+/// moved into parts and dropped by the threads that judged them (slow_start.
+/// new_connection's held exchanges, allocated by the pass's threads), they made two
+/// threads slower than one, the frees of each fighting over the other's malloc arena
+/// (`analyze -j 2` of the mixed bench capture, 6 runs each: 0.16–0.21 s on two threads,
+/// 0.13–0.15 s on one). What `f` gives `outs` is best made on its thread.
+pub fn in_parts<T: Sync, O: Send>(items: &[T], outs: &mut [O], f: impl Fn(&T, &mut O) + Sync) {
     let parts = outs.len().min(items.len()).max(1);
     let size = items.len().div_ceil(parts).max(1);
     let f = &f;
     // Each part is run once: by its thread, or here when that thread did not start.
-    let parts: Vec<std::sync::Mutex<(&mut [T], &mut O)>> = items
-        .chunks_mut(size)
+    let parts: Vec<std::sync::Mutex<(&[T], &mut O)>> = items
+        .chunks(size)
         .zip(outs.iter_mut())
         .map(std::sync::Mutex::new)
         .collect();
-    let run = move |part: &std::sync::Mutex<(&mut [T], &mut O)>| {
+    let run = move |part: &std::sync::Mutex<(&[T], &mut O)>| {
         // Poisoned: `f` panicked on it, and that panic is resumed below.
         if let Ok(mut p) = part.lock() {
             let (items, out) = &mut *p;
-            items.iter_mut().for_each(|x| f(x, out));
+            items.iter().for_each(|x| f(x, out));
         }
     };
     let run = &run;
@@ -513,10 +509,10 @@ mod tests {
     #[test]
     fn parts_on_threads_give_what_one_thread_gives() {
         for n in [0u32, 1, 2, 7, 1000] {
-            let mut items: Vec<u32> = (0..n).collect();
+            let items: Vec<u32> = (0..n).collect();
             for threads in [1, 2, 3, 8, 2000] {
                 let mut outs = vec![Vec::new(); threads];
-                in_parts(&mut items, &mut outs, |x, out| out.push(*x));
+                in_parts(&items, &mut outs, |x, out| out.push(*x));
                 // Contiguous parts, in order, one for each out up to the items there are.
                 let sizes: Vec<usize> = outs.iter().map(Vec::len).collect();
                 let used = threads.min(n as usize);
@@ -526,7 +522,7 @@ mod tests {
                 assert_eq!(got, items, "{n} items on {threads} threads");
             }
             // Nowhere to put what it makes: nothing is run.
-            in_parts(&mut items, &mut [] as &mut [Vec<u32>], |_, _| panic!("run"));
+            in_parts(&items, &mut [] as &mut [Vec<u32>], |_, _| panic!("run"));
         }
     }
 

@@ -392,6 +392,25 @@ impl NewConnection {
             live.windows.push((ack, ev.window_bytes));
         }
     }
+
+    /// Judges the first exchanges held to the end (the most work left after a pass) in
+    /// contiguous parts on up to `outs.len()` threads, each part's findings given to
+    /// `push` with its own out, on its thread ([`in_parts`]); nothing with no `outs`.
+    pub(crate) fn judge_held<O: Send>(
+        &mut self,
+        outs: &mut [O],
+        push: &(dyn Fn(&mut O, Finding) + Sync),
+    ) {
+        let pending = std::mem::take(&mut self.pending);
+        let parts = outs.len().min(pending.len() / MIN_JUDGED_A_THREAD).max(1);
+        let warm = &self.warm;
+        let outs = outs.get_mut(..parts).unwrap_or_default();
+        in_parts(&pending, outs, |c, out| {
+            if let Some(f) = judge(c, warm.get(&c.key).copied()) {
+                push(out, f);
+            }
+        });
+    }
 }
 
 impl Detector for NewConnection {
@@ -498,7 +517,7 @@ impl Detector for NewConnection {
             x.request.start,
             format!("request 1 ({} B)", x.request.bytes),
         );
-        let mut c = Candidate {
+        let c = Candidate {
             finding,
             key,
             rtt_ns,
@@ -513,7 +532,7 @@ impl Detector for NewConnection {
         };
         if self.pending.len() < MAX_PENDING {
             self.pending.push(c);
-        } else if let Some(f) = judge(&mut c, self.warm.get(&key).copied()) {
+        } else if let Some(f) = judge(&c, self.warm.get(&key).copied()) {
             out.push(f);
         }
     }
@@ -543,30 +562,8 @@ impl Detector for NewConnection {
     }
 }
 
-impl NewConnection {
-    /// Judges the first exchanges held to the end (the most work left after a pass) in
-    /// contiguous parts on up to `outs.len()` threads, each part's findings given to
-    /// `push` with its own out, on its thread ([`in_parts`]); nothing with no `outs`.
-    pub(crate) fn judge_held<O: Send>(
-        &mut self,
-        outs: &mut [O],
-        push: &(dyn Fn(&mut O, Finding) + Sync),
-    ) {
-        let mut pending = std::mem::take(&mut self.pending);
-        let parts = outs.len().min(pending.len() / MIN_JUDGED_A_THREAD).max(1);
-        let warm = &self.warm;
-        let outs = outs.get_mut(..parts).unwrap_or_default();
-        in_parts(&mut pending, outs, |c, out| {
-            if let Some(f) = judge(c, warm.get(&c.key).copied()) {
-                push(out, f);
-            }
-        });
-    }
-}
-
 /// Prices one candidate against the best warm window known.
-/// The candidate's finding is taken; the rest is only read.
-fn judge(c: &mut Candidate, warm: Option<Warm>) -> Option<Finding> {
+fn judge(c: &Candidate, warm: Option<Warm>) -> Option<Finding> {
     let x = &c.exchange;
     let resp = x.response.as_ref()?;
     let bytes = resp.bytes;
@@ -612,13 +609,11 @@ fn judge(c: &mut Candidate, warm: Option<Warm>) -> Option<Finding> {
         return None;
     }
     let extra = observed - needed;
-    // Its citations moved out, the rest copied (empty buffers): nothing is allocated or
-    // freed here, on a thread that may not be the one that made them.
-    let evidence = std::mem::take(&mut c.finding.evidence);
-    let mut f = Finding {
-        evidence,
-        ..c.finding.clone()
-    };
+    // A copy, made on this thread: the finding is rendered and freed on it
+    // (`Analyzer::finish_into`), and what the candidate holds was made by the pass's
+    // threads. Freed here, the citations moved out of it took the malloc arena of the
+    // thread that made them from under that thread (futex waits: 12 % of a part's time).
+    let mut f = c.finding.clone();
     f.cost_ns = extra * c.rtt_ns;
     f.share = Some(f.cost_ns as f64 / c.active_ns.max(1) as f64);
     // The texts below are written straight into the finding's (7,290 findings on the
