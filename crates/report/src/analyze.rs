@@ -714,12 +714,12 @@ fn stream_marks(bytes: &[u8], start: usize, marks: &mut Vec<StreamMark>) {
         }
         i = at + n;
     }
-    // References: an escape sequence is `\` and one byte, or `\uXXXX`.
-    while i < bytes.len() {
-        if bytes[i] != b'\\' {
-            i += 1;
-            continue;
-        }
+    // References: an escape sequence is `\` and one byte, or `\uXXXX`. The next
+    // backslash found with `memchr`: byte by byte, this scan of a finding's ≈ 2 KB was
+    // three times the rest of its rendering (≈ 15 k instructions a finding, callgrind,
+    // `analyze -j 2`).
+    while let Some(p) = bytes.get(i..).and_then(|b| memchr::memchr(b'\\', b)) {
+        i += p;
         if !bytes[i..].starts_with(OPEN) {
             i += 2;
             continue;
@@ -802,4 +802,45 @@ fn write_json_joined(reports: &[AnalyzeReport<'_>], out: &mut impl Write) -> io:
     crate::json::to_writer_pretty(&mut *out, &doc)?;
     out.write_all(b"\n")?;
     Ok(any.get())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `stream` field and every `\u0001ID\u0002` reference are marked where they
+    /// are; other escapes (a quote, a lone marker, a backslash at the very end) are
+    /// passed over, a marker without its id and end is marked for dropping.
+    #[test]
+    fn stream_marks_find_the_field_and_each_reference() {
+        let head = br#"{"id": "x", "#;
+        let text = [
+            &br#""stream": 9223372036854775817, "explanation": "a \"quoted\" one, "#[..],
+            br#"stream \u00019223372036854775818\u0002 and \u0001 alone, "#,
+            br#"then \u00012\u0002\"#,
+        ]
+        .concat();
+        let bytes = [&head[..], &text].concat();
+        let mut marks = Vec::new();
+        stream_marks(&bytes, head.len(), &mut marks);
+        let at = |needle: &[u8], from: usize| {
+            from + text[from..]
+                .windows(needle.len())
+                .position(|w| w == needle)
+                .unwrap()
+        };
+        let field = at(b"9223372036854775817", 0);
+        let first = at(br"\u00019223372036854775818", 0);
+        let alone = at(br"\u0001 alone", 0);
+        let last = at(br"\u00012", 0);
+        assert_eq!(
+            marks,
+            [
+                mark(field, 19, Some(9_223_372_036_854_775_817)),
+                mark(first, 31, Some(9_223_372_036_854_775_818)),
+                mark(alone, 6, None),
+                mark(last, 13, Some(2)),
+            ]
+        );
+    }
 }
