@@ -302,9 +302,12 @@ fn run<S: Sink>(cap: &mut Capture, sink: S, progress: Option<&dyn Progress>) -> 
 /// channel costs nothing per frame.
 const BATCH_FRAMES: usize = 1024;
 
-/// Captured bytes a batch copied from a stream holds before it is handed over (a batch
-/// of frames in a memory map holds none): with [`BATCH_FRAMES`], one frame may take it
-/// past this by at most [`tcpwhy_capture::bounds::MAX_CAPTURED_LEN`] (1 MiB).
+/// Captured bytes a batch copied from a stream holds, or of a memory-mapped file spans
+/// (its frames' and, between them, other shards'), before it is handed over: with
+/// [`BATCH_FRAMES`], one frame may take it past this by at most
+/// [`tcpwhy_capture::bounds::MAX_CAPTURED_LEN`] (1 MiB). A file's pages stay mapped from
+/// the first frame of the slowest worker's batch on, so this bounds them too, whatever
+/// the frames' sizes or a worker's share of them.
 const BATCH_BYTES: usize = 256 << 10;
 
 /// Batches waiting for each worker before the reader blocks. The reader tracks a shard
@@ -486,17 +489,22 @@ impl<S: Sink> Handing<'_, '_, S> {
         let Some(batch) = self.filling.get_mut(worker) else {
             return ControlFlow::Continue(());
         };
-        match self.map {
+        let bytes = match self.map {
             // An empty frame's bytes may lie outside the map: any position gives them.
-            Some(m) => batch
-                .frames
-                .push(FrameAt::new(&frame, m.offset_of(frame.data).unwrap_or(0))),
+            Some(m) => {
+                let at = m.offset_of(frame.data).unwrap_or(0);
+                batch.frames.push(FrameAt::new(&frame, at));
+                // The part of the file the batch spans stays mapped until its worker is
+                // done with it.
+                at.saturating_sub(batch.frames.first().map_or(at, |f| f.start))
+            }
             None => {
                 batch.frames.push(FrameAt::new(&frame, batch.bytes.len()));
                 batch.bytes.extend_from_slice(frame.data);
+                batch.bytes.len()
             }
-        }
-        if batch.frames.len() >= BATCH_FRAMES || batch.bytes.len() >= BATCH_BYTES {
+        };
+        if batch.frames.len() >= BATCH_FRAMES || bytes >= BATCH_BYTES {
             let full = std::mem::replace(batch, spent.try_recv().unwrap_or_else(|_| Batch::new()));
             // The worker ran dry: new connections lean its way. Its queue is full: they
             // lean the reader's way.
@@ -1009,5 +1017,87 @@ mod tests {
         );
         // A final number (a serial pass) is left alone.
         assert_eq!(n.get(3), 3);
+    }
+
+    /// A pcap file of `frames` Ethernet/IPv4/TCP frames of `payload` bytes each, of two
+    /// connections taking turns.
+    fn two_connections(frames: u32, payload: usize) -> tempfile::NamedTempFile {
+        use std::io::Write;
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        // Little-endian pcap, microseconds, snaplen 256 KiB, Ethernet.
+        let mut out = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0];
+        out.extend_from_slice(&[0; 8]);
+        out.extend_from_slice(&(256u32 << 10).to_le_bytes());
+        out.extend_from_slice(&1u32.to_le_bytes());
+        for i in 0..frames {
+            let port = 40000 + (i % 2) as u16;
+            let mut frame = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x08, 0x00];
+            let ip_len = (20 + 20 + payload) as u16;
+            frame.extend_from_slice(&[0x45, 0]);
+            frame.extend_from_slice(&ip_len.to_be_bytes());
+            frame.extend_from_slice(&[0, 0, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+            frame.extend_from_slice(&port.to_be_bytes());
+            frame.extend_from_slice(&9000u16.to_be_bytes());
+            frame.extend_from_slice(&(1 + i / 2 * payload as u32).to_be_bytes());
+            frame.extend_from_slice(&[0, 0, 0, 1, 0x50, 0x18, 0xff, 0xff, 0, 0, 0, 0]);
+            frame.resize(frame.len() + payload, 0);
+            for field in [1000 + i / 1000, i % 1000 * 1000] {
+                out.extend_from_slice(&field.to_le_bytes());
+            }
+            out.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+            out.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+            out.extend_from_slice(&frame);
+        }
+        f.write_all(&out).unwrap();
+        f
+    }
+
+    /// Keeps nothing.
+    struct Nothing;
+
+    impl Sink for Nothing {
+        fn connection(&mut self, _: ConnSummary) {}
+    }
+
+    /// A batch of a memory-mapped file handed to a worker spans at most [`BATCH_BYTES`]
+    /// of the file up to its last frame, whatever its frames' sizes (the pages it spans
+    /// stay mapped until its worker is done with it): 16 KiB frames, every second one
+    /// the worker's, go in batches of at most 9, not 1,024.
+    #[test]
+    fn a_batch_of_a_mapped_file_spans_a_bounded_part_of_it() {
+        let file = two_connections(600, 16 << 10);
+        let (mut cap, maps) = Capture::open_handing_out(file.path(), 1).unwrap();
+        let span = maps[0].span();
+        let (to, batches) = sync_channel(1000);
+        let (_spent_to, spent) = channel();
+        let outstanding = [AtomicUsize::new(0)];
+        let mut own = Stage::new(Nothing, true);
+        let mut own_tally = Tally::default();
+        let read = hand_out(
+            &mut cap,
+            Some(&span),
+            &mut own,
+            &mut own_tally,
+            Workers {
+                senders: std::slice::from_ref(&to),
+                outstanding: &outstanding,
+                spent: &spent,
+            },
+            None,
+        );
+        drop(to);
+        let batches: Vec<Batch> = batches.iter().collect();
+        let handed: usize = batches.iter().map(|b| b.frames.len()).sum();
+        assert_eq!(read.frames, 600);
+        assert_eq!(handed as u64 + own_tally.tcp_frames, 600);
+        assert!(handed >= 200, "{handed} frames handed to the worker");
+        for b in &batches {
+            let n = b.frames.len();
+            assert!((1..=9).contains(&n), "a batch of {n} frames");
+            if n > 1 {
+                let before_last = b.frames[n - 2].start - b.frames[0].start;
+                assert!(before_last < BATCH_BYTES, "{before_last} bytes spanned");
+            }
+        }
     }
 }
