@@ -312,17 +312,22 @@ const BATCH_BYTES: usize = 256 << 10;
 
 /// Batches waiting for each worker before the reader blocks. The reader tracks a shard
 /// too, so while it waits on a full queue, or a worker waits on an empty one, a core
-/// idles: the queue absorbs the swings of a few thousand frames that weighing new
-/// connections ([`REWEIGH`]) cannot (4 batches: `analyze -j 2` 9 % slower than with a
-/// separate reader on the bench's 2 M-packet mixed capture; 16: 2 % slower, `flows` 12 %
-/// faster). Memory of a sharded pass beyond its trackers: a worker's batches are the
-/// queued ones, the one it works on and the one being filled, 16 + 2 = 18 (the reader
-/// makes a new batch only when no spent one came back, so no more exist). A batch of a
-/// file is 1,024 × 48 bytes of positions: ≈ 850 KiB a worker. From a stream it also
-/// holds ≤ 256 KiB of copied bytes (+ ≤ 1 MiB when a huge frame ends it): ≈ 5.5 MiB a
-/// worker, ≤ 23 MiB at worst. A memory map is released behind the slowest worker's batch
-/// (`MappedBytes::hold_from`).
-const QUEUED_BATCHES: usize = 16;
+/// idles: the queue absorbs the swings of thousands of frames in the work each side has
+/// (bulk transfers and bursts of short connections, fixed to a shard when they open)
+/// that weighing new connections ([`REWEIGH`]) cannot. `analyze -j 2` of the bench's
+/// 10 M-packet mixed capture, time the reader blocked plus time the worker waited
+/// (2 runs each): 16 batches 0.38–0.55 s, 32: 0.12–0.19 s, 48: 0.11–0.15 s, 64:
+/// 0.04–0.17 s, at 222–224, 234–237, 242–245 and 243–253 MiB peak RSS (the file's
+/// pages the queue spans stay mapped). `flows`, whose reader is the busier side, gains
+/// nothing either way. Memory of a sharded pass beyond its trackers: a
+/// worker's batches are the queued ones, the one it works on and the one being filled,
+/// 32 + 2 = 34 (the reader makes a new batch only when no spent one came back, so no
+/// more exist). A batch of a file is 1,024 × 48 bytes of positions, ≈ 1.6 MiB a worker,
+/// and keeps the ≤ 256 KiB of the file it spans mapped (+ ≤ 1 MiB when a huge frame ends
+/// it; [`BATCH_BYTES`]): ≤ 9 MiB a worker, ≤ 43 MiB at worst. From a stream a batch holds
+/// the same bound of copied bytes instead. A memory map is released behind the slowest
+/// worker's batch (`MappedBytes::hold_from`).
+const QUEUED_BATCHES: usize = 32;
 
 /// How much a shard's weight moves when the reader sees a worker run dry or fall behind
 /// ([`Sharder::reweigh`]).
