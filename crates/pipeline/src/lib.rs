@@ -971,9 +971,10 @@ fn analyze_with(
     // 2-thread pass, and rendering two parts took as long as one (0.22 s for 61 k
     // findings on the bench's 10 M-packet mixed capture, each thread reading findings
     // made long before), freeing them another 0.1 s.
-    let mut parts: Vec<EndPart> = (0..frames.len().max(1))
+    let threads = frames.len().max(1);
+    let mut parts: Vec<EndPart> = (0..threads)
         .map(|_| EndPart {
-            store: store(budget / frames.len().max(1)),
+            store: store(budget / threads),
             error: None,
         })
         .collect();
