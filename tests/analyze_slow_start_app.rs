@@ -83,7 +83,8 @@ fn controls_without_restart_stay_clean() {
 /// +1–3 segments per round after (46 at frame 1546, round 16), 17 rounds in all.
 /// Slow start continued to 46 segments would have taken 13 rounds (10+20+40, then 46
 /// each): 4 × 25.3 ms ≈ 101 ms. client.pcap: the same rounds from frames 846, 866, 906,
-/// 1563. Stream 0 left slow start after a loss: not an early exit.
+/// 1563. Stream 0 left slow start after a loss: not an early exit, but the earlier
+/// connection to the same peer whose loss explains the cached ssthresh.
 #[test]
 fn cached_ssthresh_exits_slow_start_early_on_the_clean_connection() {
     let s = lab("cached-ssthresh", "server");
@@ -94,6 +95,8 @@ fn cached_ssthresh_exits_slow_start_early_on_the_clean_connection() {
     assert_eq!(frames(fc), [846, 866, 906, 1563]);
     for f in [fs, fc] {
         assert!((f.cost_ms - 101.5).abs() < 1.5, "cost {}", f.cost_ms);
+        let earlier = "An earlier connection to this peer (stream 0) lost data";
+        assert!(f.explanation.contains(earlier), "{}", f.explanation);
     }
     for f in [&s, &c] {
         none_of(f, &[RESTART, APP_LIMITED]);
