@@ -805,4 +805,103 @@ mod tests {
         let paused = [(10, 0), (20, 1_358), (40, 2_832), (80, 4_451), (160, 7_800)];
         assert!(!looks_like_slow_start(&exchange(&paused), 1_130_000, 1448));
     }
+
+    /// `n` held first exchanges of 1448-byte rounds of 10, 20 and 5 segments, one RTT
+    /// apart, from 40 client hosts to one server, with RTTs of 10–49 ms and receive
+    /// windows of 29–128 KB (1 to 3 rounds needed); every seventh with a zero window (not
+    /// judged a finding).
+    fn held(n: u64) -> NewConnection {
+        let server = Endpoint {
+            addr: IpAddr::from([10, 0, 9, 9]),
+            port: 80,
+        };
+        let mut nc = NewConnection::default();
+        for i in 0..n {
+            let client = Endpoint {
+                addr: IpAddr::from([10, 0, 0, (i % 40) as u8]),
+                port: 30000 + i as u16,
+            };
+            let rtt_ns = (10 + i % 40) * 1_000_000;
+            let span = |segments: u64, start_ns: u64| Span {
+                first_frame: 10 * i + segments,
+                last_frame: 10 * i + segments,
+                start: Timestamp::from_nanos(start_ns as i64),
+                end: Timestamp::from_nanos(start_ns as i64),
+                bytes: segments * 1448,
+                segments: segments as u32,
+                max_gap_ns: 0,
+            };
+            let rounds = vec![span(10, 0), span(20, rtt_ns), span(5, 2 * rtt_ns)];
+            let finding = Finding {
+                id: FindingId::SlowStartNewConnection,
+                stream: i,
+                endpoints: [client, server],
+                cost_ns: 0,
+                connections: 1,
+                share: None,
+                evidence: Vec::new(),
+                explanation: String::new(),
+                fix: Vec::new(),
+                confidence: Confidence::Medium,
+                vantage: tcpwhy_track::Vantage::Server,
+            };
+            nc.pending.push(Candidate {
+                finding,
+                key: (client.addr, server),
+                rtt_ns,
+                mss: 1448,
+                mss_note: MssNote::Plain { mss: 1448 },
+                exchange: Exchange {
+                    index: 0,
+                    request: span(1, 0),
+                    response: Some(span(35, 0)),
+                    rounds,
+                    paced_rounds: Vec::new(),
+                    clocked: ClockedRounds::Unknown,
+                    idle_before_ns: None,
+                },
+                rwnd_at_last_round: Some(if i % 7 == 0 { 0 } else { 29_000 * (1 + i % 4) }),
+                scale_unknown: false,
+                window_from_syn: false,
+                later_exchanges: 0,
+                active_ns: 3 * rtt_ns,
+            });
+        }
+        nc
+    }
+
+    /// What a finding says, to compare.
+    fn said(f: &Finding) -> (u64, u64, String, Vec<u64>) {
+        let frames = f.evidence.iter().map(|e| e.frame).collect();
+        (f.stream, f.cost_ns, f.explanation.clone(), frames)
+    }
+
+    /// Judged in parts on several threads (a sharded pass's end with over
+    /// 2 × [`MIN_JUDGED_A_THREAD`] held), the held exchanges give the findings one
+    /// thread gives, each part into its own out.
+    #[test]
+    fn held_exchanges_judged_in_parts_give_what_one_thread_gives() {
+        let n = 1000;
+        let judged = |outs: usize| {
+            let mut parts = vec![Vec::new(); outs];
+            held(n).judge_held(&mut parts, &|o: &mut Vec<Finding>, f| o.push(f));
+            parts
+        };
+        let one: Vec<_> = judged(1).concat().iter().map(said).collect();
+        // Every exchange but the zero windows', and some cost, so that the check means
+        // something.
+        assert_eq!(one.len() as u64, n - n.div_ceil(7));
+        assert!(one
+            .iter()
+            .all(|(_, cost, text, _)| *cost > 0 && !text.is_empty()));
+        for outs in [2, 3, 8] {
+            let parts = judged(outs);
+            // 1,000 held: at most 3 parts of ≥ 256.
+            let used = parts.iter().filter(|p| !p.is_empty()).count();
+            assert_eq!(used, outs.min(3), "{outs} outs");
+            let mut all: Vec<_> = parts.concat().iter().map(said).collect();
+            all.sort_by_key(|s| s.0);
+            assert_eq!(all, one, "{outs} outs");
+        }
+    }
 }
