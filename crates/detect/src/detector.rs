@@ -298,19 +298,12 @@ pub trait Detector: Send + Sized {
 impl Connection<'_> {
     /// A finding of `id` on this connection, to be filled in by the detector.
     pub fn finding(&self, id: crate::finding::FindingId) -> Finding {
-        Finding {
+        Finding::new(
             id,
-            stream: self.summary.stream,
-            endpoints: self.summary.endpoints,
-            cost_ns: 0,
-            connections: 1,
-            share: None,
-            evidence: Vec::new(),
-            explanation: String::new(),
-            fix: Vec::new(),
-            confidence: crate::finding::Confidence::Medium,
-            vantage: self.vantage,
-        }
+            self.summary.stream,
+            self.summary.endpoints,
+            self.vantage,
+        )
     }
 
     /// Capture time from the first to the last packet of the connection.

@@ -152,6 +152,24 @@ fn resolve_refs(s: &mut String, number: &impl Fn(u64) -> u64) {
 }
 
 impl Finding {
+    /// A finding of `id` on `stream` with nothing found yet, for a detector to fill in:
+    /// no cost, one connection, no share, evidence, explanation or fix, medium confidence.
+    pub fn new(id: FindingId, stream: u64, endpoints: [Endpoint; 2], vantage: Vantage) -> Self {
+        Finding {
+            id,
+            stream,
+            endpoints,
+            cost_ns: 0,
+            connections: 1,
+            share: None,
+            evidence: Vec::new(),
+            explanation: String::new(),
+            fix: Vec::new(),
+            confidence: Confidence::Medium,
+            vantage,
+        }
+    }
+
     /// Replaces the provisional stream ids written with [`StreamRef`] in the explanation,
     /// evidence notes and fixes by their final numbers.
     pub fn resolve_stream_refs(&mut self, number: &impl Fn(u64) -> u64) {

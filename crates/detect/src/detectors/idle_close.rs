@@ -473,21 +473,19 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
         .collect();
     let min_interval = intervals.iter().copied().min().unwrap_or(0);
     let mut f = Finding {
-        id: FindingId::ConnectionIdleClose,
-        stream: first.stream,
-        endpoints: first.endpoints,
         cost_ns,
         connections: paid.len() as u64,
-        share: None,
-        evidence: Vec::new(),
-        explanation: String::new(),
-        fix: Vec::new(),
         confidence: if paid.len() >= 2 {
             Confidence::High
         } else {
             Confidence::Medium
         },
-        vantage: first.vantage,
+        ..Finding::new(
+            FindingId::ConnectionIdleClose,
+            first.stream,
+            first.endpoints,
+            first.vantage,
+        )
     };
     for (c, o) in &paid {
         f.cite(

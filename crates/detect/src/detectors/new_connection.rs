@@ -832,19 +832,12 @@ mod tests {
                 max_gap_ns: 0,
             };
             let rounds = vec![span(10, 0), span(20, rtt_ns), span(5, 2 * rtt_ns)];
-            let finding = Finding {
-                id: FindingId::SlowStartNewConnection,
-                stream: i,
-                endpoints: [client, server],
-                cost_ns: 0,
-                connections: 1,
-                share: None,
-                evidence: Vec::new(),
-                explanation: String::new(),
-                fix: Vec::new(),
-                confidence: Confidence::Medium,
-                vantage: tcpwhy_track::Vantage::Server,
-            };
+            let finding = Finding::new(
+                FindingId::SlowStartNewConnection,
+                i,
+                [client, server],
+                tcpwhy_track::Vantage::Server,
+            );
             nc.pending.push(Candidate {
                 finding,
                 key: (client.addr, server),

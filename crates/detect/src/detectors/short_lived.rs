@@ -186,17 +186,15 @@ impl Detector for ShortLived {
             let cost_ns = avoidable.len() as u64 * median_hs;
             let active: u64 = short.iter().map(|c| c.active_ns).sum();
             let mut f = Finding {
-                id: FindingId::ConnectionShortLived,
-                stream: first.stream,
-                endpoints: first.endpoints,
                 cost_ns,
                 connections: avoidable.len() as u64,
                 share: Some(cost_ns as f64 / active.max(1) as f64),
-                evidence: Vec::new(),
-                explanation: String::new(),
-                fix: Vec::new(),
-                confidence: Confidence::Medium,
-                vantage: first.vantage,
+                ..Finding::new(
+                    FindingId::ConnectionShortLived,
+                    first.stream,
+                    first.endpoints,
+                    first.vantage,
+                )
             };
             for c in &short {
                 let paid = c.avoidable;
