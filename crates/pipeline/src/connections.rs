@@ -1,8 +1,8 @@
 //! The connections `tcpwhy flows` prints, one row each in `tcp.stream` order, kept as the
 //! tracker finalises them so that memory does not grow with the number of connections
 //! in the capture (issue 13): as the tracker's summaries while they fit in a budget (most
-//! captures), beyond it in a [`SpillSort`] (each summary as its postcard encoding, tens
-//! of bytes for a short connection). Reading them back merges the stores into batches of
+//! captures), beyond it in a [`SpillSort`] (each summary as `tcpwhy_track::summary_bytes`
+//! encodes it, tens of bytes for a short connection). Reading them back merges the stores into batches of
 //! whole connections ([`RowBatch`]); decoding a batch, on any thread, folds continuations
 //! into their connection, settles the client of connections seen without a handshake,
 //! and numbers a sharded pass's streams.
@@ -41,15 +41,13 @@ impl Record for Row {
         out.push(u8::from(c.continuation));
         out.extend_from_slice(&c.first_frame.to_be_bytes());
         out.extend_from_slice(&self.1.to_le_bytes());
-        let bytes = std::mem::take(out);
-        // Every field of a summary has a known encoding and a Vec cannot be full.
-        *out = postcard::to_extend(c, bytes).expect("a ConnSummary encodes");
+        tcpwhy_track::summary_bytes::encode(c, out);
     }
 
     fn decode(b: &[u8]) -> Option<Self> {
         let u64_at = |at: usize| Some(u64::from_be_bytes(b.get(at..at + 8)?.try_into().ok()?));
         let shard = u16::from_le_bytes(b.get(KEY_LEN..HEAD_LEN)?.try_into().ok()?);
-        let mut c: ConnSummary = postcard::from_bytes(b.get(HEAD_LEN..)?).ok()?;
+        let mut c = tcpwhy_track::summary_bytes::decode(b.get(HEAD_LEN..)?)?;
         // The summary's encoding leaves out what the key holds.
         c.stream = u64_at(0)?;
         c.continuation = *b.get(8)? != 0;
@@ -111,9 +109,9 @@ impl HeldRows {
 /// its budget ([`HeldRows`]); the rows after them are encoded into a [`SpillSort`] (of
 /// the shard's part of the budget, beyond which it writes runs to temporary files), and
 /// the held ones stay where they are: reading merges both. Encoding and decoding cost
-/// ≈ 4,400 and 6,100 instructions a row (postcard, callgrind on the bench's mixed
-/// capture, whose 1 M-packet prefix has 13,163 connections: ≈ 140 M of flows' 1,697 M),
-/// for nothing when the rows fit in memory. Memory stays within 1.75 × the budget (the
+/// ≈ 4,400 and 6,100 instructions a row with postcard (callgrind on the bench's mixed
+/// capture, whose 1 M-packet prefix has 13,163 connections: ≈ 140 M of flows' 1,697 M;
+/// ≈ 1,700 and 2,000 with `summary_bytes`), for nothing when the rows fit in memory. Memory stays within 1.75 × the budget (the
 /// held rows and a full spill). Moving the held rows into the spill once it started, as
 /// it was, kept that bound only at a shard that held its rows while others spilled, and
 /// encoded and decoded all of them: on the 1 M-packet prefix (14,323 rows, 587 past the

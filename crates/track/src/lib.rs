@@ -12,6 +12,7 @@ mod reuse;
 pub mod rtt;
 pub mod seq;
 pub mod summary;
+pub mod summary_bytes;
 pub mod tracker;
 
 pub use ipid::IdStep;

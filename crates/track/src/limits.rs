@@ -47,7 +47,6 @@
 //! direction; nothing is allocated per packet.
 
 use crate::seq::seq_le;
-use serde::{Deserialize, Serialize};
 use tcpwhy_capture::Timestamp;
 
 /// A pause with nothing outstanding longer than this is a pause between transfers, not a
@@ -79,7 +78,7 @@ pub const LAG_NOISE_NS: u64 = 1_000_000;
 pub const ETHERNET_MSS: u64 = 1460;
 
 /// Time of one direction spent in each limit, in nanoseconds (docs/tracking.md).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct LimitTimes {
     /// The receiver's advertised window was full (including zero-window time).
     pub rwnd_ns: u64,

@@ -1,7 +1,5 @@
 //! Bounded collection of RTT samples and their order statistics.
 
-use serde::{Deserialize, Serialize};
-
 /// Most samples kept per collection. Past it the collection keeps every second sample
 /// (and from then on records every second one), so memory stays bounded on long
 /// connections while quantiles stay representative.
@@ -20,7 +18,7 @@ pub struct RttSamples {
 }
 
 /// Order statistics of a set of RTT samples, in nanoseconds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RttStats {
     /// Samples taken (including those not kept after decimation).
     pub samples: u64,

@@ -84,7 +84,7 @@ impl<T> std::ops::IndexMut<Side> for [T; 2] {
 }
 
 /// How the client (the side that opened the connection) was identified.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum ClientBy {
     /// It sent the SYN.
     Syn,
@@ -98,7 +98,7 @@ pub enum ClientBy {
 }
 
 /// Window scaling of one direction, as learned from the handshake.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum WindowScale {
     /// No SYN or SYN/ACK was captured, or the snaplen cut its options before the
     /// window scale: the scale is unknown and windows are shown raw.
@@ -135,7 +135,7 @@ impl Vantage {
 }
 
 /// Options one side sent in its SYN or SYN/ACK.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct SynOptions {
     pub mss: Option<u16>,
     pub wscale: Option<u8>,
@@ -145,7 +145,7 @@ pub struct SynOptions {
 
 /// Segment classification counts of one direction. The meanings follow
 /// `docs/tracking.md`; where they differ from Wireshark's flags the reason is there.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct SegmentCounts {
     /// Every retransmission, including fast and spurious ones (as Wireshark counts).
     pub retransmissions: u64,
@@ -170,7 +170,7 @@ pub struct SegmentCounts {
 }
 
 /// Statistics of one direction of a connection (from `from` to the other endpoint).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default)]
 pub struct DirSummary {
     pub packets: u64,
     /// Segments carrying payload.
@@ -185,7 +185,6 @@ pub struct DirSummary {
     pub syn: Option<SynOptions>,
     /// The snaplen cut that SYN's options: an option missing from [`Self::syn`] may
     /// have been sent. Rules that need to know one is absent use [`Self::syn_whole`].
-    #[serde(default)]
     pub syn_cut: bool,
     pub wscale: Option<WindowScale>,
     /// Largest window this side advertised, in bytes after scaling (raw when unknown).
@@ -203,12 +202,10 @@ pub struct DirSummary {
     /// The least the receiver of this side's data can have had as its window since this
     /// side's largest flight, in bytes, whatever the window scale (`limits.rs`,
     /// `WindowFloor`): what is known of the window when the snaplen cut the scale.
-    #[serde(default)]
     pub window_floor: Option<u64>,
     /// The largest flight of this side's data and the receiver's window field it was
     /// sent under (`limits.rs`, `WindowFloor`): with the scale unknown, the window at
     /// any time is at least its field × flight / field here.
-    #[serde(default)]
     pub scale_floor: Option<(u64, u32)>,
     pub fin: bool,
     pub rst: bool,
@@ -218,7 +215,7 @@ pub struct DirSummary {
 /// kept as evidence, never taken as segments (no sequence, ACK, RTT or retransmission
 /// effect). A path-MTU black hole shows here as "fragmentation needed" or "packet too
 /// big" errors the sender did not act on.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct IcmpErrors {
     pub count: u64,
     /// The first one's frame and what it said.
@@ -274,18 +271,17 @@ impl IcmpErrors {
 
 /// A finished connection (or the part of one seen before it was finalised).
 ///
-/// Its serde encoding is the compact row `tcpwhy-pipeline` keeps of it (postcard, in its
-/// bounded sorted store), whose key holds `stream`, `first_frame` and `continuation`
-/// (they change while rows are sorted and numbered): those three are not encoded.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// [`crate::summary_bytes`] encodes it as the compact row `tcpwhy-pipeline` keeps of it
+/// (in its bounded sorted store), whose key holds `stream`, `first_frame` and
+/// `continuation` (they change while rows are sorted and numbered): those three are not
+/// encoded.
+#[derive(Clone, Debug)]
 pub struct ConnSummary {
     /// Wireshark's `tcp.stream` index.
-    #[serde(skip)]
     pub stream: u64,
     /// `[client, server]` when the client is known (see `client_by`).
     pub endpoints: [Endpoint; 2],
     pub client_by: ClientBy,
-    #[serde(skip)]
     pub first_frame: u64,
     pub last_frame: u64,
     pub start: Timestamp,
@@ -301,7 +297,6 @@ pub struct ConnSummary {
     pub reused_port: bool,
     /// More packets arrived after the connection had been finalised; this summary
     /// holds only the later part (merge with the earlier one by `stream`).
-    #[serde(skip)]
     pub continuation: bool,
     /// ICMP errors quoting its segments; a stream opened by one has no packets.
     pub icmp_errors: Option<IcmpErrors>,
