@@ -111,7 +111,7 @@ pub fn decode(bytes: &[u8]) -> Option<ConnSummary> {
             first_frame: r.u64()?,
             first: icmp_of(r.byte()?)?,
             too_big_frame: r.opt(too_big)?,
-            next_hop_mtu: r.opt(mtu)?.map(u32::try_from).transpose().ok()?,
+            next_hop_mtu: r.opt_as(mtu)?,
         })
     } else {
         None
@@ -388,10 +388,6 @@ impl Reader<'_> {
         Some((z >> 1) as i64 ^ -((z & 1) as i64))
     }
 
-    fn u32(&mut self) -> Option<u32> {
-        u32::try_from(self.u64()?).ok()
-    }
-
     /// An `Option`'s value when its flag says it is there.
     fn opt(&mut self, present: bool) -> Option<Option<u64>> {
         if present {
@@ -399,6 +395,11 @@ impl Reader<'_> {
         } else {
             Some(None)
         }
+    }
+
+    /// [`Self::opt`] of a narrower field: a value too large for it is not ours.
+    fn opt_as<T: TryFrom<u64>>(&mut self, present: bool) -> Option<Option<T>> {
+        self.opt(present)?.map(T::try_from).transpose().ok()
     }
 
     fn bits<const N: usize>(&mut self) -> Option<[bool; N]> {
@@ -456,11 +457,11 @@ impl Reader<'_> {
     fn dir(&mut self) -> Option<DirSummary> {
         let [isn, syn, mss, syn_wscale, sack_permitted, timestamps, syn_cut, wscale, max_window, max_in_flight, rtt_ack, rtt_ts, window_floor, scale_floor, fin, rst] =
             self.bits()?;
-        let isn = if isn { Some(self.u32()?) } else { None };
+        let isn = self.opt_as(isn)?;
         let syn = if syn {
             Some(SynOptions {
-                mss: self.opt(mss)?.map(u16::try_from).transpose().ok()?,
-                wscale: self.opt(syn_wscale)?.map(u8::try_from).transpose().ok()?,
+                mss: self.opt_as(mss)?,
+                wscale: self.opt_as(syn_wscale)?,
                 sack_permitted,
                 timestamps,
             })
@@ -509,7 +510,7 @@ impl Reader<'_> {
         };
         let window_floor = self.opt(window_floor)?;
         let scale_floor = if scale_floor {
-            Some((self.u64()?, self.u32()?))
+            Some((self.u64()?, u32::try_from(self.u64()?).ok()?))
         } else {
             None
         };

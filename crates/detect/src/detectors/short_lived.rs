@@ -260,7 +260,7 @@ impl Detector for ShortLived {
             let mut free_times: BTreeSet<Timestamp> = BTreeSet::new();
             let mut avoidable = 0usize;
             // Whether each of the earliest short connections was avoidable, in order.
-            let mut paid: Vec<(u64, bool)> = Vec::with_capacity(DETAILED);
+            let mut paid: Vec<bool> = Vec::with_capacity(DETAILED);
             let mut hs: Vec<u64> = Vec::with_capacity(short);
             for c in &opened {
                 if c.short_handshake_ns != NOT_SHORT {
@@ -270,7 +270,7 @@ impl Detector for ShortLived {
                         .is_some_and(|t| c.start.since(*t) <= MAX_REUSE_GAP_NS as i64);
                     avoidable += usize::from(free);
                     if paid.len() < DETAILED {
-                        paid.push((c.stream, free));
+                        paid.push(free);
                     }
                     hs.push(c.short_handshake_ns);
                 }
@@ -300,8 +300,7 @@ impl Detector for ShortLived {
                     first.vantage,
                 )
             };
-            for (c, &(stream, paid)) in earliest.iter().zip(&paid) {
-                debug_assert_eq!(c.stream, stream, "the earliest short connections, in order");
+            for (c, &paid) in earliest.iter().zip(&paid) {
                 f.cite_with(c.syn_frame, c.start, || {
                     format!(
                         "SYN of stream {}: new connection for {} exchange(s), handshake {}{}",
