@@ -16,7 +16,8 @@
 #   --skip-manyconns      do not make or time that capture
 #   --keep                keep bench/out/*.pcap after the run (a later run reuses them)
 #   --regen               make new captures even if bench/out has them
-#   --runs R              timed runs of each tool but tshark, median reported (default 3)
+#   --runs R              rounds of timed runs, every tool but tshark once a round; medians
+#                         reported, ratios taken within a round (default 3)
 #   --skip-tshark         do not run tshark at all (minutes, GBs of memory)
 #   --skip-tshark-expert  do not run `tshark -z expert`
 #   --expert-packets N    run `tshark -z expert` on the first N packets only
@@ -316,6 +317,53 @@ run() {
 }
 skip() { record "$1" "$2" "$3" "" "" "" "$4"; }   # key label capture why
 
+# Rows timed in rounds: `queue KEY LABEL CAPTURE-NAME FILE PACKETS COMMAND...` adds a row,
+# `rounds R` then runs every queued command once per round, R rounds, in the order queued.
+# This VM's speed drifts by a quarter or more within minutes (bench/README.md, session 27):
+# timed one tool after another, a ratio compares two tools at different speeds of the
+# machine. In rounds, each ratio is taken within a round (the two runs seconds apart) and
+# the median of those is reported; a row's wall time is the median of its runs, its RSS
+# the peak of all of them. A command that fails is dropped from later rounds.
+QUEUED=()
+declare -A QCMD QFILE ROUNDW
+queue() {
+    local key=$1 label=$2 cname=$3 file=$4 n=$5; shift 5
+    if [[ $label == tcpwhy* && -n $TCPWHY_ERR ]]; then
+        record "$key" "$label" "$cname" "$n" "" "" "tcpwhy failed: $TCPWHY_ERR"
+        return
+    fi
+    record "$key" "$label" "$cname" "$n" "" "" "${RUN_NOTE:-}"
+    RUN_NOTE=""
+    QUEUED+=("$key")
+    QFILE[$key]=$file
+    QCMD[$key]=$(printf '%q ' "$@")
+}
+rounds() {
+    local runs=$1 r key rss
+    declare -A peak=() failed=()
+    for ((r = 1; r <= runs; r++)); do
+        echo "  round $r of $runs: ${QUEUED[*]}"
+        for key in "${QUEUED[@]}"; do
+            [[ -z ${failed[$key]:-} ]] || continue
+            eval "timed \"\${QFILE[\$key]}\" 1 ${QCMD[$key]}"
+            if ((RC != 0)); then
+                failed[$key]=1 NOTE[$key]="failed: exit $RC: $ERR" ROUNDW[$key]=""
+                continue
+            fi
+            ROUNDW[$key]+="$WALL "
+            rss=${peak[$key]:-0}
+            if ((RSS_KB > rss)); then rss=$RSS_KB; fi
+            peak[$key]=$rss
+        done
+    done
+    for key in "${QUEUED[@]}"; do
+        [[ -z ${failed[$key]:-} ]] || continue
+        W[$key]=$(printf '%s\n' ${ROUNDW[$key]} | sort -n | awk '{a[NR]=$1} END{printf "%.3f", a[int((NR+1)/2)]}')
+        RSS[$key]=${peak[$key]}
+    done
+    QUEUED=()
+}
+
 # ---- tools -------------------------------------------------------------------------
 need taskset "apt-get install util-linux"
 need tcptrace "apt-get install tcptrace"
@@ -405,21 +453,22 @@ section "timing on the mixed capture (one core: ${ONE[*]}; page cache warmed bef
 sync
 RUN_NOTE=""
 flows_cmd "${J1[*]}" "$MIXED"
-run flows1 "tcpwhy flows ${J1[*]}" mixed "$MIXED" "$N_MIXED" "$RUNS" "${ONE[@]}" "${CMD[@]}"
+queue flows1 "tcpwhy flows ${J1[*]}" mixed "$MIXED" "$N_MIXED" "${ONE[@]}" "${CMD[@]}"
 analyze_cmd "${J1[*]}" "$MIXED"
-run analyze1 "tcpwhy analyze ${J1[*]}" mixed "$MIXED" "$N_MIXED" "$RUNS" "${ONE[@]}" "${CMD[@]}"
+queue analyze1 "tcpwhy analyze ${J1[*]}" mixed "$MIXED" "$N_MIXED" "${ONE[@]}" "${CMD[@]}"
 if ((${#J2[@]})); then
     flows_cmd "${J2[*]}" "$MIXED"
-    run flows2 "tcpwhy flows -j 2 (2 cores)" mixed "$MIXED" "$N_MIXED" "$RUNS" "${TWO[@]}" "${CMD[@]}"
+    queue flows2 "tcpwhy flows -j 2 (2 cores)" mixed "$MIXED" "$N_MIXED" "${TWO[@]}" "${CMD[@]}"
     analyze_cmd "${J2[*]}" "$MIXED"
-    run analyze2 "tcpwhy analyze -j 2 (2 cores)" mixed "$MIXED" "$N_MIXED" "$RUNS" "${TWO[@]}" "${CMD[@]}"
+    queue analyze2 "tcpwhy analyze -j 2 (2 cores)" mixed "$MIXED" "$N_MIXED" "${TWO[@]}" "${CMD[@]}"
 else
     skip flows2 "tcpwhy flows, 2 cores" mixed "skipped: no -j option"
     skip analyze2 "tcpwhy analyze, 2 cores" mixed "skipped: no -j option"
 fi
-run bareloop "bareloop (parse + 4-tuple hash)" mixed "$MIXED" "$N_MIXED" "$RUNS" "${ONE[@]}" "$BARELOOP" "$MIXED"
-run tcptrace "tcptrace -n" mixed "$MIXED" "$N_MIXED" "$RUNS" "${ONE[@]}" tcptrace -n "$MIXED"
-run tcptrace_l "tcptrace -n -l" mixed "$MIXED" "$N_MIXED" "$RUNS" "${ONE[@]}" tcptrace -n -l "$MIXED"
+queue bareloop "bareloop (parse + 4-tuple hash)" mixed "$MIXED" "$N_MIXED" "${ONE[@]}" "$BARELOOP" "$MIXED"
+queue tcptrace "tcptrace -n" mixed "$MIXED" "$N_MIXED" "${ONE[@]}" tcptrace -n "$MIXED"
+queue tcptrace_l "tcptrace -n -l" mixed "$MIXED" "$N_MIXED" "${ONE[@]}" tcptrace -n -l "$MIXED"
+rounds "$RUNS"
 if ((SKIP_TSHARK)); then
     skip conv "tshark -z conv,tcp" mixed "skipped (--skip-tshark)"
     skip expert "tshark -z expert" mixed "skipped (--skip-tshark)"
@@ -465,10 +514,11 @@ if ((SKIP_MANY)); then
 else
     section "timing and memory on $CONNECTIONS SYN, SYN/ACK, RST connections (one core)"
     flows_cmd "${J1[*]}" "$MANY"
-    run many_flows "tcpwhy flows ${J1[*]}" manyconns "$MANY" "$N_MANY" "$RUNS" "${ONE[@]}" "${CMD[@]}"
+    queue many_flows "tcpwhy flows ${J1[*]}" manyconns "$MANY" "$N_MANY" "${ONE[@]}" "${CMD[@]}"
     analyze_cmd "${J1[*]}" "$MANY"
-    run many_analyze "tcpwhy analyze ${J1[*]}" manyconns "$MANY" "$N_MANY" "$RUNS" "${ONE[@]}" "${CMD[@]}"
-    run many_tcptrace "tcptrace -n" manyconns "$MANY" "$N_MANY" "$RUNS" "${ONE[@]}" tcptrace -n "$MANY"
+    queue many_analyze "tcpwhy analyze ${J1[*]}" manyconns "$MANY" "$N_MANY" "${ONE[@]}" "${CMD[@]}"
+    queue many_tcptrace "tcptrace -n" manyconns "$MANY" "$N_MANY" "${ONE[@]}" tcptrace -n "$MANY"
+    rounds "$RUNS"
     flows_cmd "${J1[*]}" - "$MANY"
     run many_flows_in "tcpwhy flows - <manyconns" manyconns "$MANY" "$N_MANY" 1 "${ONE[@]}" "${CMD[@]}"
     analyze_cmd "${J1[*]}" - "$MANY"
@@ -476,11 +526,26 @@ else
 fi
 
 # ---- report ----------------------------------------------------------------------------
-# Speed ratio of two rows (packets/s of $1 ÷ packets/s of $2), or "" if either is missing.
+# Speed ratio of two rows (packets/s of $1 ÷ packets/s of $2), or "" if either is missing:
+# the median of the ratios within each round where both were timed in the same rounds,
+# else the ratio of their medians.
 speedup() {
     [[ -n ${W[$1]:-} && -n ${W[$2]:-} ]] || return 0
     awk -v n1="${NPKT[$1]}" -v w1="${W[$1]}" -v n2="${NPKT[$2]}" -v w2="${W[$2]}" \
-        'BEGIN{ if (w1 > 0 && w2 > 0) printf "%.2f", (n1 / w1) / (n2 / w2) }'
+        -v r1="${ROUNDW[$1]:-}" -v r2="${ROUNDW[$2]:-}" '
+        BEGIN {
+            a = split(r1, x, " "); b = split(r2, y, " ")
+            if (a > 0 && a == b) {
+                for (i = 1; i <= a; i++) {
+                    if (x[i] <= 0 || y[i] <= 0) { a = 0; break }
+                    q[i] = (n1 / x[i]) / (n2 / y[i])
+                }
+            }
+            if (a > 0 && a == b) {
+                for (i = 2; i <= a; i++) { v = q[i]; for (j = i - 1; j >= 1 && q[j] > v; j--) q[j + 1] = q[j]; q[j + 1] = v }
+                printf "%.2f", (a % 2) ? q[(a + 1) / 2] : (q[a / 2] + q[a / 2 + 1]) / 2
+            } else if (w1 > 0 && w2 > 0) printf "%.2f", (n1 / w1) / (n2 / w2)
+        }'
 }
 mb() { [[ -n ${RSS[$1]:-} ]] && awk -v k="${RSS[$1]}" 'BEGIN{printf "%.1f", k / 1024}'; return 0; }
 rss_ratio() {
@@ -521,6 +586,13 @@ section "results ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, kernel $(una
         fi
     done
     echo
+    echo "runs in round order (s):"
+    for key in "${KEYS[@]}"; do
+        if [[ -n ${ROUNDW[$key]:-} ]]; then
+            printf '  %-40s %s\n' "${LABEL[$key]} (${CAPNAME[$key]})" "${ROUNDW[$key]}"
+        fi
+    done
+    echo
     printf '%-46s %10s %10s  %s\n' figure value target verdict
     for t in "${TARGETS[@]}"; do
         IFS='|' read -r fig value unit op goal <<<"$t"
@@ -536,8 +608,10 @@ section "results ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, kernel $(una
     done
     echo
     echo "Speed ratios: packets/s of the first ÷ the second, one core pinned (taskset -c 0, -j 1)"
-    echo "except the 2-core rows (taskset -c 0,1, -j 2). Wall time: median of $RUNS runs, one run for"
-    echo "tshark and for the stdin (memory) rows. RSS: peak of the last run; \"(stdin)\" rows read the"
-    echo "capture from standard input so that no memory-mapped page of the file counts."
+    echo "except the 2-core rows (taskset -c 0,1, -j 2). The timed rows of a capture run in $RUNS"
+    echo "rounds, every tool once a round: wall time is the median of a row's runs, a speed ratio the"
+    echo "median of its ratios within a round (one run for tshark and for the stdin (memory) rows)."
+    echo "RSS: peak of a row's runs; \"(stdin)\" rows read the capture from standard input so that no"
+    echo "memory-mapped page of the file counts."
 } | tee "$OUT/results-latest.txt"
 { [[ $(id -u) == 0 ]] && "$BENCH/emulator.sh" | tee -a "$OUT/results-latest.txt"; } || echo "bench/emulator.sh: not run (needs root) or failed"
