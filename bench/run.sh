@@ -272,27 +272,18 @@ make_capture() {
     } >"$INFO"
 }
 
-# Times one command with a warm page cache.
-# Sets: WALL (median seconds over $2 runs), RSS_KB (peak of the last run), RC, ERR.
+# Times one run of a command with a warm page cache.
+# Sets: WALL (seconds), RSS_KB (peak), RC, ERR.
 timed() {
-    local file=$1 runs=$2; shift 2
-    local walls=() r t0 t1
+    local file=$1 t0 t1; shift
     RC=0
-    for ((r = 0; r < runs; r++)); do
-        cat "$file" >/dev/null    # the VM drops file pages untouched for ~30 s
-        t0=$(date +%s%N)
-        /usr/bin/time -f '%e %M' -o "$TMP/time" "$@" >/dev/null 2>"$TMP/err" || RC=$?
-        t1=$(date +%s%N)
-        ((RC == 0)) || break
-        walls+=("$(((t1 - t0) / 1000))")
-    done
+    cat "$file" >/dev/null    # the VM drops file pages untouched for ~30 s
+    t0=$(date +%s%N)
+    /usr/bin/time -f '%e %M' -o "$TMP/time" "$@" >/dev/null 2>"$TMP/err" || RC=$?
+    t1=$(date +%s%N)
     ERR=$({ grep -v '^Command exited' "$TMP/err" || true; } | tail -n 1 | cut -c1-100)
     RSS_KB=$(awk 'NF == 2 {print $2}' "$TMP/time" | tail -n 1)
-    if ((RC == 0)); then
-        WALL=$(printf '%s\n' "${walls[@]}" | sort -n | awk '{a[NR]=$1} END{printf "%.3f", a[int((NR+1)/2)]/1e6}')
-    else
-        WALL=""
-    fi
+    WALL=$(awk -v ns=$((t1 - t0)) 'BEGIN{printf "%.3f", ns / 1e9}')
 }
 
 # Measurements by key: label, capture name, packets, wall s, peak RSS KB, note.
@@ -302,18 +293,11 @@ record() {   # key label capture packets wall rss note
     KEYS+=("$1")
     LABEL[$1]=$2 CAPNAME[$1]=$3 NPKT[$1]=$4 W[$1]=$5 RSS[$1]=$6 NOTE[$1]=$7
 }
-# run KEY LABEL CAPTURE-NAME FILE PACKETS RUNS COMMAND...: times COMMAND, records the row.
+# run KEY LABEL CAPTURE-NAME FILE PACKETS RUNS COMMAND...: a row timed on its own, RUNS times.
 run() {
     local key=$1 label=$2 cname=$3 file=$4 n=$5 runs=$6; shift 6
-    if [[ $label == tcpwhy* && -n $TCPWHY_ERR ]]; then
-        record "$key" "$label" "$cname" "$n" "" "" "tcpwhy failed: $TCPWHY_ERR"
-        return
-    fi
-    echo "  $label ($cname)"
-    timed "$file" "$runs" "$@"
-    if ((RC == 0)); then record "$key" "$label" "$cname" "$n" "$WALL" "$RSS_KB" "${RUN_NOTE:-}"
-    else record "$key" "$label" "$cname" "$n" "" "" "failed: exit $RC: $ERR"; fi
-    RUN_NOTE=""
+    queue "$key" "$label" "$cname" "$file" "$n" "$@"
+    rounds "$runs"
 }
 skip() { record "$1" "$2" "$3" "" "" "" "$4"; }   # key label capture why
 
@@ -342,10 +326,11 @@ rounds() {
     local runs=$1 r key rss
     declare -A peak=() failed=()
     for ((r = 1; r <= runs; r++)); do
-        echo "  round $r of $runs: ${QUEUED[*]}"
         for key in "${QUEUED[@]}"; do
             [[ -z ${failed[$key]:-} ]] || continue
-            eval "timed \"\${QFILE[\$key]}\" 1 ${QCMD[$key]}"
+            if ((runs > 1)); then echo "  ${LABEL[$key]} (${CAPNAME[$key]}), round $r of $runs"
+            else echo "  ${LABEL[$key]} (${CAPNAME[$key]})"; fi
+            eval "timed \"\${QFILE[\$key]}\" ${QCMD[$key]}"
             if ((RC != 0)); then
                 failed[$key]=1 NOTE[$key]="failed: exit $RC: $ERR" ROUNDW[$key]=""
                 continue
