@@ -308,6 +308,12 @@ skip() { record "$1" "$2" "$3" "" "" "" "$4"; }   # key label capture why
 # machine. In rounds, each ratio is taken within a round (the two runs seconds apart) and
 # the median of those is reported; a row's wall time is the median of its runs, its RSS
 # the peak of all of them. A command that fails is dropped from later rounds.
+# The median of the numbers on standard input, one a line (the mean of the middle two of an
+# even count), with $1 decimals; nothing for no numbers.
+median() {
+    sort -g | awk -v p="$1" '{a[NR] = $1} END {
+        if (NR) printf "%.*f", p, (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
 QUEUED=()
 declare -A QCMD QFILE ROUNDW
 queue() {
@@ -343,7 +349,7 @@ rounds() {
     done
     for key in "${QUEUED[@]}"; do
         [[ -z ${failed[$key]:-} ]] || continue
-        W[$key]=$(printf '%s\n' ${ROUNDW[$key]} | sort -n | awk '{a[NR]=$1} END{printf "%.3f", a[int((NR+1)/2)]}')
+        W[$key]=$(printf '%s\n' ${ROUNDW[$key]} | median 3)
         RSS[$key]=${peak[$key]}
     done
     QUEUED=()
@@ -516,21 +522,18 @@ fi
 # else the ratio of their medians.
 speedup() {
     [[ -n ${W[$1]:-} && -n ${W[$2]:-} ]] || return 0
-    awk -v n1="${NPKT[$1]}" -v w1="${W[$1]}" -v n2="${NPKT[$2]}" -v w2="${W[$2]}" \
-        -v r1="${ROUNDW[$1]:-}" -v r2="${ROUNDW[$2]:-}" '
-        BEGIN {
-            a = split(r1, x, " "); b = split(r2, y, " ")
-            if (a > 0 && a == b) {
-                for (i = 1; i <= a; i++) {
-                    if (x[i] <= 0 || y[i] <= 0) { a = 0; break }
-                    q[i] = (n1 / x[i]) / (n2 / y[i])
-                }
-            }
-            if (a > 0 && a == b) {
-                for (i = 2; i <= a; i++) { v = q[i]; for (j = i - 1; j >= 1 && q[j] > v; j--) q[j + 1] = q[j]; q[j + 1] = v }
-                printf "%.2f", (a % 2) ? q[(a + 1) / 2] : (q[a / 2] + q[a / 2 + 1]) / 2
-            } else if (w1 > 0 && w2 > 0) printf "%.2f", (n1 / w1) / (n2 / w2)
-        }'
+    local a b i
+    read -ra a <<<"${ROUNDW[$1]:-}"
+    read -ra b <<<"${ROUNDW[$2]:-}"
+    if ((${#a[@]} > 0 && ${#a[@]} == ${#b[@]})); then
+        for i in "${!a[@]}"; do
+            awk -v n1="${NPKT[$1]}" -v w1="${a[$i]}" -v n2="${NPKT[$2]}" -v w2="${b[$i]}" \
+                'BEGIN{ if (w1 > 0 && w2 > 0) print (n1 / w1) / (n2 / w2) }'
+        done | median 2
+    else
+        awk -v n1="${NPKT[$1]}" -v w1="${W[$1]}" -v n2="${NPKT[$2]}" -v w2="${W[$2]}" \
+            'BEGIN{ if (w1 > 0 && w2 > 0) printf "%.2f", (n1 / w1) / (n2 / w2) }'
+    fi
 }
 mb() { [[ -n ${RSS[$1]:-} ]] && awk -v k="${RSS[$1]}" 'BEGIN{printf "%.1f", k / 1024}'; return 0; }
 rss_ratio() {
