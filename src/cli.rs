@@ -299,6 +299,7 @@ pub fn analyze_with(
     let config = Config {
         vantage,
         keep_exchanges: a.exchanges,
+        ..Config::default()
     };
     let keep = |stream: u64, ends: &[tcpwhy_track::Endpoint; 2]| {
         a.stream.is_none_or(|s| s == stream) && filter.as_ref().is_none_or(|x| x.matches(ends))

@@ -128,6 +128,7 @@ fn analyze_document(
     let config = tcpwhy_detect::Config {
         vantage,
         keep_exchanges: false,
+        ..Default::default()
     };
     let opts = options(threads);
     // As the CLI does: without host bundles the findings are rendered to JSON during the

@@ -281,7 +281,20 @@ pub struct Connection<'a> {
 /// with [`Detector::absorb`], and `finish` runs once on the merged one. The findings must
 /// not depend on how connections were sharded.
 pub trait Detector: Send + Sized {
-    /// Sees every TCP segment, in capture order.
+    /// Whether a connection that carried neither data nor a FIN (SYNs, SYN/ACKs, RSTs,
+    /// pure ACKs: a scan, a SYN flood, a health check's connect and reset) can give this
+    /// detector a finding, or change what it keeps across connections. The
+    /// [`Analyzer`](crate::Analyzer) holds a connection's first segments until its first
+    /// data or FIN and then gives them to every detector, in order, before that one; a
+    /// connection that ends without either never reaches the detectors that say `false`
+    /// here, neither its segments nor its `on_connection` (on a capture of a SYN flood,
+    /// most of `analyze`'s work was every detector making, emptying and judging the state
+    /// of connections that never carried a byte). Saying `false` is a claim the golden
+    /// outputs check: a detector's `on_connection` for such a connection, after seeing
+    /// its segments, adds no finding and keeps nothing.
+    const JUDGES_DATALESS: bool = true;
+    /// Sees every TCP segment, in capture order (a connection's first segments later,
+    /// [`Self::JUDGES_DATALESS`]; always before the connection's `on_connection`).
     fn on_segment(&mut self, _seg: &Segment<'_>) {}
     /// A connection was finalised: emit its findings and drop its state.
     fn on_connection(&mut self, _conn: &Connection<'_>, _out: &mut Vec<Finding>) {}

@@ -29,6 +29,10 @@ pub struct Config {
     pub vantage: Option<Vantage>,
     /// Keep every connection's exchanges in the result (`analyze --exchanges`).
     pub keep_exchanges: bool,
+    /// Give every detector every segment as it comes and every connection, also those
+    /// without data or a FIN ([`Detector::JUDGES_DATALESS`] ignored): the same findings,
+    /// slower on scans and floods. For the test that checks the detectors' claims.
+    pub unfiltered: bool,
 }
 
 /// Per-connection state the analyzer itself keeps (the detectors keep their own), at
@@ -38,6 +42,41 @@ struct ConnState {
     builder: ExchangeBuilder,
     syn: bool,
     established: bool,
+    /// Its segments while it has carried neither data nor a FIN, not yet given to the
+    /// detectors ([`Detector::JUDGES_DATALESS`]); empty once `live`. Its capacity
+    /// stays with the slot for the slot's next connection.
+    held: Vec<Held>,
+    /// Data or a FIN came, or more than [`MAX_HELD`] segments: the detectors see its
+    /// segments as they come.
+    live: bool,
+}
+
+/// The most segments held for a connection that has carried neither data nor a FIN.
+/// Linux sends a SYN at most 1 + 6 times (`net.ipv4.tcp_syn_retries`) and a SYN/ACK at
+/// most 1 + 5 (`tcp_synack_retries`): an unanswered connect, or a half-open one and its
+/// RST, fits whole. A connection with more such segments is given to every detector
+/// from then on, as any other.
+const MAX_HELD: usize = 8;
+
+/// A segment held for the detectors ([`ConnState::held`]): a copy of what they read,
+/// without payload bytes (it has none).
+struct Held {
+    frame: u64,
+    ts: Timestamp,
+    pkt: Packet<'static>,
+    ev: SegmentEvent,
+}
+
+impl Held {
+    fn segment(&self, slot: usize) -> Segment<'_> {
+        Segment {
+            frame: self.frame,
+            ts: self.ts,
+            pkt: &self.pkt,
+            ev: &self.ev,
+            slot,
+        }
+    }
 }
 
 /// The result of a pass.
@@ -134,6 +173,26 @@ impl Analyzer {
                 st.builder.client_ack(ev.rel_ack, stamps.map(|t| t.0));
             }
         }
+        if !st.live {
+            let dataless = ev.payload_len == 0 && !pkt.flags.fin();
+            if dataless && st.held.len() < MAX_HELD && !self.config.unfiltered {
+                let pkt = Packet {
+                    payload: &[],
+                    ..*pkt
+                };
+                st.held.push(Held {
+                    frame,
+                    ts,
+                    pkt,
+                    ev: *ev,
+                });
+                return;
+            }
+            st.live = true;
+            if !st.held.is_empty() {
+                release(&mut self.detectors, &mut st.held, slot);
+            }
+        }
         let seg = Segment {
             frame,
             ts,
@@ -166,15 +225,31 @@ impl Analyzer {
         if self.last.is_some_and(|(s, _)| s == summary.stream) {
             self.last = None;
         }
-        let st = slot.and_then(|i| self.conns.get_mut(i)).map(std::mem::take);
+        let st = slot.and_then(|i| self.conns.get_mut(i)).map(|st| {
+            let held = std::mem::take(&mut st.held);
+            let taken = std::mem::take(st);
+            st.held = held;
+            taken
+        });
         if summary.continuation {
             if let Some(slot) = slot {
+                self.conns[slot].held.clear();
                 self.free_slots.push(slot);
             }
             return;
         }
+        // Ended without data or a FIN: its segments, held, go to the detectors that can
+        // judge such a connection; the others see nothing of it.
+        if let Some(i) = slot {
+            let held = &mut self.conns[i].held;
+            for h in held.iter() {
+                self.detectors.on_dataless_segment(&h.segment(i));
+            }
+            held.clear();
+        }
         let slot = slot.unwrap_or(usize::MAX);
         let st = st.unwrap_or_default();
+        let live = st.live || self.config.unfiltered;
         let (exchanges, server_first) = st.builder.finish();
         let vantage = self.config.vantage.unwrap_or(summary.vantage);
         let rtt_ns = summary.handshake_rtt_ns().filter(|&h| h > 0);
@@ -188,7 +263,12 @@ impl Analyzer {
             bottleneck: [None; 2],
         };
         conn.bottleneck = self.detectors.bottlenecks(&conn);
-        self.detectors.on_connection(&conn, &mut self.out.findings);
+        if live {
+            self.detectors.on_connection(&conn, &mut self.out.findings);
+        } else {
+            self.detectors
+                .on_dataless_connection(&conn, &mut self.out.findings);
+        }
         if slot != usize::MAX {
             self.free_slots.push(slot);
         }
@@ -248,6 +328,17 @@ impl Analyzer {
         out.exchanges.sort_by_key(|(s, _, _)| *s);
         out
     }
+}
+
+/// Gives a connection's held segments to every detector, in order, and empties `held`:
+/// its first data or FIN came. Out of line: once a connection, not on every segment.
+#[cold]
+#[inline(never)]
+fn release(detectors: &mut detectors::Detectors, held: &mut Vec<Held>, slot: usize) {
+    for h in held.iter() {
+        detectors.on_segment(&h.segment(slot));
+    }
+    held.clear();
 }
 
 /// Sorts findings in the report's total order, so that it does not depend on how the

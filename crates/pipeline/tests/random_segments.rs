@@ -29,6 +29,7 @@ fn run(data: &[u8], vantage: Option<tcpwhy_track::Vantage>) -> usize {
     let mut pass = Pass::new(Config {
         vantage,
         keep_exchanges: true,
+        ..Config::default()
     });
     synth::segments(data, |frame, ts, p| {
         pass.packet(frame, ts, p);

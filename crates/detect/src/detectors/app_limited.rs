@@ -271,6 +271,9 @@ pub struct AppLimited {
 }
 
 impl Detector for AppLimited {
+    // Judges pauses between data.
+    const JUDGES_DATALESS: bool = false;
+
     // Inlined into the registry's one call per segment (detectors/mod.rs).
     #[inline(always)]
     fn on_segment(&mut self, seg: &Segment<'_>) {

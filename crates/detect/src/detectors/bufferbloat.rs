@@ -236,6 +236,9 @@ pub struct Bufferbloat {
 }
 
 impl Detector for Bufferbloat {
+    // Judges, and gives as a bottleneck, queues measured on ACKs of data.
+    const JUDGES_DATALESS: bool = false;
+
     // Inlined into the registry's one call per segment (detectors/mod.rs).
     #[inline(always)]
     fn on_segment(&mut self, seg: &Segment<'_>) {

@@ -325,6 +325,9 @@ pub struct DelayedAck {
 }
 
 impl Detector for DelayedAck {
+    // Judges flights of data acknowledged late.
+    const JUDGES_DATALESS: bool = false;
+
     // Inlined into the registry's one call per segment (detectors/mod.rs).
     #[inline(always)]
     fn on_segment(&mut self, seg: &Segment<'_>) {

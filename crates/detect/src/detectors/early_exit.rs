@@ -147,6 +147,8 @@ pub struct EarlyExit {
 /// with an early exit or a loss signal (bounded memory).
 const MAX_PEER_CONNS: usize = 4096;
 
+// Judges connections without data too (`JUDGES_DATALESS` left true): a SYN/ACK sent
+// again on one is a loss signal kept for its peer (`finish`).
 impl Detector for EarlyExit {
     // Inlined into the registry's one call per segment (detectors/mod.rs).
     #[inline(always)]

@@ -170,6 +170,9 @@ pub struct IdleClose {
 }
 
 impl Detector for IdleClose {
+    // Only data and FINs make its state.
+    const JUDGES_DATALESS: bool = false;
+
     // Inlined into the registry's one call per segment (detectors/mod.rs).
     #[inline(always)]
     fn on_segment(&mut self, seg: &Segment<'_>) {

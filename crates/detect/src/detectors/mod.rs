@@ -75,6 +75,23 @@ macro_rules! registry {
                 $(self.$module.on_segment(seg);)+
             }
 
+            /// The held segments of a connection that ended without data or a FIN, for
+            /// the detectors that judge such connections
+            /// ([`Detector::JUDGES_DATALESS`]).
+            pub fn on_dataless_segment(&mut self, seg: &Segment<'_>) {
+                $(if <$module::$detector as Detector>::JUDGES_DATALESS {
+                    self.$module.on_segment(seg);
+                })+
+            }
+
+            /// A connection that ended without data or a FIN, for the detectors that judge
+            /// such connections ([`Detector::JUDGES_DATALESS`]).
+            pub fn on_dataless_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
+                $(if <$module::$detector as Detector>::JUDGES_DATALESS {
+                    self.$module.on_connection(conn, out);
+                })+
+            }
+
             pub fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
                 $(self.$module.on_connection(conn, out);)+
             }

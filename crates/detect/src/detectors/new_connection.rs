@@ -414,6 +414,9 @@ impl NewConnection {
 }
 
 impl Detector for NewConnection {
+    // Judges a connection's first exchange and learns warm windows from the later ones: data.
+    const JUDGES_DATALESS: bool = false;
+
     /// Inlined into the registry's dispatch: the server's pure ACKs change nothing and
     /// cost a test, not a call and a lookup.
     #[inline]

@@ -290,6 +290,9 @@ pub struct Recovery {
 }
 
 impl Detector for Recovery {
+    // Judges retransmissions of data or of a FIN.
+    const JUDGES_DATALESS: bool = false;
+
     // Inlined into the registry's one call per segment (detectors/mod.rs).
     #[inline(always)]
     fn on_segment(&mut self, seg: &Segment<'_>) {

@@ -1017,6 +1017,9 @@ pub struct Reordering {
 }
 
 impl Detector for Reordering {
+    // Judges holes in data and data that came late.
+    const JUDGES_DATALESS: bool = false;
+
     // Inlined into the registry's one call per segment (detectors/mod.rs).
     #[inline(always)]
     fn on_segment(&mut self, seg: &Segment<'_>) {

@@ -781,6 +781,9 @@ impl RestartAfterIdle {
 }
 
 impl Detector for RestartAfterIdle {
+    // Judges exchanges: data.
+    const JUDGES_DATALESS: bool = false;
+
     /// Inlined into the registry's dispatch: the segments that change nothing (the
     /// server's pure ACKs, the client's duplicate ACKs) cost a test, not a call.
     #[inline]

@@ -178,6 +178,9 @@ pub struct ServerThinkTime {
 }
 
 impl Detector for ServerThinkTime {
+    // Judges exchanges: data.
+    const JUDGES_DATALESS: bool = false;
+
     // Inlined into the registry's one call per segment (detectors/mod.rs).
     #[inline(always)]
     fn on_segment(&mut self, seg: &Segment<'_>) {

@@ -178,6 +178,9 @@ pub struct ShortLived {
 }
 
 impl Detector for ShortLived {
+    // Judges connections whose server answered a request (data); its per-connection state is a FIN's side.
+    const JUDGES_DATALESS: bool = false;
+
     // Inlined into the registry's one call per segment (detectors/mod.rs).
     #[inline(always)]
     fn on_segment(&mut self, seg: &Segment<'_>) {

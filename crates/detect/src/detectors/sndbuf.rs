@@ -478,6 +478,9 @@ pub struct SndbufLimited {
 }
 
 impl Detector for SndbufLimited {
+    // Judges the time the tracker's limits accounted to a direction's data (`judge`).
+    const JUDGES_DATALESS: bool = false;
+
     // Inlined into the registry's one call per segment (detectors/mod.rs).
     #[inline(always)]
     fn on_segment(&mut self, seg: &Segment<'_>) {

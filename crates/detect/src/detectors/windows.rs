@@ -230,6 +230,9 @@ pub struct Windows {
 }
 
 impl Detector for Windows {
+    // Judges a direction only if it carried data (`report_direction`).
+    const JUDGES_DATALESS: bool = false;
+
     fn on_segment(&mut self, seg: &Segment<'_>) {
         let ev = seg.ev;
         if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
