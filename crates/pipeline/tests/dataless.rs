@@ -3,6 +3,9 @@
 //! and the others see a connection's first segments only once its data or FIN came:
 //! the findings must be those of every detector seeing every segment as it comes.
 
+mod common;
+
+use common::Rng;
 use std::net::{IpAddr, Ipv4Addr};
 use tcpwhy_capture::{Packet, TcpFlags, TcpOptions, Timestamp};
 use tcpwhy_detect::{Config, Finding};
@@ -108,21 +111,6 @@ fn a_retried_connect_without_data_is_still_named() {
         format!("{held:?}"),
         format!("{:?}", findings(&frames, true))
     );
-}
-
-/// xorshift64*: a fixed sequence, so a failure reproduces by its case number.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 /// Random connections, most of them without data (handshakes retried, answered or not,

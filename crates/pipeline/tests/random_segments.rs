@@ -3,27 +3,17 @@
 //! few thousand cases on every commit without a nightly toolchain. Nothing may panic and
 //! the findings stay bounded by the input.
 
+mod common;
 #[path = "../../../fuzz/fuzz_targets/synth.rs"]
 mod synth;
 
+use common::Rng;
 use tcpwhy_detect::Config;
 use tcpwhy_pipeline::Pass;
 
 /// Cases per run, and the largest number of segments in one case.
 const CASES: usize = 3000;
 const MAX_SEGMENTS: usize = 300;
-
-/// xorshift64*: a fixed sequence, so a failure reproduces by its case number.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
 
 fn run(data: &[u8], vantage: Option<tcpwhy_track::Vantage>) -> usize {
     let mut pass = Pass::new(Config {
