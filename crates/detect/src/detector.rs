@@ -289,9 +289,10 @@ pub trait Detector: Send + Sized {
     /// connection that ends without either never reaches the detectors that say `false`
     /// here, neither its segments nor its `on_connection` (on a capture of a SYN flood,
     /// most of `analyze`'s work was every detector making, emptying and judging the state
-    /// of connections that never carried a byte). Saying `false` is a claim the golden
-    /// outputs check: a detector's `on_connection` for such a connection, after seeing
-    /// its segments, adds no finding and keeps nothing.
+    /// of connections that never carried a byte). Saying `false` claims that this
+    /// detector's `on_connection` for such a connection, after seeing its segments, adds
+    /// no finding and keeps nothing: crates/pipeline/tests/dataless.rs and the `analyze`
+    /// fuzz target check it against [`Config::unfiltered`](crate::Config::unfiltered).
     const JUDGES_DATALESS: bool = true;
     /// Sees every TCP segment, in capture order (a connection's first segments later,
     /// [`Self::JUDGES_DATALESS`]; always before the connection's `on_connection`).
