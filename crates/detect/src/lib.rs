@@ -241,11 +241,10 @@ impl Analyzer {
         // Ended without data or a FIN: its segments, held, go to the detectors that can
         // judge such a connection; the others see nothing of it.
         if let Some(i) = slot {
-            let held = &mut self.conns[i].held;
-            for h in held.iter() {
-                self.detectors.on_dataless_segment(&h.segment(i));
-            }
-            held.clear();
+            let detectors = &mut self.detectors;
+            replay(&mut self.conns[i].held, i, |s| {
+                detectors.on_dataless_segment(s)
+            });
         }
         let slot = slot.unwrap_or(usize::MAX);
         let st = st.unwrap_or_default();
@@ -335,8 +334,13 @@ impl Analyzer {
 #[cold]
 #[inline(never)]
 fn release(detectors: &mut detectors::Detectors, held: &mut Vec<Held>, slot: usize) {
+    replay(held, slot, |s| detectors.on_segment(s));
+}
+
+/// Gives `held`'s segments, in order, to `give`, and empties it.
+fn replay(held: &mut Vec<Held>, slot: usize, mut give: impl FnMut(&Segment<'_>)) {
     for h in held.iter() {
-        detectors.on_segment(&h.segment(slot));
+        give(&h.segment(slot));
     }
     held.clear();
 }
