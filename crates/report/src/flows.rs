@@ -2,15 +2,18 @@
 
 use crate::flows_row::write_row;
 use crate::json;
-use crate::table::{fit, Align, Table};
+use crate::table::{fit_cells, Align, Table};
 #[cfg(test)]
 use crate::units::ns_to_ms;
-use crate::units::{bytes, ms, secs};
+use crate::units::{push_bytes, push_ms, push_secs, push_u64};
 use crate::SCHEMA_VERSION;
 use serde::Serialize;
+use std::fmt::Write as _;
 use std::io::{self, Write};
+use std::net::IpAddr;
 use tcpwhy_track::{
-    ClientBy, ConnSummary, DirSummary, LimitTimes, RttStats, SegmentCounts, Vantage, WindowScale,
+    ClientBy, ConnSummary, DirSummary, Endpoint, LimitTimes, RttStats, SegmentCounts, Vantage,
+    WindowScale,
 };
 
 pub use tcpwhy_pipeline::{Connections, FileReport, ReadError, RowBatch};
@@ -46,31 +49,43 @@ pub fn path_rtt(c: &ConnSummary) -> Option<RttStats> {
     })
 }
 
-fn opts(d: &DirSummary) -> String {
+/// A direction's SYN options as the OPTS column shows them: "mss1460,ws7,sack,ts";
+/// "cut" when the snaplen cut them, "-" for none, "?" without a SYN.
+fn push_opts(out: &mut String, d: &DirSummary) {
     let Some(s) = d.syn else {
-        return "?".into();
+        return out.push('?');
     };
-    let mut o = Vec::new();
+    let start = out.len();
+    let sep = |out: &mut String| {
+        if out.len() > start {
+            out.push(',');
+        }
+    };
     if let Some(m) = s.mss {
-        o.push(format!("mss{m}"));
+        sep(out);
+        out.push_str("mss");
+        push_u64(out, m.into());
     }
     if let Some(w) = s.wscale {
-        o.push(format!("ws{w}"));
+        sep(out);
+        out.push_str("ws");
+        push_u64(out, w.into());
     }
     if s.sack_permitted {
-        o.push("sack".into());
+        sep(out);
+        out.push_str("sack");
     }
     if s.timestamps {
-        o.push("ts".into());
+        sep(out);
+        out.push_str("ts");
     }
     // The snaplen cut the options: those after the last one shown are unknown.
     if d.syn_cut {
-        o.push("cut".into());
+        sep(out);
+        out.push_str("cut");
     }
-    if o.is_empty() {
-        "-".into()
-    } else {
-        o.join(",")
+    if out.len() == start {
+        out.push('-');
     }
 }
 
@@ -91,17 +106,28 @@ pub fn main_direction(c: &ConnSummary) -> usize {
 /// "What limited a transfer"); "cwnd" is the sender's own window, congestion window or
 /// send buffer. "-" when no transfer time was counted.
 pub fn limit_text(l: &LimitTimes) -> String {
+    let mut s = String::new();
+    push_limit(&mut s, l);
+    s
+}
+
+/// [`limit_text`], appended to `out`.
+fn push_limit(out: &mut String, l: &LimitTimes) {
     let total = l.total_ns();
     if total == 0 {
-        return "-".into();
+        return out.push('-');
     }
-    let pct = |v: u64| (v as f64 * 100.0 / total as f64).round();
-    format!(
-        "rwnd {}% cwnd {}% app {}%",
-        pct(l.rwnd_ns),
-        pct(l.sender_ns),
-        pct(l.app_ns)
-    )
+    // A share from 0 to 100, rounded as a float: its Display is the integer's.
+    let pct = |v: u64| (v as f64 * 100.0 / total as f64).round() as u64;
+    for (name, v) in [
+        ("rwnd ", l.rwnd_ns),
+        ("% cwnd ", l.sender_ns),
+        ("% app ", l.app_ns),
+    ] {
+        out.push_str(name);
+        push_u64(out, pct(v));
+    }
+    out.push('%');
 }
 
 /// The aligned table of `tcpwhy flows`, written as it is read: the rows are read twice
@@ -134,8 +160,10 @@ pub fn write_text(files: &[FileReport], out: &mut impl Write) -> io::Result<()> 
         let t0 = f.stats.start;
         let mut widths = t.header_widths();
         let mut rows = 0u64;
+        let mut cells = Cells::default();
         for c in f.connections.iter() {
-            fit(&mut widths, &row(&c?, t0));
+            row(&c?, t0, &mut cells);
+            fit_cells(&mut widths, cells.iter());
             rows += 1;
         }
         if let Some(why) = nothing_analysed(f) {
@@ -144,11 +172,18 @@ pub fn write_text(files: &[FileReport], out: &mut impl Write) -> io::Result<()> 
             writeln!(out, "no TCP connections")?;
         } else {
             out.write_all(t.header_line(&widths).as_bytes())?;
+            // Lines gather in one buffer, written out in pieces of about this size.
+            const CHUNK: usize = 64 * 1024;
+            let mut lines = String::with_capacity(2 * CHUNK);
             for c in f.connections.iter() {
-                let cells = row(&c?, t0);
-                let line = t.line(&widths, &mut cells.iter().map(|c| c.as_str()));
-                out.write_all(line.as_bytes())?;
+                row(&c?, t0, &mut cells);
+                t.push_line(&mut lines, &widths, cells.iter());
+                if lines.len() >= CHUNK {
+                    out.write_all(lines.as_bytes())?;
+                    lines.clear();
+                }
             }
+            out.write_all(lines.as_bytes())?;
         }
         out.write_all(footer(f).as_bytes())?;
     }
@@ -163,43 +198,147 @@ pub fn render_text(files: &[FileReport]) -> String {
     String::from_utf8(v).unwrap_or_default()
 }
 
-/// One connection's cells.
-fn row(c: &ConnSummary, t0: Option<tcpwhy_capture::Timestamp>) -> Vec<String> {
+/// The table's columns.
+const COLUMNS: usize = 17;
+
+/// One row's cells in one buffer, reused row after row: cell `i` is
+/// `text[ends[i - 1]..ends[i]]`. A row of Strings was 25 allocations, made twice a row.
+#[derive(Default)]
+struct Cells {
+    text: String,
+    ends: [usize; COLUMNS],
+    n: usize,
+}
+
+impl Cells {
+    /// Ends the cell written since the last one.
+    fn end(&mut self) {
+        if let Some(e) = self.ends.get_mut(self.n) {
+            *e = self.text.len();
+            self.n += 1;
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &str> {
+        (0..self.n).map(|i| {
+            let start = if i == 0 { 0 } else { self.ends[i - 1] };
+            &self.text[start..self.ends[i]]
+        })
+    }
+}
+
+/// One connection's cells, written into `cells`.
+fn row(c: &ConnSummary, t0: Option<tcpwhy_capture::Timestamp>, cells: &mut Cells) {
     let [cs, sc] = &c.dirs;
-    let rtt = path_rtt(c).map_or("-".into(), |r| {
-        format!("{}/{}/{}", ms(r.min_ns), ms(r.median_ns), ms(r.p95_ns))
-    });
-    let flight = cs.max_in_flight.max(sc.max_in_flight);
-    let win = |d: &DirSummary| d.max_window_bytes.map_or("-".into(), bytes);
-    let retx = |k: fn(&SegmentCounts) -> u64| k(&cs.counts) + k(&sc.counts);
-    let client_mark = match c.client_by {
-        ClientBy::PortGuess => "?",
-        _ => "",
+    cells.text.clear();
+    cells.n = 0;
+    let t = &mut cells.text;
+    push_u64(t, c.stream);
+    cells.end();
+
+    let t = &mut cells.text;
+    push_endpoint(t, c.endpoints[0]);
+    if c.client_by == ClientBy::PortGuess {
+        t.push('?');
+    }
+    cells.end();
+
+    push_endpoint(&mut cells.text, c.endpoints[1]);
+    cells.end();
+
+    push_secs(&mut cells.text, t0.map_or(0, |t| c.start.elapsed_since(t)));
+    cells.end();
+
+    push_secs(&mut cells.text, c.duration_ns());
+    cells.end();
+
+    let t = &mut cells.text;
+    push_u64(t, cs.packets);
+    t.push('/');
+    push_u64(t, sc.packets);
+    cells.end();
+
+    let t = &mut cells.text;
+    push_bytes(t, cs.bytes);
+    t.push('/');
+    push_bytes(t, sc.bytes);
+    cells.end();
+
+    let t = &mut cells.text;
+    match path_rtt(c) {
+        None => t.push('-'),
+        Some(r) => {
+            push_ms(t, r.min_ns);
+            t.push('/');
+            push_ms(t, r.median_ns);
+            t.push('/');
+            push_ms(t, r.p95_ns);
+        }
+    }
+    cells.end();
+
+    let t = &mut cells.text;
+    let dash_or_bytes = |t: &mut String, v: Option<u64>| match v {
+        None => t.push('-'),
+        Some(b) => push_bytes(t, b),
     };
-    vec![
-        c.stream.to_string(),
-        format!("{}{client_mark}", c.endpoints[0]),
-        c.endpoints[1].to_string(),
-        secs(t0.map_or(0, |t| c.start.elapsed_since(t))),
-        secs(c.duration_ns()),
-        format!("{}/{}", cs.packets, sc.packets),
-        format!("{}/{}", bytes(cs.bytes), bytes(sc.bytes)),
-        rtt,
-        flight.map_or("-".into(), bytes),
-        format!("{}/{}{}", win(cs), win(sc), wscale_text(cs.wscale)),
-        format!("{} | {}", opts(cs), opts(sc)),
-        c.vantage.name().into(),
-        format!(
-            "{}/{}/{}",
-            retx(|x| x.retransmissions),
-            retx(|x| x.fast_retransmissions),
-            retx(|x| x.spurious_retransmissions)
-        ),
-        retx(|x| x.out_of_order).to_string(),
-        retx(|x| x.dup_acks).to_string(),
-        retx(|x| x.zero_windows).to_string(),
-        limit_text(&c.dirs[main_direction(c)].limits),
-    ]
+    dash_or_bytes(t, cs.max_in_flight.max(sc.max_in_flight));
+    cells.end();
+
+    let t = &mut cells.text;
+    dash_or_bytes(t, cs.max_window_bytes);
+    t.push('/');
+    dash_or_bytes(t, sc.max_window_bytes);
+    t.push_str(wscale_text(cs.wscale));
+    cells.end();
+
+    let t = &mut cells.text;
+    push_opts(t, cs);
+    t.push_str(" | ");
+    push_opts(t, sc);
+    cells.end();
+
+    cells.text.push_str(c.vantage.name());
+    cells.end();
+
+    let both = |k: fn(&SegmentCounts) -> u64| k(&cs.counts) + k(&sc.counts);
+    let t = &mut cells.text;
+    push_u64(t, both(|x| x.retransmissions));
+    t.push('/');
+    push_u64(t, both(|x| x.fast_retransmissions));
+    t.push('/');
+    push_u64(t, both(|x| x.spurious_retransmissions));
+    cells.end();
+
+    for k in [
+        (|x: &SegmentCounts| x.out_of_order) as fn(&SegmentCounts) -> u64,
+        |x| x.dup_acks,
+        |x| x.zero_windows,
+    ] {
+        push_u64(&mut cells.text, both(k));
+        cells.end();
+    }
+
+    push_limit(&mut cells.text, &c.dirs[main_direction(c)].limits);
+    cells.end();
+}
+
+/// An endpoint as its Display writes it ("10.0.0.1:443", "[2001:db8::1]:443"), IPv4
+/// without the formatting machinery.
+fn push_endpoint(out: &mut String, e: Endpoint) {
+    let IpAddr::V4(a) = e.addr else {
+        // Writing to a String cannot fail.
+        let _ = write!(out, "{e}");
+        return;
+    };
+    for (i, octet) in a.octets().into_iter().enumerate() {
+        if i > 0 {
+            out.push('.');
+        }
+        push_u64(out, octet.into());
+    }
+    out.push(':');
+    push_u64(out, e.port.into());
 }
 
 /// One line when frames were skipped: how many of how many, and why (by reason, and

@@ -50,25 +50,37 @@ impl Table {
     /// read, without keeping its rows: widths from a first reading, [`fit`], lines from
     /// a second).
     pub fn line(&self, widths: &[usize], cells: &mut dyn Iterator<Item = &str>) -> String {
-        let n = self.headers.len();
         let mut s = String::new();
+        self.push_line(&mut s, widths, cells);
+        s
+    }
+
+    /// [`Self::line`], appended to `out`.
+    pub fn push_line<'a>(
+        &self,
+        out: &mut String,
+        widths: &[usize],
+        cells: impl Iterator<Item = &'a str>,
+    ) {
+        let n = self.headers.len();
+        let start = out.len();
         for (i, cell) in cells.enumerate() {
             let pad = widths[i].saturating_sub(cell.chars().count());
             let right = self.headers[i].1 == Align::Right;
             if i > 0 {
-                s.push_str("  ");
+                out.push_str("  ");
             }
             if right {
-                s.extend(std::iter::repeat_n(' ', pad));
+                out.extend(std::iter::repeat_n(' ', pad));
             }
-            s.push_str(cell);
+            out.push_str(cell);
             if !right && i + 1 < n {
-                s.extend(std::iter::repeat_n(' ', pad));
+                out.extend(std::iter::repeat_n(' ', pad));
             }
         }
-        let mut line = s.trim_end().to_string();
-        line.push('\n');
-        line
+        let kept = out[start..].trim_end().len();
+        out.truncate(start + kept);
+        out.push('\n');
     }
 
     /// The header line.
@@ -79,6 +91,11 @@ impl Table {
 
 /// Widens `widths` to fit `row`.
 pub fn fit(widths: &mut [usize], row: &[String]) {
+    fit_cells(widths, row.iter().map(String::as_str));
+}
+
+/// [`fit`] for cells that are not Strings of their own.
+pub fn fit_cells<'a>(widths: &mut [usize], row: impl Iterator<Item = &'a str>) {
     for (w, cell) in widths.iter_mut().zip(row) {
         *w = (*w).max(cell.chars().count());
     }
