@@ -38,9 +38,12 @@
 //!   (`exchange::MIN_ROUND_GAP_NS`, 1 ms) the capture's rounds are not RTT rounds and
 //!   nothing is judged.
 //!
-//! Repeatable across new connections to the same peer;
-//! an earlier connection to the same peer with retransmissions explains where the small
-//! ssthresh came from (both raise the confidence).
+//! Repeatable across new connections to the same peer; an earlier connection to the
+//! same peer that lost some of the server's data or its FIN and closed well (FINs both
+//! ways, no RST) before this one began explains where the small ssthresh came from (both
+//! raise the confidence). Only such a close updates the cache (`tcp_update_metrics`), and
+//! a loss during the handshake never reaches it: `tcp_init_metrics` sets ssthresh back
+//! when the handshake completes (crates/pipeline/tests/ssthresh_cache.rs).
 //!
 //! Cost: the rounds the response took minus the rounds it would have needed had slow
 //! start continued (doubling) up to the largest round the connection reached, × RTT. A
@@ -112,12 +115,24 @@ pub const HYSTART_DELAY_MAX_NS: u64 = 16_000_000;
 
 #[derive(Default)]
 struct Conn {
-    /// Frame of the first event that legitimately ends slow start: a loss (seen as a
-    /// retransmission at the sender, a hole or duplicate ACKs at the receiver), a D-SACK
-    /// or an ECN echo from the client.
+    /// Frame of the first event that legitimately ends slow start: a loss of the server's
+    /// data or FIN (seen as a retransmission at the sender, a hole or duplicate ACKs at
+    /// the receiver), a D-SACK or an ECN echo from the client.
     first_signal: Option<(u64, &'static str)>,
-    /// Segments that showed a loss of the server's data.
+    /// Segments that showed a loss of the server's data or FIN.
     loss_signals: u64,
+    /// The server's first data or FIN was seen: from then on a client's duplicate ACK of
+    /// the SYN/ACK alone is about data (before, it answers a SYN/ACK sent again).
+    server_sent: bool,
+}
+
+impl Conn {
+    fn signal(&mut self, frame: u64, what: &'static str, loss: bool) {
+        if loss {
+            self.loss_signals += 1;
+        }
+        self.first_signal.get_or_insert((frame, what));
+    }
 }
 
 /// A connection that left slow start early, waiting for `finish` to learn whether
@@ -131,8 +146,13 @@ struct Pending {
 /// A connection's history with a peer.
 struct PeerConn {
     stream: u64,
-    start: Timestamp,
     loss_signals: u64,
+    /// When the server could have cached its ssthresh: the end of a connection that
+    /// finished well, FINs both ways and no RST. `tcp_update_metrics` runs only on
+    /// entering TIME-WAIT or going from LAST-ACK to CLOSE (tcp_minisocks.c `tcp_time_wait`,
+    /// tcp_input.c `tcp_rcv_state_process`); a reset connection (`tcp_reset`, `tcp_done`)
+    /// caches nothing, and one still open has not cached yet.
+    cached_at: Option<Timestamp>,
     early_exit: bool,
 }
 
@@ -147,9 +167,11 @@ pub struct EarlyExit {
 /// with an early exit or a loss signal (bounded memory).
 const MAX_PEER_CONNS: usize = 4096;
 
-// Judges connections without data too (`JUDGES_DATALESS` left true): a SYN/ACK sent
-// again on one is a loss signal kept for its peer (`finish`).
 impl Detector for EarlyExit {
+    // Judges the rounds of a response, and keeps for the peer losses of data or a FIN:
+    // a connection without either has neither (see `on_segment`).
+    const JUDGES_DATALESS: bool = false;
+
     // Inlined into the registry's one call per segment (detectors/mod.rs).
     #[inline(always)]
     fn on_segment(&mut self, seg: &Segment<'_>) {
@@ -157,28 +179,42 @@ impl Detector for EarlyExit {
         if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
             return;
         }
-        // A loss seen from the sender (a retransmission) or from the receiver (a hole in
-        // the server's data, duplicate ACKs), a D-SACK or an ECN echo.
-        let server_loss = SegmentKinds::RETRANSMISSION
-            | SegmentKinds::OUT_OF_ORDER
-            | SegmentKinds::PREVIOUS_SEGMENT_NOT_CAPTURED;
-        let (signal, loss) = if !ev.from_client && ev.kinds.0 & server_loss != 0 {
-            ("loss", true)
-        } else if ev.from_client && ev.kinds.0 & (SegmentKinds::DUP_ACK | SegmentKinds::DSACK) != 0
-        {
-            ("duplicate ACK or D-SACK", true)
-        } else if ev.from_client && seg.pkt.flags.has(TcpFlags::ECE) && !seg.pkt.flags.syn() {
-            ("ECN echo", false)
-        } else {
+        if !ev.from_client {
+            // Only the server's data or FIN: a SYN/ACK sent again is no loss that ends
+            // slow start or reaches the cache, since `tcp_init_metrics` sets ssthresh back
+            // when the handshake completes ("ssthresh may have been reduced unnecessarily
+            // during 3WHS"). A loss seen from the sender (a retransmission) or from the
+            // receiver (a hole before this segment).
+            let first = ev.rel_seq <= 1;
+            let lost = ev.kinds.0
+                & (SegmentKinds::RETRANSMISSION
+                    | SegmentKinds::OUT_OF_ORDER
+                    | SegmentKinds::PREVIOUS_SEGMENT_NOT_CAPTURED)
+                != 0;
             // Most segments: no state to touch (a connection never signalled is the
-            // default state `on_connection` assumes), so no map lookup.
-            return;
-        };
-        let c = self.conns.get_or_default(seg);
-        if loss {
-            c.loss_signals += 1;
+            // default state `on_connection` assumes), so no slot lookup. The first
+            // data or FIN marks the server as having sent.
+            if (ev.payload_len > 0 || seg.pkt.flags.fin()) && (first || lost) {
+                let c = self.conns.get_or_default(seg);
+                c.server_sent = true;
+                if lost {
+                    c.signal(seg.frame, "loss", true);
+                }
+            }
+        } else if ev.kinds.0 & (SegmentKinds::DUP_ACK | SegmentKinds::DSACK) != 0 {
+            // Duplicate ACKs or a D-SACK: of the server's data when they ACK some of it,
+            // or when it has sent some; an ACK of the SYN/ACK alone repeated before any
+            // answers that SYN/ACK sent again (with a D-SACK of it, `tcp_send_dupack`).
+            let beyond_syn = ev.rel_ack.is_some_and(|a| a > 1);
+            let c = self.conns.get_or_default(seg);
+            if beyond_syn || c.server_sent {
+                c.signal(seg.frame, "duplicate ACK or D-SACK", true);
+            }
+        } else if seg.pkt.flags.has(TcpFlags::ECE) && !seg.pkt.flags.syn() {
+            self.conns
+                .get_or_default(seg)
+                .signal(seg.frame, "ECN echo", false);
         }
-        c.first_signal.get_or_insert((seg.frame, signal));
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, _out: &mut Vec<Finding>) {
@@ -210,13 +246,15 @@ impl Detector for EarlyExit {
         // Only what `finish` reads: the others leave no trace (a capture of a million
         // short connections between 65 k host pairs kept a record of each here: 54 of
         // analyze's 351 MB peak, and 9 % of its time).
-        if early.is_some() || st.loss_signals > 0 {
+        let [up, down] = &conn.summary.dirs;
+        let cached_at = (up.fin && down.fin && !up.rst && !down.rst).then_some(conn.summary.end);
+        if early.is_some() || (st.loss_signals > 0 && cached_at.is_some()) {
             let list = self.peers.entry(peer).or_default();
             if list.len() < MAX_PEER_CONNS {
                 list.push(PeerConn {
                     stream: conn.summary.stream,
-                    start: conn.summary.start,
                     loss_signals: st.loss_signals,
+                    cached_at,
                     early_exit: early.is_some(),
                 });
             }
@@ -313,10 +351,12 @@ impl Detector for EarlyExit {
                 .iter()
                 .filter(|c| c.early_exit && c.stream != p.finding.stream)
                 .count();
+            // The latest lossy connection whose close could have cached its ssthresh
+            // before this one began.
             let lossy_before = list
                 .iter()
-                .filter(|c| c.start < p.start && c.loss_signals > 0)
-                .max_by_key(|c| c.start);
+                .filter(|c| c.loss_signals > 0 && c.cached_at.is_some_and(|t| t <= p.start))
+                .max_by_key(|c| c.cached_at);
             if others > 0 {
                 p.finding.explanation.push_str(&format!(
                     " {others} other connection(s) to the same peer show the same early exit."
