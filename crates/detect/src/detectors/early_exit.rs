@@ -167,54 +167,73 @@ pub struct EarlyExit {
 /// with an early exit or a loss signal (bounded memory).
 const MAX_PEER_CONNS: usize = 4096;
 
+/// What the tracker flags on the server's data as lost: a retransmission at the sender,
+/// a hole before the segment at the receiver.
+const LOST: u32 = SegmentKinds::RETRANSMISSION
+    | SegmentKinds::OUT_OF_ORDER
+    | SegmentKinds::PREVIOUS_SEGMENT_NOT_CAPTURED;
+
+impl EarlyExit {
+    /// A segment that may signal a loss, picked out by [`Detector::on_segment`].
+    #[inline(never)]
+    fn note(&mut self, seg: &Segment<'_>) {
+        let ev = seg.ev;
+        let flags = seg.pkt.flags;
+        // From the server only its data or FIN: a SYN/ACK sent again is no loss that
+        // ends slow start or reaches the cache, since `tcp_init_metrics` sets ssthresh
+        // back when the handshake completes ("ssthresh may have been reduced
+        // unnecessarily during 3WHS").
+        if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE)
+            || (!ev.from_client && ev.payload_len == 0 && !flags.fin())
+            || (ev.from_client && flags.syn())
+        {
+            return;
+        }
+        let c = self.conns.get_or_default(seg);
+        if !ev.from_client {
+            // Its first data or FIN, or a loss of it.
+            c.server_sent = true;
+            if ev.kinds.0 & LOST != 0 {
+                c.signal(seg.frame, "loss", true);
+            }
+        } else if ev.kinds.0 & (SegmentKinds::DUP_ACK | SegmentKinds::DSACK) != 0 {
+            // Duplicate ACKs or a D-SACK: of the server's data when they ACK some of it,
+            // or once it has sent some; an ACK of the SYN/ACK alone repeated before that
+            // answers the SYN/ACK sent again (with a D-SACK of it, `tcp_send_dupack`).
+            if ev.rel_ack.is_some_and(|a| a > 1) || c.server_sent {
+                c.signal(seg.frame, "duplicate ACK or D-SACK", true);
+            }
+        } else {
+            c.signal(seg.frame, "ECN echo", false);
+        }
+    }
+}
+
 impl Detector for EarlyExit {
     // Judges the rounds of a response, and keeps for the peer losses of data or a FIN:
-    // a connection without either has neither (see `on_segment`).
+    // a connection without either has neither (see `note`).
     const JUDGES_DATALESS: bool = false;
 
     // Inlined into the registry's one call per segment (detectors/mod.rs).
     #[inline(always)]
     fn on_segment(&mut self, seg: &Segment<'_>) {
         let ev = seg.ev;
-        if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE) {
+        if ev.from_client {
+            // Duplicate ACKs or a D-SACK, an ECN echo.
+            if ev.kinds.0 & (SegmentKinds::DUP_ACK | SegmentKinds::DSACK) == 0
+                && !seg.pkt.flags.has(TcpFlags::ECE)
+            {
+                return;
+            }
+        } else if ev.kinds.0 & LOST == 0
+            && (ev.rel_seq > 1 || (ev.payload_len == 0 && !seg.pkt.flags.fin()))
+        {
+            // The server's segments the tracker does not flag, but its first data or FIN.
             return;
         }
-        if !ev.from_client {
-            // Only the server's data or FIN: a SYN/ACK sent again is no loss that ends
-            // slow start or reaches the cache, since `tcp_init_metrics` sets ssthresh back
-            // when the handshake completes ("ssthresh may have been reduced unnecessarily
-            // during 3WHS"). A loss seen from the sender (a retransmission) or from the
-            // receiver (a hole before this segment).
-            let first = ev.rel_seq <= 1;
-            let lost = ev.kinds.0
-                & (SegmentKinds::RETRANSMISSION
-                    | SegmentKinds::OUT_OF_ORDER
-                    | SegmentKinds::PREVIOUS_SEGMENT_NOT_CAPTURED)
-                != 0;
-            // Most segments: no state to touch (a connection never signalled is the
-            // default state `on_connection` assumes), so no slot lookup. The first
-            // data or FIN marks the server as having sent.
-            if (ev.payload_len > 0 || seg.pkt.flags.fin()) && (first || lost) {
-                let c = self.conns.get_or_default(seg);
-                c.server_sent = true;
-                if lost {
-                    c.signal(seg.frame, "loss", true);
-                }
-            }
-        } else if ev.kinds.0 & (SegmentKinds::DUP_ACK | SegmentKinds::DSACK) != 0 {
-            // Duplicate ACKs or a D-SACK: of the server's data when they ACK some of it,
-            // or when it has sent some; an ACK of the SYN/ACK alone repeated before any
-            // answers that SYN/ACK sent again (with a D-SACK of it, `tcp_send_dupack`).
-            let beyond_syn = ev.rel_ack.is_some_and(|a| a > 1);
-            let c = self.conns.get_or_default(seg);
-            if beyond_syn || c.server_sent {
-                c.signal(seg.frame, "duplicate ACK or D-SACK", true);
-            }
-        } else if seg.pkt.flags.has(TcpFlags::ECE) && !seg.pkt.flags.syn() {
-            self.conns
-                .get_or_default(seg)
-                .signal(seg.frame, "ECN echo", false);
-        }
+        // Most segments returned above and touch no state (a connection never signalled
+        // is the default `on_connection` assumes).
+        self.note(seg);
     }
 
     fn on_connection(&mut self, conn: &Connection<'_>, _out: &mut Vec<Finding>) {
