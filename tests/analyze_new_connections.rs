@@ -577,6 +577,31 @@ fn a_fin_released_by_an_ack_is_a_close_on_completion() {
     assert!(of(&f, "connection.idle_close").is_empty(), "{f:?}");
 }
 
+/// The bench's mixed capture at the client (tests/data/bench/README.md): a server that
+/// closes after each response, whose FIN on four connections was lost before the capture
+/// point and came again an RTO later, 218–227 ms after the response. The IP IDs show it
+/// (stream 0: the response's last segment, frame 15, has ID 0x5492, the FIN, frame 26,
+/// 0x5494; streams 2, 3 and 6 the same), and the client opened each next connection
+/// within 2 ms of the FIN: it read to EOF. Four closes after the same idle time were
+/// read as a keep-alive timer of about 220 ms. The connections per request are still
+/// named.
+#[test]
+fn a_retransmitted_fin_is_no_idle_close() {
+    let path = root().join("tests/data/bench/mixed-fin-retransmitted.pcap");
+    let f = analyze(&path.to_string_lossy());
+    assert!(of(&f, "connection.idle_close").is_empty(), "{f:?}");
+    let sl = of(&f, "connection.short_lived");
+    assert_eq!(sl.len(), 1, "{f:?}");
+    assert!(
+        sl[0].explanation.contains("opened 8 connections")
+            && sl[0]
+                .explanation
+                .contains("The server sent the first FIN on 8 of the 8"),
+        "{}",
+        sl[0].explanation
+    );
+}
+
 /// idle-restart-bbr at the server: BBR paces its slow start (STARTUP), so each round of
 /// the first 741,342 B response is spread over most of the 25.2 ms round trip and the
 /// rounds touch (tshark: frames 6, 17, 47/52, 101, 187/191, 364/379, 721/745 begin
