@@ -60,7 +60,7 @@
 
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ClientBy, Endpoint, SegmentKinds, Vantage};
@@ -111,6 +111,11 @@ pub const MAX_INTERVAL_OVER_TIMEOUT: u64 = 10;
 pub const DEPLOYED_TIMEOUT_MAX_NS: u64 = 300_000_000_000;
 /// Closes and connections remembered per capture (bounded memory).
 pub const MAX_TRACKED: usize = 1 << 20;
+/// Closes whose idle times [`same_timer_from_writes`] tries as the timer, each against
+/// the others: a bound on its time (it grows with the square of the closes), not a
+/// threshold of the judgement, which reads every close up to this many. Beyond, the
+/// closes tried are spread evenly over the capture.
+const MAX_TIMER_SAMPLE: usize = 1024;
 
 #[derive(Default)]
 struct Live {
@@ -415,18 +420,58 @@ fn same_timer_from_writes(closes: &[Close]) -> Vec<&Close> {
         let slack = ((t as f64 * SAME_TIMER_TOLERANCE) as u64).max(rtt);
         c.idle_ns.saturating_sub(slack) <= t && t <= c.idle_upto_ns.saturating_add(slack)
     };
-    let best = closes
+    // Every candidate against every close: the square of the closes. Past
+    // [`MAX_TIMER_SAMPLE`] closes both come from that many, evenly spread in FIN order,
+    // and only the last filter reads them all.
+    let step = closes.len().div_ceil(MAX_TIMER_SAMPLE).max(1);
+    let sample: Vec<&Close> = closes.iter().step_by(step).collect();
+    let best = sample
         .iter()
         .flat_map(|c| [c.idle_ns, c.idle_upto_ns])
         .max_by_key(|&t| {
             (
-                closes.iter().filter(|c| holds(c, t)).count(),
+                sample.iter().filter(|c| holds(c, t)).count(),
                 std::cmp::Reverse(t),
             )
         });
     best.map_or_else(Vec::new, |t| {
         closes.iter().filter(|c| holds(c, t)).collect()
     })
+}
+
+/// Each close of `same` with the first connection of `opened` (sorted by SYN time) that
+/// began at or after its FIN, is not the closed one and no earlier close took, when
+/// `soon` accepts the two; a connection pays for one close at most. A binary search
+/// finds the first connection after the FIN and a union-find over the indexes skips the
+/// taken ones: a linear scan for each close took time in the square of the connections
+/// between two hosts (a keep-alive timeout on a busy server closes most of them).
+fn pay<'c>(
+    same: &[&'c Close],
+    opened: &[Opened],
+    soon: impl Fn(&Close, &Opened) -> bool,
+) -> Vec<(&'c Close, Opened)> {
+    // `next[i]`: an index at or after `i` whose connection may be untaken; itself when so.
+    let mut next: Vec<usize> = (0..=opened.len()).collect();
+    fn free(next: &mut [usize], mut i: usize) -> usize {
+        while next[i] != i {
+            next[i] = next[next[i]];
+            i = next[i];
+        }
+        i
+    }
+    let mut paid = Vec::new();
+    for &c in same {
+        let mut i = free(&mut next, opened.partition_point(|o| o.syn_ts < c.fin_ts));
+        while opened.get(i).is_some_and(|o| o.stream == c.stream) {
+            i = free(&mut next, i + 1);
+        }
+        let Some(o) = opened.get(i) else { continue };
+        if soon(c, o) {
+            next[i] = i + 1;
+            paid.push((c, *o));
+        }
+    }
+    paid
 }
 
 /// One finding for the closes of one side towards one server endpoint, if requests paid.
@@ -462,24 +507,12 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
     }
     // Each close is paid by the first new connection after its FIN, if its request came
     // soon enough; a connection pays for one close at most.
-    let mut used = HashSet::new();
-    let mut paid: Vec<(&Close, Opened)> = Vec::new();
-    for c in &same {
-        let next = opened
-            .iter()
-            .find(|o| o.syn_ts >= c.fin_ts && o.stream != c.stream && !used.contains(&o.stream));
-        let Some(o) = next else { continue };
-        let interval = o.first_request.elapsed_since(c.last_request);
-        if interval
-            > MAX_INTERVAL_OVER_TIMEOUT
-                .saturating_mul(median)
-                .max(DEPLOYED_TIMEOUT_MAX_NS)
-        {
-            continue;
-        }
-        used.insert(o.stream);
-        paid.push((c, *o));
-    }
+    let bound = MAX_INTERVAL_OVER_TIMEOUT
+        .saturating_mul(median)
+        .max(DEPLOYED_TIMEOUT_MAX_NS);
+    let paid: Vec<(&Close, Opened)> = pay(&same, opened, |c, o| {
+        o.first_request.elapsed_since(c.last_request) <= bound
+    });
     let (first, _) = paid.first().copied()?;
     let closer = if first.by_client { "client" } else { "server" };
     let other = if first.by_client { "server" } else { "client" };
@@ -638,4 +671,119 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
         },
     ];
     Some(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(stream: u64, fin_ms: i64, request_ms: i64) -> Close {
+        let ep = Endpoint {
+            addr: IpAddr::from([10, 0, 0, 1]),
+            port: 80,
+        };
+        let t = |ms: i64| Timestamp::from_nanos(ms * 1_000_000);
+        Close {
+            stream,
+            endpoints: [ep, ep],
+            vantage: Vantage::Server,
+            by_client: false,
+            fin_frame: stream,
+            fin_ts: t(fin_ms),
+            idle_ns: 100_000_000,
+            handshake_ns: Some(1_000_000),
+            last_data: (stream, t(fin_ms - 100)),
+            last_request: t(request_ms),
+            raced: false,
+            after_own_data: true,
+            idle_upto_ns: 100_000_000,
+        }
+    }
+
+    fn opened(stream: u64, syn_ms: i64) -> Opened {
+        let t = Timestamp::from_nanos(syn_ms * 1_000_000);
+        Opened {
+            stream,
+            syn_frame: stream,
+            syn_ts: t,
+            first_request: t,
+            handshake_ns: 1_000_000,
+        }
+    }
+
+    /// What `pay` replaced: for each close, a scan of every connection.
+    fn pay_by_scan(
+        same: &[&Close],
+        opened: &[Opened],
+        soon: impl Fn(&Close, &Opened) -> bool,
+    ) -> Vec<(u64, u64)> {
+        let mut used = std::collections::HashSet::new();
+        let mut paid = Vec::new();
+        for c in same {
+            let next = opened.iter().find(|o| {
+                o.syn_ts >= c.fin_ts && o.stream != c.stream && !used.contains(&o.stream)
+            });
+            let Some(o) = next else { continue };
+            if soon(c, o) {
+                used.insert(o.stream);
+                paid.push((c.stream, o.stream));
+            }
+        }
+        paid
+    }
+
+    /// Closes and connections at random times, many at the same millisecond, a close's
+    /// own connection among them, and a `soon` that refuses some pairs: the same pairs as
+    /// the scan.
+    #[test]
+    fn paying_pairs_each_close_with_the_first_untaken_connection_after_it() {
+        let mut x = 0x853c_49e6_748f_ea9bu64;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for _ in 0..500 {
+            let n = rnd(40) as usize + 1;
+            let mut closes: Vec<Close> = (0..n)
+                .map(|i| close(i as u64, rnd(50) as i64, rnd(50) as i64 - 60))
+                .collect();
+            closes.sort_by_key(|c| (c.fin_ts, c.stream));
+            let mut open: Vec<Opened> = (0..rnd(40) + 1)
+                .map(|i| {
+                    opened(
+                        if rnd(4) == 0 { rnd(n as u64) } else { 1000 + i },
+                        rnd(60) as i64,
+                    )
+                })
+                .collect();
+            // One entry per connection, as `on_connection` makes them.
+            let mut seen = std::collections::HashSet::new();
+            open.retain(|o| seen.insert(o.stream));
+            open.sort_by_key(|o| (o.syn_ts, o.stream));
+            let same: Vec<&Close> = closes.iter().collect();
+            let refuse = rnd(7);
+            let soon = |c: &Close, o: &Opened| (c.stream + o.stream) % 7 != refuse;
+            let fast: Vec<(u64, u64)> = pay(&same, &open, soon)
+                .iter()
+                .map(|(c, o)| (c.stream, o.stream))
+                .collect();
+            assert_eq!(fast, pay_by_scan(&same, &open, soon));
+        }
+    }
+
+    /// 200,000 closes at one instant and as many connections after them: the scan's
+    /// 2 × 10^10 steps, here one pass.
+    #[test]
+    fn paying_many_closes_is_not_quadratic() {
+        let closes: Vec<Close> = (0..200_000).map(|i| close(i, 1_000, 0)).collect();
+        let open: Vec<Opened> = (0..200_000).map(|i| opened(1_000_000 + i, 2_000)).collect();
+        let same: Vec<&Close> = closes.iter().collect();
+        let paid = pay(&same, &open, |_, _| true);
+        assert_eq!(paid.len(), 200_000);
+        assert_eq!(paid[199_999].1.stream, 1_199_999);
+        let spread: Vec<Close> = (0..200_000).map(|i| close(i, i as i64, 0)).collect();
+        assert!(!same_timer_from_writes(&spread).is_empty());
+    }
 }
