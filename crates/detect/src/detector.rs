@@ -368,7 +368,7 @@ impl std::fmt::Display for Ms {
         } else {
             0
         };
-        match round_ms(self.0, v, decimals) {
+        match round_fixed(self.0, 1_000_000, decimals) {
             Some(n) if decimals == 0 => write!(f, "{n} ms"),
             Some(n) => {
                 let unit = 10u64.pow(decimals);
@@ -380,26 +380,32 @@ impl std::fmt::Display for Ms {
     }
 }
 
-/// `v` (`ns` / 10⁶ as an `f64`) × 10^`decimals` rounded half to even, as Rust's `{:.N}`
-/// rounds the `f64`'s exact value, when integers can tell: `None` beyond 10⁹ ms, where
-/// the `f64` may lie farther from `ns` / 10⁶ than its rounding can afford.
+/// `n` / `unit` × 10^`decimals`, rounded as Rust's `{:.N}` rounds the `f64`
+/// `n as f64 / unit as f64` (its exact value, half to even), worked out in integers:
+/// `None` from 2^52 on, where the `f64` may lie farther from the quotient than its
+/// rounding can afford. `unit` / 10^`decimals` must be an even integer (it is for every
+/// caller: 10^3 and more), `unit` at most 2^53.
 ///
-/// `ns` / 10^(6 − N) is q + r / d. Unless r / d is ½, the `f64` (within half an ulp,
-/// below 10⁻⁷ ms here, of the exact quotient) rounds as the quotient does, since a
-/// quotient not at ½ is at least 1 / (2d) ≥ 5 × 10⁻⁷ from it. At ½ exactly, whether the
-/// `f64` lies above or below is the sign of v × 10⁶ − ns, which a fused multiply-add
-/// gives exactly (one rounding of a nonzero value keeps its sign); on it, half to even.
-fn round_ms(ns: u64, v: f64, decimals: u32) -> Option<u64> {
-    if ns >= 1_000_000_000_000_000 {
+/// `n` / (`unit` / 10^N) is q + r / d. Unless r / d is ½, the `f64` rounds as the
+/// quotient does: `n` and `unit` are exact as `f64`s, the division is correctly
+/// rounded, so the `f64` lies within a relative 2^-53 of the quotient, less than
+/// 2^52 / `unit` × 2^-53 = ½ / `unit` away; and a quotient not at ½ lies at least
+/// 1 / `unit` from one (d even: 2r − d is even and not 0). At ½ exactly, whether the
+/// `f64` lies above or below is the sign of v × `unit` − `n`, which a fused
+/// multiply-add gives exactly (one rounding of a nonzero value keeps its sign); on it,
+/// half to even.
+pub fn round_fixed(n: u64, unit: u64, decimals: u32) -> Option<u64> {
+    if n >= 1 << 52 {
         return None;
     }
-    let d = 10u64.pow(6 - decimals.min(6));
-    let (q, r) = (ns / d, ns % d);
+    let d = unit / 10u64.pow(decimals).min(unit);
+    let (q, r) = (n / d, n % d);
     let up = match (2 * r).cmp(&d) {
         std::cmp::Ordering::Less => false,
         std::cmp::Ordering::Greater => true,
         std::cmp::Ordering::Equal => {
-            let above = v.mul_add(1e6, -(ns as f64));
+            let v = n as f64 / unit as f64;
+            let above = v.mul_add(unit as f64, -(n as f64));
             above > 0.0 || (above == 0.0 && q % 2 == 1)
         }
     };

@@ -1,6 +1,7 @@
 //! Human formatting of durations, sizes and rates.
 
 use std::fmt::Write;
+use tcpwhy_detect::detector::round_fixed;
 
 /// Milliseconds with a precision that suits the magnitude: 0.042, 1.37, 25.4, 1532.
 pub fn ms(ns: u64) -> String {
@@ -61,28 +62,22 @@ pub fn push_u64(out: &mut String, v: u64) {
 }
 
 /// `n / unit` with `decimals` decimals, as `format!("{:.decimals$}", n as f64 / unit as
-/// f64)` writes it, from integers. The float differs from `n / unit` by at most a
-/// relative 2^-53, and a value that is not a tie lies at least 0.5 / `unit` from one
-/// (`n` is an integer and `unit / 10^decimals` even), so for `n` below 2^52 both round
-/// to the same decimals; a tie, or a larger `n`, is written by the float as before.
-/// `core::fmt`'s exact float formatting (Grisu with a Dragon fallback) was a quarter of
-/// `tcpwhy flows`'s instructions: 17 cells a row, every row formatted twice.
+/// f64)` writes it, from integers where they can tell ([`round_fixed`]), through the
+/// float otherwise (from 2^52 on). `core::fmt`'s exact float formatting (Grisu with a
+/// Dragon fallback) was a quarter of `tcpwhy flows`'s instructions: 17 cells a row,
+/// every row formatted twice.
 fn push_fixed(out: &mut String, n: u64, unit: u64, decimals: u32) {
-    let step = unit / 10u64.pow(decimals);
-    let (q, r) = (n / step, n % step);
-    if n >= 1 << 52 || 2 * r == step {
+    let Some(q) = round_fixed(n, unit, decimals) else {
         // Writing to a String cannot fail.
         let _ = write!(out, "{:.*}", decimals as usize, n as f64 / unit as f64);
         return;
-    }
-    let q = q + u64::from(2 * r > step);
+    };
     let scale = 10u64.pow(decimals);
     push_u64(out, q / scale);
     if decimals > 0 {
         out.push('.');
-        let frac = q % scale;
         let mut digits = [b'0'; 3];
-        let mut f = frac;
+        let mut f = q % scale;
         for d in digits[..decimals as usize].iter_mut().rev() {
             *d = b'0' + (f % 10) as u8;
             f /= 10;
