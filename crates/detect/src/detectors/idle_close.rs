@@ -324,9 +324,9 @@ impl Detector for IdleClose {
         // an RTO later, at least `TCP_RTO_MIN`'s 200 ms (`tcp_retransmit_timer`; the
         // bench's mixed capture at the client, 0.1 % loss: four servers' FINs 218–227 ms
         // after their responses, each the next ID but one after the response's last).
-        let timed = !live.fin_after_hidden;
-        if let (Some((fin_frame, fin_ts, by_client, last_data)), Some(last), true) =
-            (live.fin, last_request, timed)
+        let timed_fin = live.fin.filter(|_| !live.fin_after_hidden);
+        if let (Some((fin_frame, fin_ts, by_client, last_data)), Some(last)) =
+            (timed_fin, last_request)
         {
             let idle_ns = fin_ts.elapsed_since(last_data.1);
             // After the closer's own data the gap is its own reaction, the same at every
