@@ -304,15 +304,8 @@ fn push_finding(out: &mut String, f: &Finding, t0: tcpwhy_capture::Timestamp) {
     );
 }
 
-/// Wraps prose at 88 columns with an indent.
-pub(crate) fn wrap(text: &str, indent: &str) -> String {
-    let mut out = String::new();
-    push_wrapped(&mut out, text, indent);
-    out
-}
-
-/// [`wrap`], appended to `out`: the words split where `str::split_whitespace` splits
-/// them, lines as long as they fit. Text of ASCII bytes other than the vertical tab
+/// Prose wrapped at 88 columns with an indent, appended to `out`: the words split where
+/// `str::split_whitespace` splits them, lines as long as they fit. Text of ASCII bytes other than the vertical tab
 /// (which `char::is_whitespace` counts and `u8::is_ascii_whitespace` does not) splits
 /// by bytes: the char-by-char split was most of `analyze`'s text output (288 M of the
 /// 368 M instructions writing 7,600 findings, callgrind).
@@ -880,11 +873,9 @@ mod tests {
                 }
             }
             for indent in ["", "  ", "    "] {
-                assert_eq!(
-                    wrap(&text, indent),
-                    wrap_by_chars(&text, indent),
-                    "{text:?}"
-                );
+                let mut wrapped = String::new();
+                push_wrapped(&mut wrapped, &text, indent);
+                assert_eq!(wrapped, wrap_by_chars(&text, indent), "{text:?}");
             }
         }
     }

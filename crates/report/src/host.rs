@@ -2,7 +2,7 @@
 //! limits, the counters; and the host section of `tcpwhy analyze --host`. Text for
 //! people, versioned JSON for programs (docs/json.md).
 
-use crate::analyze::wrap;
+use crate::analyze::push_wrapped;
 use crate::table::{Align, Table};
 use crate::SCHEMA_VERSION;
 use serde::Serialize;
@@ -61,7 +61,7 @@ pub fn render_text(r: &HostReport<'_>) -> String {
             f.id.as_str(),
             f.confidence.as_str()
         );
-        out += &wrap(&f.explanation, "  ");
+        push_wrapped(&mut out, &f.explanation, "  ");
         out += "  Values read:\n";
         for x in &f.values {
             out += &format!("    {} = {}   ({})\n", x.name, x.value, x.source);
@@ -308,7 +308,7 @@ pub fn render_join_text(j: &HostJoin, bundle: &str) -> String {
             c.relation.as_str(),
             c.side.as_str()
         );
-        out += &wrap(&c.note, "    ");
+        push_wrapped(&mut out, &c.note, "    ");
     }
     out
 }

@@ -76,14 +76,14 @@ fn push_fixed(out: &mut String, n: u64, unit: u64, decimals: u32) {
     push_u64(out, q / scale);
     if decimals > 0 {
         out.push('.');
-        let mut digits = [b'0'; 3];
-        let mut f = q % scale;
-        for d in digits[..decimals as usize].iter_mut().rev() {
-            *d = b'0' + (f % 10) as u8;
-            f /= 10;
-        }
-        // ASCII digits.
-        out.push_str(std::str::from_utf8(&digits[..decimals as usize]).unwrap_or(""));
+        let mut digits = itoa::Buffer::new();
+        let frac = digits.format(q % scale);
+        // Zero-padded to `decimals` digits.
+        out.extend(std::iter::repeat_n(
+            '0',
+            (decimals as usize).saturating_sub(frac.len()),
+        ));
+        out.push_str(frac);
     }
 }
 
