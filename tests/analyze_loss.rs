@@ -616,3 +616,35 @@ fn repairs_on_the_acks_of_earlier_repairs_are_the_recoverys() {
         fr.explanation
     );
 }
+
+/// zeek-http-206-example-b.pcap stream 0, captured at the client: the server's last two
+/// segments (seq 899890 and 901290, 1400 B each) never reached the client, and the
+/// server resent both at every expiry of its timer until it gave up. Checked in tshark:
+/// frames 1278/1279 at 1.714 s, 1280/1281 at 2.072 s, … 1300/1301 at 66.766 s, the pairs
+/// 358, 516, 832, 1464, 1160, 2120, 4040, 7880, 15560, 15560 and 15560 ms apart; the RST
+/// in frame 1302. Two backoff chains, each spelled out once (the explanation used to
+/// repeat them, alternating, 25 times in 6 KB).
+#[test]
+fn each_backoff_chain_is_spelled_out_once() {
+    let fs = findings(&common::analyze::public_path(
+        "zeek-http-206-example-b.pcap",
+    ));
+    let rto = fs
+        .iter()
+        .find(|f| f.id == "loss.rto" && f.stream == 0)
+        .unwrap_or_else(|| panic!("no loss.rto on stream 0: {fs:?}"));
+    let gaps = "358 ms then 516 ms then 832 ms then 1464 ms then 1160 ms then 2120 ms then \
+                4040 ms then 7880 ms then 15560 ms then 15560 ms then 15560 ms";
+    let chain = |first: u64| {
+        let frames: Vec<String> = (0..12).map(|i| (first + 2 * i).to_string()).collect();
+        format!("frames {} sent {gaps} apart", frames.join(", "))
+    };
+    let want = format!("Backoff chain: {}; {}. Cost", chain(1278), chain(1279));
+    assert!(rto.explanation.contains(&want), "{}", rto.explanation);
+    assert_eq!(
+        rto.explanation.matches("frames ").count(),
+        2,
+        "{}",
+        rto.explanation
+    );
+}

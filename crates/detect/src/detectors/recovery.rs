@@ -220,6 +220,12 @@ struct Signal {
 const ACK_HISTORY: usize = 64;
 /// Loss signals remembered per direction (distinct cumulative ACKs).
 const MAX_SIGNALS: usize = 32;
+/// Backoff chains a timeout finding's explanation spells out; the others are counted.
+/// Not a judgement: a chain is every expiry of one segment's timer (at most 16 with
+/// Linux's `tcp_retries2`), its frames and the waits between them, and a few show the
+/// doubling (RFC 6298 §5.5); a connection that timed out over and over
+/// (zeek-http-206-example-b, 55 timeouts) would otherwise fill a screen per finding.
+const MAX_CHAINS: usize = 4;
 
 #[derive(Copy, Clone, Debug)]
 struct Hole {
@@ -1483,14 +1489,21 @@ fn explain(
         }
         Kind::Timeout => {
             // Backoff chains: every retransmission of the same bytes, probes included.
+            let mut by_chain: Vec<&Classified> = all.iter().collect();
+            by_chain.sort_by_key(|c| (c.dir, c.r.head));
+            let chain = |(dir, head): (usize, usize)| {
+                let from = by_chain.partition_point(|c| (c.dir, c.r.head) < (dir, head));
+                let to = by_chain.partition_point(|c| (c.dir, c.r.head) <= (dir, head));
+                by_chain.get(from..to).unwrap_or_default()
+            };
+            let worth = |h| {
+                let group = chain(h);
+                group.len() >= 2 || group.iter().any(|c| c.r.hidden > 1)
+            };
+            let (heads, more) = chains_to_list(mine.iter().map(|c| (c.dir, c.r.head)), worth);
             let mut chains = Vec::new();
-            let mut heads: Vec<(usize, usize)> = mine.iter().map(|c| (c.dir, c.r.head)).collect();
-            heads.dedup();
-            for (dir, head) in heads {
-                let group: Vec<&Classified> = all
-                    .iter()
-                    .filter(|c| c.dir == dir && c.r.head == head)
-                    .collect();
+            for h in heads {
+                let group = chain(h);
                 if group.len() >= 2 {
                     let gaps: Vec<String> = group
                         .windows(2)
@@ -1515,6 +1528,9 @@ fn explain(
                         c.fired_after_ns.map(ms).unwrap_or_default()
                     ));
                 }
+            }
+            if more > 0 {
+                chains.push(format!("{more} more chain(s) not listed"));
             }
             let fired: Vec<u64> = mine
                 .iter()
@@ -1550,6 +1566,32 @@ fn explain(
     }
     s.push_str(" The window reduction after a loss is not included (not estimated).");
     s
+}
+
+/// The backoff chains a timeout finding lists, by `(direction, head)`: each once, in the
+/// order `heads` first names it (the chains of two segments resent at every expiry
+/// alternate there), only those `worth` telling, at most [`MAX_CHAINS`]; with the number
+/// of the others.
+fn chains_to_list(
+    heads: impl Iterator<Item = (usize, usize)>,
+    worth: impl Fn((usize, usize)) -> bool,
+) -> (Vec<(usize, usize)>, usize) {
+    let (mut seen, mut listed, mut more) = (Vec::new(), Vec::new(), 0);
+    for h in heads {
+        let Err(at) = seen.binary_search(&h) else {
+            continue;
+        };
+        seen.insert(at, h);
+        if !worth(h) {
+            continue;
+        }
+        if listed.len() < MAX_CHAINS {
+            listed.push(h);
+        } else {
+            more += 1;
+        }
+    }
+    (listed, more)
 }
 
 fn explain_spurious(sp: &[&Classified], total: usize, s: &ConnSummary) -> String {
@@ -1714,6 +1756,28 @@ fn spurious_fixes(sp: &[&Classified]) -> Vec<Fix> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_backoff_chain_is_listed_once_and_a_few_at_most() {
+        // Two segments resent at every expiry: their chains alternate.
+        let alternating = [(0, 7), (0, 8), (0, 7), (0, 8), (0, 7), (0, 8)];
+        assert_eq!(
+            chains_to_list(alternating.into_iter(), |_| true),
+            (vec![(0, 7), (0, 8)], 0)
+        );
+        // The same head in the other direction is another chain; a head not worth
+        // telling is neither listed nor counted.
+        let heads = [(1, 7), (0, 9), (0, 7), (1, 7), (0, 9)];
+        assert_eq!(
+            chains_to_list(heads.into_iter(), |h| h != (0, 9)),
+            (vec![(1, 7), (0, 7)], 0)
+        );
+        // Beyond MAX_CHAINS, counted in the order first named.
+        let many = (0..MAX_CHAINS + 3).rev().flat_map(|h| [(0, h), (0, h)]);
+        let (listed, more) = chains_to_list(many, |_| true);
+        let want: Vec<(usize, usize)> = (3..MAX_CHAINS + 3).rev().map(|h| (0, h)).collect();
+        assert_eq!((listed, more), (want, 3));
+    }
 
     #[test]
     fn overlapping_recoveries_count_once() {
