@@ -126,6 +126,25 @@ impl std::fmt::Display for StreamRef {
     }
 }
 
+/// Streams a finding's text names one by one; the others are counted. A finding about
+/// many connections (a client opening one per request, a server closing every idle one)
+/// otherwise names each of up to a million (the detectors' `MAX_TRACKED`).
+pub const MAX_LISTED_STREAMS: usize = 20;
+
+/// `streams` for a finding's text: the first [`MAX_LISTED_STREAMS`] of them, then, when
+/// `total` is more, how many more ("3, 5, 8, … (17 more)").
+pub fn list_streams(streams: impl IntoIterator<Item = u64>, total: usize) -> String {
+    let mut listed: Vec<String> = streams
+        .into_iter()
+        .take(MAX_LISTED_STREAMS)
+        .map(|s| StreamRef(s).to_string())
+        .collect();
+    if total > MAX_LISTED_STREAMS {
+        listed.push(format!("… ({} more)", total - MAX_LISTED_STREAMS));
+    }
+    listed.join(", ")
+}
+
 /// `s` with every marker of [`StreamRef`] replaced by its final number.
 fn resolve_refs(s: &mut String, number: &impl Fn(u64) -> u64) {
     if !s.contains(REF_OPEN) {

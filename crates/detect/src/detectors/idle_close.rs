@@ -59,7 +59,7 @@
 //! capture (nobody paid yet).
 
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
-use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
+use crate::finding::{list_streams, Confidence, Finding, FindingId, Fix, Host, StreamRef};
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use tcpwhy_capture::Timestamp;
@@ -569,10 +569,7 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
             ),
         );
     }
-    let streams: Vec<String> = paid
-        .iter()
-        .map(|(_, o)| StreamRef(o.stream).to_string())
-        .collect();
+    let streams = list_streams(paid.iter().map(|(_, o)| o.stream), paid.len());
     let spread = if same.len() > 1 {
         format!(
             "after {}–{} each time on {} connection(s)",
@@ -632,7 +629,7 @@ fn judge(closes: &[Close], opened: &[Opened], client: IpAddr, server: Endpoint) 
         ms(median),
         ms(min_interval),
         paid.len(),
-        streams.join(", "),
+        streams,
         ms(cost_ns),
     );
     let closer_host = if first.by_client {
@@ -771,6 +768,30 @@ mod tests {
                 .collect();
             assert_eq!(fast, pay_by_scan(&same, &open, soon));
         }
+    }
+
+    /// 30 closes after the same 100 ms, each paid by the next connection (stream 1000 +
+    /// i, 50 ms after the FIN): the explanation names the first 20 paying streams and
+    /// counts the other 10, where it used to name all (up to `MAX_TRACKED`).
+    #[test]
+    fn the_paying_streams_named_are_a_few_and_the_rest_counted() {
+        let closes: Vec<Close> = (0..30).map(|i| close(i, 1_000 * i as i64, 0)).collect();
+        let opened: Vec<Opened> = (0..30)
+            .map(|i| opened(1000 + i, 1_000 * i as i64 + 50))
+            .collect();
+        let server = Endpoint {
+            addr: IpAddr::from([10, 0, 0, 2]),
+            port: 80,
+        };
+        let f = judge(&closes, &opened, IpAddr::from([10, 0, 0, 1]), server).expect("a finding");
+        assert_eq!(f.connections, 30);
+        let named: Vec<String> = (1000..1020).map(|s: u64| s.to_string()).collect();
+        let want = format!(
+            "30 request(s) found the connection closed and opened a new one (stream(s) {}, … (10 \
+             more))",
+            named.join(", ")
+        );
+        assert!(f.explanation.contains(&want), "{}", f.explanation);
     }
 
     /// Past [`MAX_TIMER_SAMPLE`] closes the timer is tried on a sample, then read over

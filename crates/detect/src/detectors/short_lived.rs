@@ -33,7 +33,10 @@
 //! captured are ignored, so a capture started mid-way under-counts.
 
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
-use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef, MAX_EVIDENCE};
+use crate::finding::{
+    list_streams, Confidence, Finding, FindingId, Fix, Host, StreamRef, MAX_EVIDENCE,
+    MAX_LISTED_STREAMS,
+};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use tcpwhy_capture::Timestamp;
@@ -68,7 +71,7 @@ pub const MAX_REUSE_GAP_NS: u64 = 60_000_000_000;
 /// Connections remembered per capture; later ones are not considered (bounded memory).
 pub const MAX_TRACKED: usize = 1 << 20;
 /// Streams named in the explanation.
-const MAX_LISTED: usize = 20;
+const MAX_LISTED: usize = MAX_LISTED_STREAMS;
 
 /// What `finish` needs of every connection tracked, whatever its place in start order:
 /// that place, when it could have been reused from, and a short one's handshake (the
@@ -318,14 +321,7 @@ impl Detector for ShortLived {
                     )
                 });
             }
-            let mut listed: Vec<String> = earliest
-                .iter()
-                .take(MAX_LISTED)
-                .map(|c| StreamRef(c.stream).to_string())
-                .collect();
-            if short > MAX_LISTED {
-                listed.push(format!("… ({} more)", short - MAX_LISTED));
-            }
+            let listed = list_streams(earliest.iter().map(|c| c.stream), short);
             f.explanation = format!(
                 "{client} opened {} connections to {server} for {exchanges} request(s) (streams {}), \
                  at most {MAX_EXCHANGES_PER_SHORT} each. {} of them started after an earlier one \
@@ -335,7 +331,7 @@ impl Detector for ShortLived {
                  findings on these streams (not counted here); when an idle timeout closed the earlier \
                  connections, connection.idle_close names the side and the timeout.",
                 short,
-                listed.join(", "),
+                listed,
                 avoidable,
                 avoidable,
                 ms(median_hs),
