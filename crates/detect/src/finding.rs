@@ -201,14 +201,19 @@ impl Finding {
         }
     }
 
-    /// Adds an evidence line unless the bound is reached.
+    /// Adds an evidence line unless the bound is reached or the finding already cites
+    /// that frame with that note (a restart finding citing the same largest round for
+    /// each of its restarts: sweep s88-033's server named frame 12 three times).
     pub fn cite(&mut self, frame: u64, ts: Timestamp, note: impl Into<String>) {
         if self.evidence.len() < MAX_EVIDENCE {
-            self.evidence.push(Evidence {
-                frame,
-                ts,
-                note: note.into(),
-            });
+            let note = note.into();
+            if !self
+                .evidence
+                .iter()
+                .any(|e| e.frame == frame && e.note == note)
+            {
+                self.evidence.push(Evidence { frame, ts, note });
+            }
         }
     }
 
@@ -226,6 +231,39 @@ impl Finding {
 #[cfg(test)]
 mod stream_ref_tests {
     use super::*;
+
+    #[test]
+    fn a_frame_cited_again_with_the_same_note_is_cited_once() {
+        let ep = tcpwhy_track::Endpoint {
+            addr: std::net::IpAddr::from([10, 0, 0, 1]),
+            port: 80,
+        };
+        let mut f = Finding::new(
+            FindingId::SlowStartRestartAfterIdle,
+            0,
+            [ep, ep],
+            Vantage::Server,
+        );
+        let t = Timestamp::from_nanos(0);
+        for _ in 0..3 {
+            f.cite(12, t, "the largest round");
+            f.cite(30, t, "last data");
+        }
+        f.cite(12, t, "another note on the same frame");
+        let got: Vec<(u64, &str)> = f
+            .evidence
+            .iter()
+            .map(|e| (e.frame, e.note.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (12, "the largest round"),
+                (30, "last data"),
+                (12, "another note on the same frame")
+            ]
+        );
+    }
 
     #[test]
     fn provisional_stream_numbers_in_texts_are_replaced_by_final_ones() {
