@@ -569,10 +569,14 @@ fn report_direction(
                     fr,
                     ts,
                     format!(
-                        "window update to {} B, {} later ({} probe(s) in between)",
+                        "window update to {} B, {} later ({} in between)",
                         thousands(w),
                         ms(ts.elapsed_since(z.ts)),
-                        z.probes
+                        match z.probes {
+                            0 => "no probe".to_string(),
+                            1 => "1 probe".to_string(),
+                            n => format!("{n} probes"),
+                        }
                     ),
                 );
             }
