@@ -60,8 +60,9 @@ use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::net::IpAddr;
+use tcpwhy_capture::Timestamp;
 use tcpwhy_track::limits::ETHERNET_MSS;
-use tcpwhy_track::{ClientBy, ConnSummary, Endpoint, Side};
+use tcpwhy_track::{ClientBy, ConnSummary, Endpoint, Side, Vantage};
 
 use crate::catalogue::Entry;
 
@@ -112,14 +113,27 @@ pub const MAX_WINDOW_SAMPLES: usize = 1024;
 /// connections); beyond this, a candidate is judged at once with what is known.
 pub const MAX_PENDING: usize = 65_536;
 
-/// What `finish` needs of one first exchange.
+/// What `finish` needs of one first exchange: what its finding is made of, not the
+/// finding. Up to [`MAX_PENDING`] are held to the end of the capture, and they were the
+/// part of `analyze`'s memory that grows with a capture's length: each held a finding
+/// with two citations' Strings and a copy of the whole exchange (the bench's 40 M-packet
+/// capture, read from standard input, peaked at 1.28 × the 10 M-packet one's RSS).
 struct Candidate {
-    finding: Finding,
+    /// The connection the finding is on.
+    stream: u64,
+    endpoints: [Endpoint; 2],
+    vantage: Vantage,
+    /// Its SYN (frame, time) and first request, the finding's first citations.
+    syn: (u64, Timestamp),
+    request: Span,
     key: (IpAddr, Endpoint),
     rtt_ns: u64,
     mss: u64,
     mss_note: MssNote,
-    exchange: Exchange,
+    response: Option<Span>,
+    /// The response's rounds as judged: the ACK clock's, a paced sender's or the
+    /// timestamps' (`on_connection`).
+    rounds: Box<[Span]>,
     /// The receiver's advertised window in its ACK of the round before the last; with
     /// the window scale unknown, the largest round instead (a lower bound of it).
     rwnd_at_last_round: Option<u64>,
@@ -509,24 +523,18 @@ impl Detector for NewConnection {
                     .map(|w| w.1)
             })
         };
-        let mut finding = conn.finding(FindingId::SlowStartNewConnection);
-        finding.cite(
-            s.first_frame,
-            s.start,
-            format!("SYN: a new connection ({mss_note})"),
-        );
-        finding.cite(
-            x.request.first_frame,
-            x.request.start,
-            format!("request 1 ({} B)", x.request.bytes),
-        );
         let c = Candidate {
-            finding,
+            stream: s.stream,
+            endpoints: s.endpoints,
+            vantage: conn.vantage,
+            syn: (s.first_frame, s.start),
+            request: x.request,
             key,
             rtt_ns,
             mss,
             mss_note,
-            exchange: x.clone(),
+            response: x.response,
+            rounds: x.rounds.as_slice().into(),
             rwnd_at_last_round,
             scale_unknown,
             window_from_syn,
@@ -567,8 +575,8 @@ impl Detector for NewConnection {
 
 /// Prices one candidate against the best warm window known.
 fn judge(c: &Candidate, warm: Option<Warm>) -> Option<Finding> {
-    let x = &c.exchange;
-    let resp = x.response.as_ref()?;
+    let rounds = &c.rounds[..];
+    let resp = c.response.as_ref()?;
     let bytes = resp.bytes;
     let (window, source): (u64, Cow<'static, str>) = match warm {
         Some(w) if w.limited || w.max_round_bytes >= bytes => (
@@ -606,32 +614,43 @@ fn judge(c: &Candidate, warm: Option<Warm>) -> Option<Finding> {
     if window == 0 {
         return None;
     }
-    let observed = x.rounds.len() as u64;
+    let observed = rounds.len() as u64;
     let needed = bytes.div_ceil(window).max(1);
     if observed <= needed {
         return None;
     }
     let extra = observed - needed;
-    // A copy, made on this thread: the finding is rendered and freed on it
-    // (`Analyzer::finish_into`), and what the candidate holds was made by the pass's
-    // threads. Freed here, the citations moved out of it took the malloc arena of the
-    // thread that made them from under that thread (futex waits: 12 % of a part's time).
-    let mut f = c.finding.clone();
+    // Made on this thread, which renders and frees it (`Analyzer::finish_into`): a
+    // finding made by the pass's threads and freed here took the malloc arena of the
+    // thread that made it from under that thread (futex waits: 12 % of a part's time).
+    let mut f = Finding::new(
+        FindingId::SlowStartNewConnection,
+        c.stream,
+        c.endpoints,
+        c.vantage,
+    );
+    f.cite(
+        c.syn.0,
+        c.syn.1,
+        format!("SYN: a new connection ({})", c.mss_note),
+    );
+    f.cite(
+        c.request.first_frame,
+        c.request.start,
+        format!("request 1 ({} B)", c.request.bytes),
+    );
     f.cost_ns = extra * c.rtt_ns;
     f.share = Some(f.cost_ns as f64 / c.active_ns.max(1) as f64);
     // The texts below are written straight into the finding's (7,290 findings on the
     // 1 M-packet prefix of the mixed bench capture, each with a dozen Strings made only
     // to be copied into another one before).
-    let sizes = SegmentsPerRound {
-        rounds: &x.rounds,
-        mss: c.mss,
-    };
-    for (i, r) in x.rounds.iter().enumerate() {
+    let sizes = SegmentsPerRound { rounds, mss: c.mss };
+    for (i, r) in rounds.iter().enumerate() {
         let n = segs(r, c.mss);
         let note = if i == 0 {
             format!("round 1: {n} segments ({} B), the initial window", r.bytes)
         } else {
-            let gap = r.start.elapsed_since(x.rounds[i - 1].start);
+            let gap = r.start.elapsed_since(rounds[i - 1].start);
             format!(
                 "round {}: {n} segments ({} B), {} after round {i}",
                 i + 1,
@@ -641,11 +660,11 @@ fn judge(c: &Candidate, warm: Option<Warm>) -> Option<Finding> {
         };
         f.cite(r.first_frame, r.start, note);
     }
-    let iw = segs(&x.rounds[0], c.mss);
+    let iw = segs(&rounds[0], c.mss);
     let growth = || {
-        x.rounds
+        rounds
             .windows(2)
-            .take(x.rounds.len().saturating_sub(2))
+            .take(rounds.len().saturating_sub(2))
             .map(|w| w[1].bytes as f64 / w[0].bytes.max(1) as f64)
     };
     let shape = match (growth().reduce(f64::min), growth().reduce(f64::max)) {
@@ -835,27 +854,18 @@ mod tests {
                 max_gap_ns: 0,
             };
             let rounds = vec![span(10, 0), span(20, rtt_ns), span(5, 2 * rtt_ns)];
-            let finding = Finding::new(
-                FindingId::SlowStartNewConnection,
-                i,
-                [client, server],
-                tcpwhy_track::Vantage::Server,
-            );
             nc.pending.push(Candidate {
-                finding,
+                stream: i,
+                endpoints: [client, server],
+                vantage: tcpwhy_track::Vantage::Server,
+                syn: (10 * i, Timestamp::from_nanos(0)),
+                request: span(1, 0),
                 key: (client.addr, server),
                 rtt_ns,
                 mss: 1448,
                 mss_note: MssNote::Plain { mss: 1448 },
-                exchange: Exchange {
-                    index: 0,
-                    request: span(1, 0),
-                    response: Some(span(35, 0)),
-                    rounds,
-                    paced_rounds: Vec::new(),
-                    clocked: ClockedRounds::Unknown,
-                    idle_before_ns: None,
-                },
+                response: Some(span(35, 0)),
+                rounds: rounds.into(),
                 rwnd_at_last_round: Some(if i % 7 == 0 { 0 } else { 29_000 * (1 + i % 4) }),
                 scale_unknown: false,
                 window_from_syn: false,
