@@ -229,7 +229,7 @@ impl Finding {
 }
 
 #[cfg(test)]
-mod stream_ref_tests {
+mod tests {
     use super::*;
 
     #[test]

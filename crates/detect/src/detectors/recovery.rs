@@ -221,10 +221,10 @@ const ACK_HISTORY: usize = 64;
 /// Loss signals remembered per direction (distinct cumulative ACKs).
 const MAX_SIGNALS: usize = 32;
 /// Backoff chains a timeout finding's explanation spells out; the others are counted.
-/// Not a judgement: a chain is every expiry of one segment's timer (at most 16 with
-/// Linux's `tcp_retries2`), its frames and the waits between them, and a few show the
-/// doubling (RFC 6298 §5.5); a connection that timed out over and over
-/// (zeek-http-206-example-b, 55 timeouts) would otherwise fill a screen per finding.
+/// Not a judgement: a chain is every retransmission of one segment by its timer (up to
+/// 15 with Linux's default `tcp_retries2`), its frames and the waits between them, and a
+/// few show the doubling (RFC 6298 §5.5); a connection that timed out over and over
+/// (sharkfest20-trace2 stream 0: 16 chains) would otherwise fill a screen per finding.
 const MAX_CHAINS: usize = 4;
 
 #[derive(Copy, Clone, Debug)]

@@ -70,8 +70,6 @@ pub const MIN_SHORT_CONNECTIONS: usize = 2;
 pub const MAX_REUSE_GAP_NS: u64 = 60_000_000_000;
 /// Connections remembered per capture; later ones are not considered (bounded memory).
 pub const MAX_TRACKED: usize = 1 << 20;
-/// Streams named in the explanation.
-const MAX_LISTED: usize = MAX_LISTED_STREAMS;
 
 /// What `finish` needs of every connection tracked, whatever its place in start order:
 /// that place, when it could have been reused from, and a short one's handshake (the
@@ -115,9 +113,9 @@ struct Short {
 }
 
 /// Short connections a finding names: cited (up to [`MAX_EVIDENCE`]) or listed (up to
-/// [`MAX_LISTED`]); the first of them is the one the finding is on.
-const DETAILED: usize = if MAX_LISTED > MAX_EVIDENCE {
-    MAX_LISTED
+/// [`MAX_LISTED_STREAMS`]); the first of them is the one the finding is on.
+const DETAILED: usize = if MAX_LISTED_STREAMS > MAX_EVIDENCE {
+    MAX_LISTED_STREAMS
 } else {
     MAX_EVIDENCE
 };
@@ -507,7 +505,7 @@ mod tests {
         assert_eq!(cited, expected);
         let listed: Vec<String> = short
             .iter()
-            .take(MAX_LISTED)
+            .take(MAX_LISTED_STREAMS)
             .map(|(c, _)| c.stream.to_string())
             .collect();
         let exchanges: usize = short.iter().map(|(c, _)| c.exchanges).sum();
@@ -515,7 +513,7 @@ mod tests {
             "opened {} connections to 10.0.0.2:80 for {exchanges} request(s) (streams {}, … ({} more))",
             short.len(),
             listed.join(", "),
-            short.len() - MAX_LISTED
+            short.len() - MAX_LISTED_STREAMS
         );
         assert!(
             f.explanation.contains(&expected),
