@@ -125,15 +125,15 @@ struct Candidate {
     vantage: Vantage,
     /// Its SYN (frame, time) and first request, the finding's first citations.
     syn: (u64, Timestamp),
-    request: Span,
-    key: (IpAddr, Endpoint),
+    request: Round,
     rtt_ns: u64,
     mss: u64,
     mss_note: MssNote,
-    response: Option<Span>,
+    /// The size of the response, if there was one.
+    response_bytes: Option<u64>,
     /// The response's rounds as judged: the ACK clock's, a paced sender's or the
     /// timestamps' (`on_connection`).
-    rounds: Box<[Span]>,
+    rounds: Box<[Round]>,
     /// The receiver's advertised window in its ACK of the round before the last; with
     /// the window scale unknown, the largest round instead (a lower bound of it).
     rwnd_at_last_round: Option<u64>,
@@ -143,6 +143,34 @@ struct Candidate {
     window_from_syn: bool,
     later_exchanges: usize,
     active_ns: u64,
+}
+
+impl Candidate {
+    /// Its client host and server endpoint, whose warm window it is judged against.
+    fn key(&self) -> (IpAddr, Endpoint) {
+        (self.endpoints[0].addr, self.endpoints[1])
+    }
+}
+
+/// What a held candidate keeps of a [`Span`] (a round, its request): what its finding
+/// cites and counts.
+#[derive(Clone, Copy)]
+struct Round {
+    first_frame: u64,
+    start: Timestamp,
+    bytes: u64,
+    segments: u32,
+}
+
+impl From<&Span> for Round {
+    fn from(s: &Span) -> Self {
+        Round {
+            first_frame: s.first_frame,
+            start: s.start,
+            bytes: s.bytes,
+            segments: s.segments,
+        }
+    }
 }
 
 /// The warm window learned from warm exchanges of one client host → server endpoint.
@@ -252,7 +280,7 @@ fn sender_mss(s: &ConnSummary, first_round: Option<&Span>) -> Option<(u64, MssNo
 
 /// The segments of each round, space-separated ("10 2"), for the explanation.
 struct SegmentsPerRound<'a> {
-    rounds: &'a [Span],
+    rounds: &'a [Round],
     mss: u64,
 }
 
@@ -262,15 +290,15 @@ impl std::fmt::Display for SegmentsPerRound<'_> {
             if i > 0 {
                 f.write_str(" ")?;
             }
-            write!(f, "{}", segs(r, self.mss))?;
+            write!(f, "{}", segs(r.segments, r.bytes, self.mss))?;
         }
         Ok(())
     }
 }
 
 /// Segments in a round: packets, or MSS-sized pieces of TSO/GRO super-segments.
-fn segs(r: &Span, mss: u64) -> u64 {
-    u64::from(r.segments).max(r.bytes.div_ceil(mss.max(1)))
+fn segs(segments: u32, bytes: u64, mss: u64) -> u64 {
+    u64::from(segments).max(bytes.div_ceil(mss.max(1)))
 }
 
 /// Do the rounds grow and space like slow start?
@@ -420,7 +448,7 @@ impl NewConnection {
         let warm = &self.warm;
         let outs = outs.get_mut(..parts).unwrap_or_default();
         in_parts(&pending, outs, |c, out| {
-            if let Some(f) = judge(c, warm.get(&c.key).copied()) {
+            if let Some(f) = judge(c, warm.get(&c.key()).copied()) {
                 push(out, f);
             }
         });
@@ -528,13 +556,12 @@ impl Detector for NewConnection {
             endpoints: s.endpoints,
             vantage: conn.vantage,
             syn: (s.first_frame, s.start),
-            request: x.request,
-            key,
+            request: Round::from(&x.request),
             rtt_ns,
             mss,
             mss_note,
-            response: x.response,
-            rounds: x.rounds.as_slice().into(),
+            response_bytes: x.response.as_ref().map(|r| r.bytes),
+            rounds: x.rounds.iter().map(Round::from).collect(),
             rwnd_at_last_round,
             scale_unknown,
             window_from_syn,
@@ -576,8 +603,7 @@ impl Detector for NewConnection {
 /// Prices one candidate against the best warm window known.
 fn judge(c: &Candidate, warm: Option<Warm>) -> Option<Finding> {
     let rounds = &c.rounds[..];
-    let resp = c.response.as_ref()?;
-    let bytes = resp.bytes;
+    let bytes = c.response_bytes?;
     let (window, source): (u64, Cow<'static, str>) = match warm {
         Some(w) if w.limited || w.max_round_bytes >= bytes => (
             w.max_round_bytes,
@@ -646,7 +672,7 @@ fn judge(c: &Candidate, warm: Option<Warm>) -> Option<Finding> {
     // to be copied into another one before).
     let sizes = SegmentsPerRound { rounds, mss: c.mss };
     for (i, r) in rounds.iter().enumerate() {
-        let n = segs(r, c.mss);
+        let n = segs(r.segments, r.bytes, c.mss);
         let note = if i == 0 {
             format!("round 1: {n} segments ({} B), the initial window", r.bytes)
         } else {
@@ -660,7 +686,7 @@ fn judge(c: &Candidate, warm: Option<Warm>) -> Option<Finding> {
         };
         f.cite(r.first_frame, r.start, note);
     }
-    let iw = segs(&rounds[0], c.mss);
+    let iw = segs(rounds[0].segments, rounds[0].bytes, c.mss);
     let growth = || {
         rounds
             .windows(2)
@@ -853,19 +879,18 @@ mod tests {
                 segments: segments as u32,
                 max_gap_ns: 0,
             };
-            let rounds = vec![span(10, 0), span(20, rtt_ns), span(5, 2 * rtt_ns)];
+            let rounds = [span(10, 0), span(20, rtt_ns), span(5, 2 * rtt_ns)];
             nc.pending.push(Candidate {
                 stream: i,
                 endpoints: [client, server],
                 vantage: tcpwhy_track::Vantage::Server,
                 syn: (10 * i, Timestamp::from_nanos(0)),
-                request: span(1, 0),
-                key: (client.addr, server),
+                request: Round::from(&span(1, 0)),
                 rtt_ns,
                 mss: 1448,
                 mss_note: MssNote::Plain { mss: 1448 },
-                response: Some(span(35, 0)),
-                rounds: rounds.into(),
+                response_bytes: Some(span(35, 0).bytes),
+                rounds: rounds.iter().map(Round::from).collect(),
                 rwnd_at_last_round: Some(if i % 7 == 0 { 0 } else { 29_000 * (1 + i % 4) }),
                 scale_unknown: false,
                 window_from_syn: false,
