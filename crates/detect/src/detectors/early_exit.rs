@@ -60,6 +60,7 @@
 //! show the pattern and are not judged.
 
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
+use crate::detectors::new_connection::MAX_PENDING;
 use crate::exchange::Span;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
 use std::collections::HashMap;
@@ -136,7 +137,9 @@ impl Conn {
 }
 
 /// A connection that left slow start early, waiting for `finish` to learn whether
-/// other connections to the same peer did too.
+/// other connections to the same peer did too. At most new_connection's
+/// [`MAX_PENDING`] wait (each holds its finding, ≈ 1 KB: they were unbounded, one per
+/// early exit of the capture); the others are judged when they end ([`EarlyExit::hold`]).
 struct Pending {
     finding: Finding,
     peer: (IpAddr, IpAddr),
@@ -174,6 +177,16 @@ const LOST: u32 = SegmentKinds::RETRANSMISSION
     | SegmentKinds::PREVIOUS_SEGMENT_NOT_CAPTURED;
 
 impl EarlyExit {
+    /// Holds `p` to learn of the peer's later connections; beyond [`MAX_PENDING`] held,
+    /// judges it at once with the connections known so far.
+    fn hold(&mut self, p: Pending, out: &mut Vec<Finding>) {
+        if self.pending.len() < MAX_PENDING {
+            self.pending.push(p);
+        } else {
+            out.push(self.settle(p));
+        }
+    }
+
     /// A segment that may signal a loss, picked out by [`Detector::on_segment`].
     #[inline(never)]
     fn note(&mut self, seg: &Segment<'_>) {
@@ -209,6 +222,42 @@ impl EarlyExit {
     }
 }
 
+impl EarlyExit {
+    /// A held finding, judged against the peer's connections known now: how many others
+    /// exited early, and the latest lossy one whose ssthresh could have been cached
+    /// before this one began.
+    fn settle(&self, mut p: Pending) -> Finding {
+        let list = self.peers.get(&p.peer).map(Vec::as_slice).unwrap_or(&[]);
+        let others = list
+            .iter()
+            .filter(|c| c.early_exit && c.stream != p.finding.stream)
+            .count();
+        // The latest lossy connection whose close could have cached its ssthresh
+        // before this one began.
+        let lossy_before = list
+            .iter()
+            .filter(|c| c.loss_signals > 0 && c.cached_at.is_some_and(|t| t <= p.start))
+            .max_by_key(|c| c.cached_at);
+        if others > 0 {
+            p.finding.explanation.push_str(&format!(
+                " {others} other connection(s) to the same peer show the same early exit."
+            ));
+        }
+        if let Some(c) = lossy_before {
+            p.finding.explanation.push_str(&format!(
+                " An earlier connection to this peer (stream {}) lost data ({} segment(s) \
+                 show it): its reduced ssthresh is what the kernel cached when it closed.",
+                StreamRef(c.stream),
+                c.loss_signals
+            ));
+        }
+        if others > 0 || lossy_before.is_some() {
+            p.finding.confidence = Confidence::High;
+        }
+        p.finding
+    }
+}
+
 impl Detector for EarlyExit {
     // Judges the rounds of a response, and keeps for the peer losses of data or a FIN:
     // a connection without either has neither (see `note`).
@@ -236,7 +285,7 @@ impl Detector for EarlyExit {
         self.note(seg);
     }
 
-    fn on_connection(&mut self, conn: &Connection<'_>, _out: &mut Vec<Finding>) {
+    fn on_connection(&mut self, conn: &Connection<'_>, out: &mut Vec<Finding>) {
         let st = self.conns.take(conn).unwrap_or_default();
         let [client, server] = conn.summary.endpoints;
         let peer = (server.addr, client.addr);
@@ -356,43 +405,17 @@ impl Detector for EarlyExit {
             },
         ];
         f.confidence = Confidence::Medium;
-        self.pending.push(Pending {
+        let p = Pending {
             finding: f,
             peer,
             start: conn.summary.start,
-        });
+        };
+        self.hold(p, out);
     }
 
     fn finish(&mut self, out: &mut Vec<Finding>) {
-        for mut p in std::mem::take(&mut self.pending) {
-            let list = self.peers.get(&p.peer).map(Vec::as_slice).unwrap_or(&[]);
-            let others = list
-                .iter()
-                .filter(|c| c.early_exit && c.stream != p.finding.stream)
-                .count();
-            // The latest lossy connection whose close could have cached its ssthresh
-            // before this one began.
-            let lossy_before = list
-                .iter()
-                .filter(|c| c.loss_signals > 0 && c.cached_at.is_some_and(|t| t <= p.start))
-                .max_by_key(|c| c.cached_at);
-            if others > 0 {
-                p.finding.explanation.push_str(&format!(
-                    " {others} other connection(s) to the same peer show the same early exit."
-                ));
-            }
-            if let Some(c) = lossy_before {
-                p.finding.explanation.push_str(&format!(
-                    " An earlier connection to this peer (stream {}) lost data ({} segment(s) \
-                     show it): its reduced ssthresh is what the kernel cached when it closed.",
-                    StreamRef(c.stream),
-                    c.loss_signals
-                ));
-            }
-            if others > 0 || lossy_before.is_some() {
-                p.finding.confidence = Confidence::High;
-            }
-            out.push(p.finding);
+        for p in std::mem::take(&mut self.pending) {
+            out.push(self.settle(p));
         }
     }
 
@@ -546,6 +569,54 @@ pub fn rounds_capped(first: u64, cap: u64, bytes: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Early exits wait for the end of the capture up to [`MAX_PENDING`]; the next is
+    /// judged when it ends, against the peer's connections known then (here one other
+    /// early exit: its finding says so at once).
+    #[test]
+    fn early_exits_held_are_bounded() {
+        let ep = |a: u8| tcpwhy_track::Endpoint {
+            addr: IpAddr::from([10, 0, 0, a]),
+            port: 80,
+        };
+        let pending = |stream: u64| Pending {
+            finding: Finding::new(
+                FindingId::SlowStartEarlyExit,
+                stream,
+                [ep(1), ep(2)],
+                tcpwhy_track::Vantage::Server,
+            ),
+            peer: (ep(2).addr, ep(1).addr),
+            start: Timestamp::from_nanos(0),
+        };
+        let mut d = EarlyExit::default();
+        d.peers.insert(
+            (ep(2).addr, ep(1).addr),
+            vec![PeerConn {
+                stream: 7,
+                loss_signals: 0,
+                cached_at: None,
+                early_exit: true,
+            }],
+        );
+        let mut out = Vec::new();
+        for s in 0..MAX_PENDING as u64 {
+            d.hold(pending(s), &mut out);
+        }
+        assert!(out.is_empty());
+        assert_eq!(d.pending.len(), MAX_PENDING);
+        d.hold(pending(MAX_PENDING as u64), &mut out);
+        assert_eq!(d.pending.len(), MAX_PENDING);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].stream, MAX_PENDING as u64);
+        assert!(
+            out[0]
+                .explanation
+                .contains("1 other connection(s) to the same peer show the same early exit"),
+            "{}",
+            out[0].explanation
+        );
+    }
 
     /// 512 segments from IW 10 doubling up to 46: 10+20+40 = 70, then 442 / 46 → 10 more
     /// rounds (9 × 46 = 414 < 442) = 13.
