@@ -138,8 +138,9 @@ impl Conn {
 
 /// A connection that left slow start early, waiting for `finish` to learn whether
 /// other connections to the same peer did too. At most new_connection's
-/// [`MAX_PENDING`] wait (each holds its finding, ≈ 1 KB: they were unbounded, one per
-/// early exit of the capture); the others are judged when they end ([`EarlyExit::hold`]).
+/// [`MAX_PENDING`] wait, each with its finding's explanation and fixes (they were
+/// unbounded, one per early exit of the capture); the others are judged when they end
+/// ([`EarlyExit::hold`]).
 struct Pending {
     finding: Finding,
     peer: (IpAddr, IpAddr),
@@ -187,42 +188,6 @@ impl EarlyExit {
         }
     }
 
-    /// A segment that may signal a loss, picked out by [`Detector::on_segment`].
-    #[inline(never)]
-    fn note(&mut self, seg: &Segment<'_>) {
-        let ev = seg.ev;
-        let flags = seg.pkt.flags;
-        // From the server only its data or FIN: a SYN/ACK sent again is no loss that
-        // ends slow start or reaches the cache, since `tcp_init_metrics` sets ssthresh
-        // back when the handshake completes ("ssthresh may have been reduced
-        // unnecessarily during 3WHS").
-        if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE)
-            || (!ev.from_client && ev.payload_len == 0 && !flags.fin())
-            || (ev.from_client && flags.syn())
-        {
-            return;
-        }
-        let c = self.conns.get_or_default(seg);
-        if !ev.from_client {
-            // Its first data or FIN, or a loss of it.
-            c.server_sent = true;
-            if ev.kinds.0 & LOST != 0 {
-                c.signal(seg.frame, "loss", true);
-            }
-        } else if ev.kinds.0 & (SegmentKinds::DUP_ACK | SegmentKinds::DSACK) != 0 {
-            // Duplicate ACKs or a D-SACK: of the server's data when they ACK some of it,
-            // or once it has sent some; an ACK of the SYN/ACK alone repeated before that
-            // answers the SYN/ACK sent again (with a D-SACK of it, `tcp_send_dupack`).
-            if ev.rel_ack.is_some_and(|a| a > 1) || c.server_sent {
-                c.signal(seg.frame, "duplicate ACK or D-SACK", true);
-            }
-        } else {
-            c.signal(seg.frame, "ECN echo", false);
-        }
-    }
-}
-
-impl EarlyExit {
     /// A held finding, judged against the peer's connections known now: how many others
     /// exited early, and the latest lossy one whose ssthresh could have been cached
     /// before this one began.
@@ -255,6 +220,40 @@ impl EarlyExit {
             p.finding.confidence = Confidence::High;
         }
         p.finding
+    }
+
+    /// A segment that may signal a loss, picked out by [`Detector::on_segment`].
+    #[inline(never)]
+    fn note(&mut self, seg: &Segment<'_>) {
+        let ev = seg.ev;
+        let flags = seg.pkt.flags;
+        // From the server only its data or FIN: a SYN/ACK sent again is no loss that
+        // ends slow start or reaches the cache, since `tcp_init_metrics` sets ssthresh
+        // back when the handshake completes ("ssthresh may have been reduced
+        // unnecessarily during 3WHS").
+        if ev.kinds.has(SegmentKinds::CAPTURE_DUPLICATE)
+            || (!ev.from_client && ev.payload_len == 0 && !flags.fin())
+            || (ev.from_client && flags.syn())
+        {
+            return;
+        }
+        let c = self.conns.get_or_default(seg);
+        if !ev.from_client {
+            // Its first data or FIN, or a loss of it.
+            c.server_sent = true;
+            if ev.kinds.0 & LOST != 0 {
+                c.signal(seg.frame, "loss", true);
+            }
+        } else if ev.kinds.0 & (SegmentKinds::DUP_ACK | SegmentKinds::DSACK) != 0 {
+            // Duplicate ACKs or a D-SACK: of the server's data when they ACK some of it,
+            // or once it has sent some; an ACK of the SYN/ACK alone repeated before that
+            // answers the SYN/ACK sent again (with a D-SACK of it, `tcp_send_dupack`).
+            if ev.rel_ack.is_some_and(|a| a > 1) || c.server_sent {
+                c.signal(seg.frame, "duplicate ACK or D-SACK", true);
+            }
+        } else {
+            c.signal(seg.frame, "ECN echo", false);
+        }
     }
 }
 

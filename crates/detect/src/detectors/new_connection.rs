@@ -590,8 +590,8 @@ impl Detector for NewConnection {
             }
         }
         // In no particular order: each is judged alone, and the report sorts the
-        // findings. The shorter list is moved (a candidate holds a finding and an
-        // exchange, ≈ 0.5 KB).
+        // findings. The shorter list is moved (a candidate is a few hundred bytes, its
+        // rounds beside it).
         let mut other = o.pending;
         if other.len() > self.pending.len() {
             std::mem::swap(&mut other, &mut self.pending);
