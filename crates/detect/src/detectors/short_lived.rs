@@ -37,7 +37,8 @@ use crate::finding::{
     list_streams, Confidence, Finding, FindingId, Fix, Host, StreamRef, MAX_EVIDENCE,
     MAX_LISTED_STREAMS,
 };
-use std::collections::{BTreeMap, BTreeSet};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::net::IpAddr;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ClientBy, Endpoint, Vantage};
@@ -255,30 +256,39 @@ impl Detector for ShortLived {
                 server_closed,
             } = pair;
             // Avoidable: a short connection opened when an earlier connection to the same
-            // endpoint had finished its exchanges and could have carried the request.
-            // (Sorted by start: the earlier connections' free times in an ordered set; the
-            // latest one before this start is the best candidate for reuse.) Stable: the
-            // parts of one stream that share a start (a coarse clock) stay in the order
-            // they were finalised.
+            // endpoint had finished its exchanges and could have carried the request; the
+            // latest free time at or before its start is the best candidate for reuse.
+            // In start order, a free time once reached stays reached: the latest one
+            // reached is kept, and the free times still ahead wait in a min-heap (the
+            // connections busy at that start, where an ordered set of every free time
+            // held one node per connection of the pair at the end of the pass). Stable:
+            // the parts of one stream that share a start (a coarse clock) stay in the
+            // order they were finalised.
             opened.sort_by_key(Opened::order);
-            let mut free_times: BTreeSet<Timestamp> = BTreeSet::new();
+            let mut latest_free: Option<Timestamp> = None;
+            let mut ahead: BinaryHeap<Reverse<Timestamp>> = BinaryHeap::new();
             let mut avoidable = 0usize;
             // Whether each of the earliest short connections was avoidable, in order.
             let mut paid: Vec<bool> = Vec::with_capacity(DETAILED);
             let mut hs: Vec<u64> = Vec::with_capacity(short);
             for c in &opened {
+                while let Some(&Reverse(t)) = ahead.peek() {
+                    if t > c.start {
+                        break;
+                    }
+                    ahead.pop();
+                    latest_free = latest_free.max(Some(t));
+                }
                 if c.short_handshake_ns != NOT_SHORT {
-                    let free = free_times
-                        .range(..=c.start)
-                        .next_back()
-                        .is_some_and(|t| c.start.since(*t) <= MAX_REUSE_GAP_NS as i64);
+                    let free =
+                        latest_free.is_some_and(|t| c.start.since(t) <= MAX_REUSE_GAP_NS as i64);
                     avoidable += usize::from(free);
                     if paid.len() < DETAILED {
                         paid.push(free);
                     }
                     hs.push(c.short_handshake_ns);
                 }
-                free_times.insert(c.busy_until);
+                ahead.push(Reverse(c.busy_until));
             }
             drop(opened);
             let Some(first) = earliest.first() else {
@@ -460,7 +470,7 @@ mod tests {
         // The connections kept whole, as `finish` read them before.
         let mut by_start: Vec<&Made> = made.iter().collect();
         by_start.sort_by_key(|c| (c.start, c.stream));
-        let mut free_times = BTreeSet::new();
+        let mut free_times = std::collections::BTreeSet::new();
         let mut short: Vec<(&Made, bool)> = Vec::new();
         for c in by_start {
             let free = free_times
