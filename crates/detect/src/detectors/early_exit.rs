@@ -165,11 +165,17 @@ pub struct EarlyExit {
     conns: Slots<Conn>,
     pending: Vec<Pending>,
     peers: HashMap<(IpAddr, IpAddr), Vec<PeerConn>>,
+    /// Connections in `peers`, all pairs together.
+    remembered: usize,
 }
 
 /// Connections remembered per peer pair for the cross-connection check: those it reads,
 /// with an early exit or a loss signal (bounded memory).
 const MAX_PEER_CONNS: usize = 4096;
+/// Connections remembered in all, as short_lived and idle_close remember at most: the
+/// bound per pair alone let a capture of many clients, each with a lossy connection,
+/// keep one record per connection without end.
+const MAX_REMEMBERED: usize = crate::detectors::short_lived::MAX_TRACKED;
 
 /// What the tracker flags on the server's data as lost: a retransmission at the sender,
 /// a hole before the segment at the receiver.
@@ -178,6 +184,18 @@ const LOST: u32 = SegmentKinds::RETRANSMISSION
     | SegmentKinds::PREVIOUS_SEGMENT_NOT_CAPTURED;
 
 impl EarlyExit {
+    /// Keeps `c` for the check across `peer`'s connections, within the bounds.
+    fn remember(&mut self, peer: (IpAddr, IpAddr), c: PeerConn) {
+        if self.remembered >= MAX_REMEMBERED {
+            return;
+        }
+        let list = self.peers.entry(peer).or_default();
+        if list.len() < MAX_PEER_CONNS {
+            list.push(c);
+            self.remembered += 1;
+        }
+    }
+
     /// Holds `p` to learn of the peer's later connections; beyond [`MAX_PENDING`] held,
     /// judges it at once with the connections known so far.
     fn hold(&mut self, p: Pending, out: &mut Vec<Finding>) {
@@ -316,15 +334,15 @@ impl Detector for EarlyExit {
         let [up, down] = &conn.summary.dirs;
         let cached_at = (up.fin && down.fin && !up.rst && !down.rst).then_some(conn.summary.end);
         if early.is_some() || (st.loss_signals > 0 && cached_at.is_some()) {
-            let list = self.peers.entry(peer).or_default();
-            if list.len() < MAX_PEER_CONNS {
-                list.push(PeerConn {
+            self.remember(
+                peer,
+                PeerConn {
                     stream: conn.summary.stream,
                     loss_signals: st.loss_signals,
                     cached_at,
                     early_exit: early.is_some(),
-                });
-            }
+                },
+            );
         }
         let Some((j, rtt, index)) = early else {
             return;
@@ -429,6 +447,7 @@ impl Detector for EarlyExit {
             mine.sort_by_key(|c| c.stream);
             mine.truncate(MAX_PEER_CONNS);
         }
+        self.remembered = self.peers.values().map(Vec::len).sum();
     }
 }
 
@@ -572,6 +591,33 @@ mod tests {
     /// Early exits wait for the end of the capture up to [`MAX_PENDING`]; the next is
     /// judged when it ends, against the peer's connections known then (here one other
     /// early exit: its finding says so at once).
+    /// Connections remembered for the check across a peer's connections: at most
+    /// [`MAX_PEER_CONNS`] a pair and [`MAX_REMEMBERED`] in all.
+    #[test]
+    fn connections_remembered_are_bounded_per_pair_and_in_all() {
+        let peer = |a: u8| (IpAddr::from([10, 0, 1, a]), IpAddr::from([10, 0, 0, 1]));
+        let conn = |stream| PeerConn {
+            stream,
+            loss_signals: 1,
+            cached_at: None,
+            early_exit: false,
+        };
+        let mut d = EarlyExit::default();
+        for s in 0..MAX_PEER_CONNS as u64 + 5 {
+            d.remember(peer(1), conn(s));
+        }
+        assert_eq!(d.peers[&peer(1)].len(), MAX_PEER_CONNS);
+        assert_eq!(d.remembered, MAX_PEER_CONNS);
+        // Another pair, one short of the bound in all: one more is kept, then none.
+        d.remembered = MAX_REMEMBERED - 1;
+        d.remember(peer(2), conn(1));
+        d.remember(peer(2), conn(2));
+        d.remember(peer(3), conn(3));
+        assert_eq!(d.peers[&peer(2)].len(), 1);
+        assert!(!d.peers.contains_key(&peer(3)));
+        assert_eq!(d.remembered, MAX_REMEMBERED);
+    }
+
     #[test]
     fn early_exits_held_are_bounded() {
         let ep = |a: u8| tcpwhy_track::Endpoint {
