@@ -82,6 +82,13 @@ fn one<'a>(fs: &'a [Finding], id: &str) -> &'a Finding {
     mine[0]
 }
 
+/// The finding of `id` on `stream`; fails when there is none.
+fn on_stream<'a>(fs: &'a [Finding], id: &str, stream: u64) -> &'a Finding {
+    fs.iter()
+        .find(|f| f.id == id && f.stream == stream)
+        .unwrap_or_else(|| panic!("no {id} on stream {stream}: {fs:#?}"))
+}
+
 fn absent(fs: &[Finding], id: &str) {
     assert!(
         fs.iter().all(|f| f.id != id),
@@ -500,10 +507,7 @@ fn a_retransmission_sooner_than_any_timer_is_fast_even_without_its_signal() {
     let fs = findings(&common::analyze::public_path(
         "pcapplusplus-650-http-responses.pcap",
     ));
-    let f = fs
-        .iter()
-        .find(|f| f.id == "loss.fast_retransmit" && f.stream == 238)
-        .unwrap_or_else(|| panic!("{fs:?}"));
+    let f = on_stream(&fs, "loss.fast_retransmit", 238);
     assert!(f.note(590).contains("sooner than any timer fires"), "{f:?}");
 }
 
@@ -629,10 +633,7 @@ fn each_backoff_chain_is_spelled_out_once() {
     let fs = findings(&common::analyze::public_path(
         "zeek-http-206-example-b.pcap",
     ));
-    let rto = fs
-        .iter()
-        .find(|f| f.id == "loss.rto" && f.stream == 0)
-        .unwrap_or_else(|| panic!("no loss.rto on stream 0: {fs:?}"));
+    let rto = on_stream(&fs, "loss.rto", 0);
     let gaps = "358 ms then 516 ms then 832 ms then 1464 ms then 1160 ms then 2120 ms then \
                 4040 ms then 7880 ms then 15560 ms then 15560 ms then 15560 ms";
     let chain = |first: u64| {

@@ -61,6 +61,7 @@
 
 use crate::detector::{ms, Connection, Detector, Segment, Slots};
 use crate::detectors::new_connection::MAX_PENDING;
+use crate::detectors::short_lived::MAX_TRACKED;
 use crate::exchange::Span;
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
 use std::collections::HashMap;
@@ -165,17 +166,15 @@ pub struct EarlyExit {
     conns: Slots<Conn>,
     pending: Vec<Pending>,
     peers: HashMap<(IpAddr, IpAddr), Vec<PeerConn>>,
-    /// Connections in `peers`, all pairs together.
+    /// Connections in `peers`, all pairs together: at most short_lived's and idle_close's
+    /// [`MAX_TRACKED`] (the bound per pair alone let a capture of many clients, each with
+    /// a lossy connection, keep one record per connection without end).
     remembered: usize,
 }
 
 /// Connections remembered per peer pair for the cross-connection check: those it reads,
 /// with an early exit or a loss signal (bounded memory).
 const MAX_PEER_CONNS: usize = 4096;
-/// Connections remembered in all, as short_lived and idle_close remember at most: the
-/// bound per pair alone let a capture of many clients, each with a lossy connection,
-/// keep one record per connection without end.
-const MAX_REMEMBERED: usize = crate::detectors::short_lived::MAX_TRACKED;
 
 /// What the tracker flags on the server's data as lost: a retransmission at the sender,
 /// a hole before the segment at the receiver.
@@ -186,7 +185,7 @@ const LOST: u32 = SegmentKinds::RETRANSMISSION
 impl EarlyExit {
     /// Keeps `c` for the check across `peer`'s connections, within the bounds.
     fn remember(&mut self, peer: (IpAddr, IpAddr), c: PeerConn) {
-        if self.remembered >= MAX_REMEMBERED {
+        if self.remembered >= MAX_TRACKED {
             return;
         }
         let list = self.peers.entry(peer).or_default();
@@ -592,7 +591,7 @@ mod tests {
     /// judged when it ends, against the peer's connections known then (here one other
     /// early exit: its finding says so at once).
     /// Connections remembered for the check across a peer's connections: at most
-    /// [`MAX_PEER_CONNS`] a pair and [`MAX_REMEMBERED`] in all.
+    /// [`MAX_PEER_CONNS`] a pair and [`MAX_TRACKED`] in all.
     #[test]
     fn connections_remembered_are_bounded_per_pair_and_in_all() {
         let peer = |a: u8| (IpAddr::from([10, 0, 1, a]), IpAddr::from([10, 0, 0, 1]));
@@ -609,13 +608,13 @@ mod tests {
         assert_eq!(d.peers[&peer(1)].len(), MAX_PEER_CONNS);
         assert_eq!(d.remembered, MAX_PEER_CONNS);
         // Another pair, one short of the bound in all: one more is kept, then none.
-        d.remembered = MAX_REMEMBERED - 1;
+        d.remembered = MAX_TRACKED - 1;
         d.remember(peer(2), conn(1));
         d.remember(peer(2), conn(2));
         d.remember(peer(3), conn(3));
         assert_eq!(d.peers[&peer(2)].len(), 1);
         assert!(!d.peers.contains_key(&peer(3)));
-        assert_eq!(d.remembered, MAX_REMEMBERED);
+        assert_eq!(d.remembered, MAX_TRACKED);
     }
 
     #[test]

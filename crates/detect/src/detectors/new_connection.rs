@@ -162,6 +162,13 @@ struct Round {
     segments: u32,
 }
 
+impl Round {
+    /// Its segments: packets, or MSS-sized pieces of TSO/GRO super-segments.
+    fn segs(&self, mss: u64) -> u64 {
+        u64::from(self.segments).max(self.bytes.div_ceil(mss.max(1)))
+    }
+}
+
 impl From<&Span> for Round {
     fn from(s: &Span) -> Self {
         Round {
@@ -290,15 +297,10 @@ impl std::fmt::Display for SegmentsPerRound<'_> {
             if i > 0 {
                 f.write_str(" ")?;
             }
-            write!(f, "{}", segs(r.segments, r.bytes, self.mss))?;
+            write!(f, "{}", r.segs(self.mss))?;
         }
         Ok(())
     }
-}
-
-/// Segments in a round: packets, or MSS-sized pieces of TSO/GRO super-segments.
-fn segs(segments: u32, bytes: u64, mss: u64) -> u64 {
-    u64::from(segments).max(bytes.div_ceil(mss.max(1)))
 }
 
 /// Do the rounds grow and space like slow start?
@@ -672,7 +674,7 @@ fn judge(c: &Candidate, warm: Option<Warm>) -> Option<Finding> {
     // to be copied into another one before).
     let sizes = SegmentsPerRound { rounds, mss: c.mss };
     for (i, r) in rounds.iter().enumerate() {
-        let n = segs(r.segments, r.bytes, c.mss);
+        let n = r.segs(c.mss);
         let note = if i == 0 {
             format!("round 1: {n} segments ({} B), the initial window", r.bytes)
         } else {
@@ -686,7 +688,7 @@ fn judge(c: &Candidate, warm: Option<Warm>) -> Option<Finding> {
         };
         f.cite(r.first_frame, r.start, note);
     }
-    let iw = segs(rounds[0].segments, rounds[0].bytes, c.mss);
+    let iw = rounds[0].segs(c.mss);
     let growth = || {
         rounds
             .windows(2)
