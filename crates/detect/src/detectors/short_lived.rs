@@ -37,8 +37,7 @@ use crate::finding::{
     list_streams, Confidence, Finding, FindingId, Fix, Host, StreamRef, MAX_EVIDENCE,
     MAX_LISTED_STREAMS,
 };
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ClientBy, Endpoint, Vantage};
@@ -72,28 +71,86 @@ pub const MAX_REUSE_GAP_NS: u64 = 60_000_000_000;
 /// Connections remembered per capture; later ones are not considered (bounded memory).
 pub const MAX_TRACKED: usize = 1 << 20;
 
-/// What `finish` needs of every connection tracked, whatever its place in start order:
-/// that place, when it could have been reused from, and a short one's handshake (the
-/// median's). 32 bytes: a host pair holds one per connection (up to [`MAX_TRACKED`]),
-/// where it held every field a finding could cite (104 bytes, 54 MB on the bench's
-/// 40 M-packet capture of 433 k connections: most of analyze's peak RSS growth
-/// between it and its first quarter).
-#[derive(Clone, Copy)]
-struct Opened {
-    start: Timestamp,
-    stream: u64,
-    /// End of its last response (or request): from then on it could have been reused.
-    busy_until: Timestamp,
-    /// A short connection's handshake RTT; [`NOT_SHORT`] for one with more exchanges.
-    short_handshake_ns: u64,
+/// A tracked connection's place in the order `finish` reads a pair's connections in:
+/// start, stream, then the order its parts were finalised (a connection finalised while
+/// idle keeps its stream when it resumes) — the shard that finalised it first.
+type Place = (Timestamp, u64, u64);
+
+/// When some connection of a pair was free for reuse, as a short connection opened then
+/// would ask: a connection whose exchanges ended at `t` could have carried a request
+/// opened in `[t, t + MAX_REUSE_GAP_NS]`. The union of those intervals is all `finish`
+/// needs of a connection that is not short, and of a short one besides its handshake:
+/// it held every connection's start, stream, end of exchanges and handshake (32 bytes),
+/// the bench's one client host and server endpoint 324 k of them on its 40 M-packet
+/// capture, where the union is one interval. Disjoint intervals are each at least
+/// [`MAX_REUSE_GAP_NS`] long, so a pair holds at most one per minute of capture.
+#[derive(Default)]
+struct FreeTimes {
+    /// Disjoint, non-adjacent intervals `[from, to]` (ns), by `from`.
+    spans: BTreeMap<i64, i64>,
+    /// A connection whose exchanges ended in the tick it opened (a coarse clock) is free
+    /// from its start, but only for the connections after it in that tick (a later
+    /// place): per start, the earliest place's stream and part.
+    ties: BTreeMap<i64, (u64, u64)>,
 }
 
-/// [`Opened::short_handshake_ns`] of a connection that is not short.
-const NOT_SHORT: u64 = u64::MAX;
+impl FreeTimes {
+    /// The connection at `place` was free from `busy_until` on.
+    fn add(&mut self, place: Place, busy_until: Timestamp) {
+        let (start, stream, part) = place;
+        // Its exchanges end at or after its start (the pass's clock never runs back).
+        let from = busy_until.0.max(start.0);
+        if from > start.0 {
+            self.span(from, from.saturating_add(MAX_REUSE_GAP_NS as i64));
+        } else {
+            let tie = self.ties.entry(start.0).or_insert((stream, part));
+            *tie = (*tie).min((stream, part));
+            self.span(
+                start.0.saturating_add(1),
+                start.0.saturating_add(MAX_REUSE_GAP_NS as i64),
+            );
+        }
+    }
 
-impl Opened {
-    fn order(&self) -> (Timestamp, u64) {
-        (self.start, self.stream)
+    /// Adds `[from, to]` to the union.
+    fn span(&mut self, mut from: i64, mut to: i64) {
+        if let Some((&a, &b)) = self.spans.range(..=from).next_back() {
+            if b >= to {
+                return;
+            }
+            if b >= from.saturating_sub(1) {
+                from = a;
+            }
+        }
+        while let Some((&a, &b)) = self.spans.range(from..=to.saturating_add(1)).next() {
+            self.spans.remove(&a);
+            to = to.max(b);
+        }
+        self.spans.insert(from, to);
+    }
+
+    /// Whether a connection earlier than `place` was free at its start, no longer than
+    /// [`MAX_REUSE_GAP_NS`] before.
+    fn reusable(&self, place: Place) -> bool {
+        let (start, stream, part) = place;
+        self.spans
+            .range(..=start.0)
+            .next_back()
+            .is_some_and(|(_, &to)| to >= start.0)
+            || self
+                .ties
+                .get(&start.0)
+                .is_some_and(|&first| first < (stream, part))
+    }
+
+    fn absorb(&mut self, o: FreeTimes, offset: u64) {
+        for (from, to) in o.spans {
+            self.span(from, to);
+        }
+        for (start, (stream, part)) in o.ties {
+            let tie = self.ties.entry(start).or_insert((stream, part + offset));
+            *tie = (*tie).min((stream, part + offset));
+        }
     }
 }
 
@@ -102,6 +159,8 @@ impl Opened {
 #[derive(Clone, Copy)]
 struct Short {
     stream: u64,
+    /// The order its connection was finalised in (see [`Place`]).
+    part: u64,
     endpoints: [Endpoint; 2],
     vantage: Vantage,
     syn_frame: u64,
@@ -111,6 +170,12 @@ struct Short {
     active_ns: u64,
     /// The server sent the first FIN: it, not the client, ended the connection.
     server_closed: bool,
+}
+
+impl Short {
+    fn place(&self) -> Place {
+        (self.start, self.stream, self.part)
+    }
 }
 
 /// Short connections a finding names: cited (up to [`MAX_EVIDENCE`]) or listed (up to
@@ -124,9 +189,17 @@ const DETAILED: usize = if MAX_LISTED_STREAMS > MAX_EVIDENCE {
 /// One client host's connections to one server endpoint.
 #[derive(Default)]
 struct Pair {
-    /// Every connection tracked, in the order finalised (each shard's, then absorbed).
-    opened: Vec<Opened>,
-    /// The earliest short connections by (start, stream), at most [`DETAILED`], in order.
+    /// When its connections were free for reuse.
+    free: FreeTimes,
+    /// Short connections that no free time known yet made avoidable: a connection
+    /// finalised later (on this shard or another) may still, so each is asked again
+    /// when the list is full and in `finish`.
+    unsettled: Vec<Place>,
+    /// Short connections found avoidable: an earlier connection was free at their start.
+    avoidable: usize,
+    /// Every short connection's handshake RTT (the median's).
+    handshakes: Vec<u64>,
+    /// The earliest short connections by place, at most [`DETAILED`], in order.
     earliest: Vec<Short>,
     /// Of the short connections: how many, their exchanges, their active time, and on how
     /// many the server sent the first FIN (sums: the order they come in does not matter).
@@ -137,32 +210,66 @@ struct Pair {
 }
 
 impl Pair {
-    /// One connection; `short` the same one's details when it is short.
-    fn add(&mut self, opened: Opened, short: Option<Short>) {
-        self.opened.push(opened);
+    /// One connection, free from `busy_until`; `short` its details when it is short.
+    fn add(&mut self, place: Place, busy_until: Timestamp, short: Option<Short>) {
+        self.free.add(place, busy_until);
         if let Some(c) = short {
             self.short += 1;
             self.exchanges += c.exchanges;
             self.active_ns = self.active_ns.saturating_add(c.active_ns);
             self.server_closed += usize::from(c.server_closed);
+            self.handshakes.push(c.handshake_ns);
+            self.unsettle(place);
             self.detail(c);
         }
     }
 
+    /// Counts a short connection avoidable, or keeps it to ask again. A full list is
+    /// asked again first: the free times only grow, so every connection it settles stays
+    /// settled, and the list grows only by what stays unsettled (amortised, one ask per
+    /// connection and doubling).
+    fn unsettle(&mut self, place: Place) {
+        if self.free.reusable(place) {
+            self.avoidable += 1;
+            return;
+        }
+        if self.unsettled.len() == self.unsettled.capacity() {
+            self.settle();
+        }
+        self.unsettled.push(place);
+    }
+
+    /// Counts the unsettled connections the free times now make avoidable.
+    fn settle(&mut self) {
+        let before = self.unsettled.len();
+        let free = &self.free;
+        self.unsettled.retain(|&p| !free.reusable(p));
+        self.avoidable += before - self.unsettled.len();
+    }
+
     /// Adds a short connection's details, if it is among the earliest.
     fn detail(&mut self, d: Short) {
-        let at = self
-            .earliest
-            .partition_point(|e| (e.start, e.stream) < (d.start, d.stream));
+        let at = self.earliest.partition_point(|e| e.place() < d.place());
         if at < DETAILED {
             self.earliest.insert(at, d);
             self.earliest.truncate(DETAILED);
         }
     }
 
-    fn absorb(&mut self, o: Pair) {
-        self.opened.extend(o.opened);
-        o.earliest.into_iter().for_each(|d| self.detail(d));
+    /// Adds another shard's pair, whose parts come after this one's: `offset` on.
+    fn absorb(&mut self, o: Pair, offset: u64) {
+        self.free.absorb(o.free, offset);
+        self.avoidable += o.avoidable;
+        self.unsettled.extend(
+            o.unsettled
+                .into_iter()
+                .map(|(start, stream, part)| (start, stream, part + offset)),
+        );
+        self.handshakes.extend(o.handshakes);
+        o.earliest.into_iter().for_each(|mut d| {
+            d.part += offset;
+            self.detail(d)
+        });
         self.short += o.short;
         self.exchanges += o.exchanges;
         self.active_ns = self.active_ns.saturating_add(o.active_ns);
@@ -210,6 +317,7 @@ impl Detector for ShortLived {
         if self.tracked >= MAX_TRACKED {
             return;
         }
+        let part = self.tracked as u64;
         self.tracked += 1;
         let busy_until = conn
             .exchanges
@@ -222,14 +330,11 @@ impl Detector for ShortLived {
             .entry((s.endpoints[0].addr, s.endpoints[1]))
             .or_default()
             .add(
-                Opened {
-                    start: s.start,
-                    stream: s.stream,
-                    busy_until,
-                    short_handshake_ns: if short { handshake_ns } else { NOT_SHORT },
-                },
+                (s.start, s.stream, part),
+                busy_until,
                 short.then(|| Short {
                     stream: s.stream,
+                    part,
                     endpoints: s.endpoints,
                     vantage: conn.vantage,
                     syn_frame: s.first_frame,
@@ -243,54 +348,29 @@ impl Detector for ShortLived {
     }
 
     fn finish(&mut self, out: &mut Vec<Finding>) {
-        for ((client, server), pair) in std::mem::take(&mut self.pairs) {
+        for ((client, server), mut pair) in std::mem::take(&mut self.pairs) {
             if pair.short < MIN_SHORT_CONNECTIONS {
                 continue;
             }
+            // Avoidable: a short connection opened when an earlier connection to the same
+            // endpoint had finished its exchanges and could have carried the request, at
+            // most MAX_REUSE_GAP_NS before (`FreeTimes`); the connections finalised after
+            // a short one (on any shard) are all known now.
+            pair.settle();
             let Pair {
-                mut opened,
+                free,
+                avoidable,
+                handshakes: mut hs,
                 earliest,
                 short,
                 exchanges,
                 active_ns: active,
                 server_closed,
+                ..
             } = pair;
-            // Avoidable: a short connection opened when an earlier connection to the same
-            // endpoint had finished its exchanges and could have carried the request; the
-            // latest free time at or before its start is the best candidate for reuse.
-            // In start order, a free time once reached stays reached: the latest one
-            // reached is kept, and the free times still ahead wait in a min-heap (the
-            // connections busy at that start, where an ordered set of every free time
-            // held one node per connection of the pair at the end of the pass). Stable:
-            // the parts of one stream that share a start (a coarse clock) stay in the
-            // order they were finalised.
-            opened.sort_by_key(Opened::order);
-            let mut latest_free: Option<Timestamp> = None;
-            let mut ahead: BinaryHeap<Reverse<Timestamp>> = BinaryHeap::new();
-            let mut avoidable = 0usize;
             // Whether each of the earliest short connections was avoidable, in order.
-            let mut paid: Vec<bool> = Vec::with_capacity(DETAILED);
-            let mut hs: Vec<u64> = Vec::with_capacity(short);
-            for c in &opened {
-                while let Some(&Reverse(t)) = ahead.peek() {
-                    if t > c.start {
-                        break;
-                    }
-                    ahead.pop();
-                    latest_free = latest_free.max(Some(t));
-                }
-                if c.short_handshake_ns != NOT_SHORT {
-                    let free =
-                        latest_free.is_some_and(|t| c.start.since(t) <= MAX_REUSE_GAP_NS as i64);
-                    avoidable += usize::from(free);
-                    if paid.len() < DETAILED {
-                        paid.push(free);
-                    }
-                    hs.push(c.short_handshake_ns);
-                }
-                ahead.push(Reverse(c.busy_until));
-            }
-            drop(opened);
+            let paid: Vec<bool> = earliest.iter().map(|c| free.reusable(c.place())).collect();
+            drop(free);
             let Some(first) = earliest.first() else {
                 continue;
             };
@@ -381,9 +461,11 @@ impl Detector for ShortLived {
     }
 
     fn absorb(&mut self, o: Self) {
+        // The other shard's parts come after this one's (see `Place`).
+        let offset = self.tracked as u64;
         self.tracked += o.tracked;
         for (key, pair) in o.pairs {
-            self.pairs.entry(key).or_default().absorb(pair);
+            self.pairs.entry(key).or_default().absorb(pair, offset);
         }
     }
 }
@@ -413,16 +495,14 @@ mod tests {
     fn add(d: &mut ShortLived, c: &Made) {
         let server = endpoint(2, 80);
         let short = c.exchanges <= MAX_EXCHANGES_PER_SHORT;
+        let part = d.tracked as u64;
         d.tracked += 1;
         d.pairs.entry((server.addr, server)).or_default().add(
-            Opened {
-                start: Timestamp(c.start),
-                stream: c.stream,
-                busy_until: Timestamp(c.busy_until),
-                short_handshake_ns: if short { c.handshake_ns } else { NOT_SHORT },
-            },
+            (Timestamp(c.start), c.stream, part),
+            Timestamp(c.busy_until),
             short.then(|| Short {
                 stream: c.stream,
+                part,
                 endpoints: [endpoint(1, 40_000 + c.stream as u16), server],
                 vantage: Vantage::Client,
                 syn_frame: 10 * c.stream,
@@ -444,99 +524,138 @@ mod tests {
     /// connection was kept whole.
     #[test]
     fn the_earliest_and_the_sums_give_what_every_connection_gives() {
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
-        let tick = 1_000_000_000;
-        let made: Vec<Made> = (0..300u64)
-            .map(|i| {
-                let start = (next(120) * tick) as i64;
-                Made {
-                    start,
-                    stream: i,
-                    busy_until: start + (next(3) * tick) as i64,
-                    exchanges: 1 + next(4) as usize,
-                    handshake_ns: 1_000 * (1 + next(50)),
-                    active_ns: next(1_000_000),
-                    server_closed: next(3) == 0,
+        // 300 connections in 120 ticks of 1 s (many in one tick; a free connection
+        // is always at most MAX_REUSE_GAP_NS back), then in 1,200 ticks of 45 s (minutes
+        // apart: many find none).
+        for (tick, ticks) in [(1_000_000_000, 120), (45_000_000_000u64, 1_200)] {
+            let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+            let mut next = |n: u64| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % n
+            };
+            let made: Vec<Made> = (0..300u64)
+                .map(|i| {
+                    let start = (next(ticks) * tick) as i64;
+                    Made {
+                        start,
+                        stream: i,
+                        busy_until: start + (next(3) * tick) as i64,
+                        exchanges: 1 + next(4) as usize,
+                        handshake_ns: 1_000 * (1 + next(50)),
+                        active_ns: next(1_000_000),
+                        server_closed: next(3) == 0,
+                    }
+                })
+                .collect();
+
+            // The connections kept whole, as `finish` read them before.
+            let mut by_start: Vec<&Made> = made.iter().collect();
+            by_start.sort_by_key(|c| (c.start, c.stream));
+            let mut free_times = std::collections::BTreeSet::new();
+            let mut short: Vec<(&Made, bool)> = Vec::new();
+            for c in by_start {
+                let free = free_times
+                    .range(..=c.start)
+                    .next_back()
+                    .is_some_and(|&t: &i64| c.start - t <= MAX_REUSE_GAP_NS as i64);
+                if c.exchanges <= MAX_EXCHANGES_PER_SHORT {
+                    short.push((c, free));
                 }
-            })
-            .collect();
-
-        // The connections kept whole, as `finish` read them before.
-        let mut by_start: Vec<&Made> = made.iter().collect();
-        by_start.sort_by_key(|c| (c.start, c.stream));
-        let mut free_times = std::collections::BTreeSet::new();
-        let mut short: Vec<(&Made, bool)> = Vec::new();
-        for c in by_start {
-            let free = free_times
-                .range(..=c.start)
-                .next_back()
-                .is_some_and(|&t: &i64| c.start - t <= MAX_REUSE_GAP_NS as i64);
-            if c.exchanges <= MAX_EXCHANGES_PER_SHORT {
-                short.push((c, free));
+                free_times.insert(c.busy_until);
             }
-            free_times.insert(c.busy_until);
-        }
-        let avoidable = short.iter().filter(|(_, paid)| *paid).count() as u64;
-        let mut hs: Vec<u64> = short.iter().map(|(c, _)| c.handshake_ns).collect();
-        hs.sort_unstable();
-        let server_closed = short.iter().filter(|(c, _)| c.server_closed).count();
-        assert!(avoidable > 0 && short.len() > DETAILED && server_closed > 0);
+            let avoidable = short.iter().filter(|(_, paid)| *paid).count() as u64;
+            let mut hs: Vec<u64> = short.iter().map(|(c, _)| c.handshake_ns).collect();
+            hs.sort_unstable();
+            let server_closed = short.iter().filter(|(c, _)| c.server_closed).count();
+            assert!(avoidable > 0 && short.len() > DETAILED && server_closed > 0);
+            // Minutes apart, not every short connection is avoidable.
+            assert!(ticks == 120 || (avoidable as usize) < short.len());
 
-        // Finalised out of order (stream order is not start order) on two shards.
-        let (mut a, mut b) = (ShortLived::default(), ShortLived::default());
-        for (i, c) in made.iter().enumerate().rev() {
-            add(if i % 3 == 0 { &mut a } else { &mut b }, c);
+            // Finalised out of order (stream order is not start order) on two shards.
+            let (mut a, mut b) = (ShortLived::default(), ShortLived::default());
+            for (i, c) in made.iter().enumerate().rev() {
+                add(if i % 3 == 0 { &mut a } else { &mut b }, c);
+            }
+            a.absorb(b);
+            let mut out = Vec::new();
+            a.finish(&mut out);
+            let [f] = &out[..] else {
+                panic!("one finding, not {}", out.len());
+            };
+            assert_eq!(f.connections, avoidable);
+            assert_eq!(f.cost_ns, avoidable * hs[hs.len() / 2]);
+            assert_eq!(f.stream, short[0].0.stream);
+            let cited: Vec<(u64, bool)> = f
+                .evidence
+                .iter()
+                .map(|e| (e.frame, e.note.contains("avoidable")))
+                .collect();
+            let expected: Vec<(u64, bool)> = short
+                .iter()
+                .take(MAX_EVIDENCE)
+                .map(|&(c, paid)| (10 * c.stream, paid))
+                .collect();
+            assert_eq!(cited, expected);
+            let listed: Vec<String> = short
+                .iter()
+                .take(MAX_LISTED_STREAMS)
+                .map(|(c, _)| c.stream.to_string())
+                .collect();
+            let exchanges: usize = short.iter().map(|(c, _)| c.exchanges).sum();
+            let expected = format!(
+                "opened {} connections to 10.0.0.2:80 for {exchanges} request(s) (streams {}, … ({} more))",
+                short.len(),
+                listed.join(", "),
+                short.len() - MAX_LISTED_STREAMS
+            );
+            assert!(
+                f.explanation.contains(&expected),
+                "{}\n{expected}",
+                f.explanation
+            );
+            let active: u64 = short.iter().map(|(c, _)| c.active_ns).sum();
+            assert_eq!(f.share, Some(f.cost_ns as f64 / active as f64));
+            assert_eq!(
+                f.explanation.contains(&format!(
+                    " The server sent the first FIN on {server_closed} of"
+                )),
+                server_closed * 2 > short.len()
+            );
         }
-        a.absorb(b);
-        let mut out = Vec::new();
-        a.finish(&mut out);
-        let [f] = &out[..] else {
-            panic!("one finding, not {}", out.len());
-        };
-        assert_eq!(f.connections, avoidable);
-        assert_eq!(f.cost_ns, avoidable * hs[hs.len() / 2]);
-        assert_eq!(f.stream, short[0].0.stream);
-        let cited: Vec<(u64, bool)> = f
-            .evidence
-            .iter()
-            .map(|e| (e.frame, e.note.contains("avoidable")))
-            .collect();
-        let expected: Vec<(u64, bool)> = short
-            .iter()
-            .take(MAX_EVIDENCE)
-            .map(|&(c, paid)| (10 * c.stream, paid))
-            .collect();
-        assert_eq!(cited, expected);
-        let listed: Vec<String> = short
-            .iter()
-            .take(MAX_LISTED_STREAMS)
-            .map(|(c, _)| c.stream.to_string())
-            .collect();
-        let exchanges: usize = short.iter().map(|(c, _)| c.exchanges).sum();
-        let expected = format!(
-            "opened {} connections to 10.0.0.2:80 for {exchanges} request(s) (streams {}, … ({} more))",
-            short.len(),
-            listed.join(", "),
-            short.len() - MAX_LISTED_STREAMS
-        );
-        assert!(
-            f.explanation.contains(&expected),
-            "{}\n{expected}",
-            f.explanation
-        );
-        let active: u64 = short.iter().map(|(c, _)| c.active_ns).sum();
-        assert_eq!(f.share, Some(f.cost_ns as f64 / active as f64));
-        assert_eq!(
-            f.explanation.contains(&format!(
-                " The server sent the first FIN on {server_closed} of"
-            )),
-            server_closed * 2 > short.len()
-        );
+    }
+
+    /// The free times of a busy pair are one interval, whatever order its connections
+    /// are finalised in, and those of a sparse one an interval per free minute: what a
+    /// pair holds grows with the capture's minutes, not its connections.
+    #[test]
+    fn free_times_are_a_few_intervals() {
+        let second = 1_000_000_000i64;
+        let mut busy = FreeTimes::default();
+        for i in (0..10_000i64).rev() {
+            let start = Timestamp(i * second);
+            busy.add((start, i as u64, 0), Timestamp(start.0 + second / 2));
+        }
+        assert_eq!(busy.spans.len(), 1);
+        assert!(busy.reusable((Timestamp(second), 1, 0)));
+        assert!(!busy.reusable((Timestamp(second / 4), 0, 0)));
+        // Adjacent nanoseconds are one interval too.
+        busy.span(-10, second / 2 - 1);
+        assert_eq!(busy.spans.len(), 1);
+
+        let mut sparse = FreeTimes::default();
+        let gap = MAX_REUSE_GAP_NS as i64;
+        for i in 0..100i64 {
+            let start = Timestamp(i * 2 * gap);
+            sparse.add((start, i as u64, 0), Timestamp(start.0 + 1));
+        }
+        assert_eq!(sparse.spans.len(), 100);
+        // One connection each minute between them joins them all.
+        for i in 0..100i64 {
+            let start = Timestamp(i * 2 * gap + gap);
+            sparse.add((start, 100 + i as u64, 0), Timestamp(start.0 + 1));
+        }
+        assert_eq!(sparse.spans.len(), 1);
     }
 }
