@@ -226,8 +226,9 @@ impl Pair {
 
     /// Counts a short connection avoidable, or keeps it to ask again. A full list is
     /// asked again first: the free times only grow, so every connection it settles stays
-    /// settled, and the list grows only by what stays unsettled (amortised, one ask per
-    /// connection and doubling).
+    /// settled. When half or more stay, the list doubles, so that the next ask waits for
+    /// as many connections as this one read (one ask per connection, amortised, however
+    /// few each ask settles).
     fn unsettle(&mut self, place: Place) {
         if self.free.reusable(place) {
             self.avoidable += 1;
@@ -235,6 +236,9 @@ impl Pair {
         }
         if self.unsettled.len() == self.unsettled.capacity() {
             self.settle();
+            if self.unsettled.len() * 2 > self.unsettled.capacity() {
+                self.unsettled.reserve(self.unsettled.len());
+            }
         }
         self.unsettled.push(place);
     }
