@@ -71,19 +71,20 @@ pub const MAX_REUSE_GAP_NS: u64 = 60_000_000_000;
 /// Connections remembered per capture; later ones are not considered (bounded memory).
 pub const MAX_TRACKED: usize = 1 << 20;
 
-/// A tracked connection's place in the order `finish` reads a pair's connections in:
-/// start, stream, then the order its parts were finalised (a connection finalised while
-/// idle keeps its stream when it resumes) — the shard that finalised it first.
+/// A tracked connection's place in the order a pair's connections are judged in: start,
+/// stream, then the order its parts were finalised in (a connection finalised while idle
+/// keeps its stream when it resumes), a shard's before those of the shards absorbed
+/// after it.
 type Place = (Timestamp, u64, u64);
 
 /// When some connection of a pair was free for reuse, as a short connection opened then
 /// would ask: a connection whose exchanges ended at `t` could have carried a request
 /// opened in `[t, t + MAX_REUSE_GAP_NS]`. The union of those intervals is all `finish`
-/// needs of a connection that is not short, and of a short one besides its handshake:
-/// it held every connection's start, stream, end of exchanges and handshake (32 bytes),
-/// the bench's one client host and server endpoint 324 k of them on its 40 M-packet
-/// capture, where the union is one interval. Disjoint intervals are each at least
-/// [`MAX_REUSE_GAP_NS`] long, so a pair holds at most one per minute of capture.
+/// needs of a connection that is not short, and of a short one besides its handshake,
+/// where it kept every connection's start, stream, end of exchanges and handshake (32
+/// bytes; 324 k connections between the bench's one client host and server endpoint on
+/// its 40 M-packet capture, whose union is one interval). Disjoint intervals are each at
+/// least [`MAX_REUSE_GAP_NS`] long, so a pair holds at most one per minute of capture.
 #[derive(Default)]
 struct FreeTimes {
     /// Disjoint, non-adjacent intervals `[from, to]` (ns), by `from`.
