@@ -187,8 +187,9 @@ struct Opened {
 #[derive(Default)]
 struct OpenedLog {
     bytes: Vec<u8>,
-    /// The last connection pushed, which the next one is written against.
-    last: Option<Opened>,
+    /// The stream, SYN frame and SYN time of the last connection pushed, which the next
+    /// one is written against (zeros before the first, as [`OpenedLog::iter`] starts).
+    last: (u64, u64, i64),
 }
 
 /// An [`Opened`] as written: changes from the one before (stream, SYN frame, SYN time),
@@ -197,9 +198,7 @@ type Delta = (i64, i64, i64, i64, u64);
 
 impl OpenedLog {
     fn push(&mut self, o: Opened) {
-        let (stream, frame, ts) = self
-            .last
-            .map_or((0, 0, 0), |l| (l.stream, l.syn_frame, l.syn_ts.0));
+        let (stream, frame, ts) = self.last;
         let delta: Delta = (
             o.stream.wrapping_sub(stream) as i64,
             o.syn_frame.wrapping_sub(frame) as i64,
@@ -210,7 +209,7 @@ impl OpenedLog {
         let bytes = std::mem::take(&mut self.bytes);
         // Writing integers to a Vec cannot fail.
         self.bytes = postcard::to_extend(&delta, bytes).expect("integers encode");
-        self.last = Some(o);
+        self.last = (o.stream, o.syn_frame, o.syn_ts.0);
     }
 
     /// Every connection pushed, in order.
