@@ -363,6 +363,19 @@ fn sort_in_report_order(findings: &mut [Finding]) {
     }
 }
 
+/// The detectors' tests' made-up captures: a xorshift generator from `seed` (fixed, so
+/// that a failure repeats), giving a number below `n` at each call.
+#[cfg(test)]
+pub(crate) fn test_rng(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut x = seed;
+    move |n| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -821,13 +821,7 @@ mod tests {
     /// the scan.
     #[test]
     fn paying_pairs_each_close_with_the_first_untaken_connection_after_it() {
-        let mut x = 0x853c_49e6_748f_ea9bu64;
-        let mut rnd = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rnd = crate::test_rng(0x853c_49e6_748f_ea9b);
         for _ in 0..500 {
             let n = rnd(40) as usize + 1;
             let mut closes: Vec<Close> = (0..n)
@@ -887,13 +881,7 @@ mod tests {
     /// parts of one stream included.
     #[test]
     fn finish_reads_the_log_as_every_connection() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rnd = crate::test_rng(0x2545_f491_4f6c_dd1d);
         let server = Endpoint {
             addr: IpAddr::from([10, 0, 0, 2]),
             port: 80,

@@ -533,13 +533,7 @@ mod tests {
         // is always at most MAX_REUSE_GAP_NS back), then in 1,200 ticks of 45 s (minutes
         // apart: many find none).
         for (tick, ticks) in [(1_000_000_000, 120), (45_000_000_000u64, 1_200)] {
-            let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-            let mut next = |n: u64| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x % n
-            };
+            let mut next = crate::test_rng(0x9e37_79b9_7f4a_7c15);
             let made: Vec<Made> = (0..300u64)
                 .map(|i| {
                     let start = (next(ticks) * tick) as i64;
@@ -647,6 +641,10 @@ mod tests {
         assert!(!busy.reusable((Timestamp(second / 4), 0, 0)));
         // Adjacent nanoseconds are one interval too.
         busy.span(-10, second / 2 - 1);
+        assert_eq!(busy.spans.len(), 1);
+        let (&from, &to) = busy.spans.iter().next().expect("one interval");
+        busy.span(to + 1, to + 5);
+        assert_eq!(busy.spans.iter().next(), Some((&from, &(to + 5))));
         assert_eq!(busy.spans.len(), 1);
 
         let mut sparse = FreeTimes::default();
