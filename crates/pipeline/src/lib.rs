@@ -46,7 +46,9 @@ use tcpwhy_capture::{
     FrameAt, MapSpan, MappedBytes, Packet, SkipCounts, SkipReason, Timestamp,
 };
 use tcpwhy_detect::{Analyzer, Config, Exchange, Finding};
-use tcpwhy_track::{ConnSummary, Endpoint, SegmentEvent, Sharder, Tracker, PROVISIONAL_STREAM};
+use tcpwhy_track::{
+    ConnSummary, Endpoint, SegmentEvent, Sharder, Tracker, MAX_OPEN_HANDSHAKES, PROVISIONAL_STREAM,
+};
 
 /// Frames between progress updates (cheap enough to be invisible on the hot path).
 const PROGRESS_EVERY: u64 = 1 << 16;
@@ -132,6 +134,8 @@ struct Tally {
     tcp_frames: u64,
     skipped: SkipCounts,
     error: Option<ReadError>,
+    /// [`Tracker::handshakes_cut`] of the thread's tracker.
+    handshakes_cut: u64,
 }
 
 /// The next frame, or where and why reading stopped (for the report). Inline: as a call
@@ -156,13 +160,16 @@ struct Stage<S> {
 }
 
 impl<S: Sink> Stage<S> {
-    /// A stage for one tracker of a pass: `sharded`, it gives provisional stream ids.
-    fn new(sink: S, sharded: bool) -> Self {
-        let mut tracker = if sharded {
+    /// A stage for one of a pass's `shards` trackers: of more than one, it gives
+    /// provisional stream ids. The shards share [`MAX_OPEN_HANDSHAKES`], so that the
+    /// memory a flood of handshakes takes does not grow with `-j`.
+    fn new(sink: S, shards: usize) -> Self {
+        let mut tracker = if shards > 1 {
             Tracker::with_provisional_streams()
         } else {
             Tracker::new()
         };
+        tracker = tracker.with_handshake_cap(MAX_OPEN_HANDSHAKES / shards.max(1));
         if !sink.reads_ip_ids() {
             tracker = tracker.without_ip_ids();
         }
@@ -245,8 +252,10 @@ impl<S: Sink> Stage<S> {
         }
     }
 
-    /// Finalises every connection still open and returns the sink.
-    fn finish(self) -> S {
+    /// Finalises every connection still open and returns the sink; counts in `t` the
+    /// handshakes its tracker cut.
+    fn finish(self, t: &mut Tally) -> S {
+        t.handshakes_cut += self.tracker.handshakes_cut();
         let mut sink = self.sink;
         for c in self.tracker.finish() {
             sink.connection(c);
@@ -257,7 +266,7 @@ impl<S: Sink> Stage<S> {
 
 /// One thread's pass over every frame of `cap` into `sink`.
 fn run<S: Sink>(cap: &mut Capture, sink: S, progress: Option<&dyn Progress>) -> (Tally, S) {
-    let mut stage = Stage::new(sink, false);
+    let mut stage = Stage::new(sink, 1);
     if let Some(p) = progress {
         p.start(cap.total_bytes());
     }
@@ -290,7 +299,7 @@ fn run<S: Sink>(cap: &mut Capture, sink: S, progress: Option<&dyn Progress>) -> 
             Err(e) => break Some(e),
         }
     };
-    let sink = stage.finish();
+    let sink = stage.finish(&mut t);
     if let Some(p) = progress {
         p.finish();
     }
@@ -539,8 +548,9 @@ fn work<S: Sink>(
     spent: Sender<Batch>,
     map: Option<MappedBytes>,
     sink: S,
+    shards: usize,
 ) -> (Tally, S) {
-    let mut stage = Stage::new(sink, true);
+    let mut stage = Stage::new(sink, shards);
     let mut t = Tally::default();
     for mut batch in batches {
         if let (Some(m), Some(first)) = (&map, batch.frames.first()) {
@@ -558,7 +568,8 @@ fn work<S: Sink>(
     }
     // Nothing more is read from the map: its pages may go.
     drop(map);
-    (t, stage.finish())
+    let sink = stage.finish(&mut t);
+    (t, sink)
 }
 
 fn format_name(f: FileFormat) -> String {
@@ -601,7 +612,10 @@ fn sharded<S: Sink + Send>(
         let format = format_name(cap.format());
         let (t, sink) = run(&mut cap, make(0, 1), opts.progress);
         return Ok(Sharded {
-            report: FileReport::new(path, format, t.frames, t.tcp_frames, t.skipped, t.error),
+            report: FileReport {
+                handshakes_cut: t.handshakes_cut,
+                ..FileReport::new(path, format, t.frames, t.tcp_frames, t.skipped, t.error)
+            },
             sinks: vec![sink],
         });
     }
@@ -627,11 +641,20 @@ fn sharded<S: Sink + Send>(
                 let (tx, batches) = sync_channel(QUEUED_BATCHES);
                 senders.push(tx);
                 let (spent, map) = (spent_tx.clone(), maps.next());
-                scope.spawn(move || work(batches, outstanding, spent, map, make(shard, threads)))
+                scope.spawn(move || {
+                    work(
+                        batches,
+                        outstanding,
+                        spent,
+                        map,
+                        make(shard, threads),
+                        threads,
+                    )
+                })
             })
             .collect();
         drop(spent_tx);
-        let mut own = Stage::new(make(0, threads), true);
+        let mut own = Stage::new(make(0, threads), threads);
         let mut own_tally = Tally::default();
         let read = hand_out(
             &mut cap,
@@ -647,7 +670,8 @@ fn sharded<S: Sink + Send>(
         );
         // The workers finish their last batches and end.
         drop(senders);
-        let own = (own_tally, own.finish());
+        let sink = own.finish(&mut own_tally);
+        let own = (own_tally, sink);
         let results = handles
             .into_iter()
             .map(|h| h.join())
@@ -668,6 +692,7 @@ fn sharded<S: Sink + Send>(
     let mut sinks = Vec::with_capacity(results.len());
     for (t, sink) in results {
         report.tcp_frames += t.tcp_frames;
+        report.handshakes_cut += t.handshakes_cut;
         report.skipped.merge(&t.skipped);
         sinks.push(sink);
     }
@@ -738,6 +763,7 @@ pub fn segments(
     let format = format_name(cap.format());
     let (t, sink) = run(&mut cap, Each(on_segment, ConnStats::default()), None);
     let mut report = FileReport::new(path, format, t.frames, t.tcp_frames, t.skipped, t.error);
+    report.handshakes_cut = t.handshakes_cut;
     report.stats = sink.1;
     Ok(report)
 }
@@ -1009,7 +1035,7 @@ pub struct Pass(Stage<Analyzing<'static>>);
 
 impl Pass {
     pub fn new(config: Config) -> Self {
-        Pass(Stage::new(Analyzing::new(config, false, None), false))
+        Pass(Stage::new(Analyzing::new(config, false, None), 1))
     }
 
     /// One TCP packet seen at `ts` in frame `frame`.
@@ -1022,9 +1048,14 @@ impl Pass {
         self.0.sink.analyzer.open_connections()
     }
 
+    /// Connections the tracker finalised in their handshake ([`MAX_OPEN_HANDSHAKES`]).
+    pub fn handshakes_cut(&self) -> u64 {
+        self.0.tracker.handshakes_cut()
+    }
+
     /// Ends the pass: every open connection finalised, then the findings.
     pub fn finish(self) -> (ConnStats, tcpwhy_detect::Analysis) {
-        let sink = self.0.finish();
+        let sink = self.0.finish(&mut Tally::default());
         (sink.stats, sink.analyzer.finish())
     }
 }
@@ -1121,7 +1152,7 @@ mod tests {
         let (to, batches) = sync_channel(1000);
         let (_spent_to, spent) = channel();
         let outstanding = [AtomicUsize::new(0)];
-        let mut own = Stage::new(Nothing, true);
+        let mut own = Stage::new(Nothing, 2);
         let mut own_tally = Tally::default();
         let read = hand_out(
             &mut cap,

@@ -105,6 +105,11 @@ pub struct FileReport {
     /// a memory budget in temporary files; `iter()` decodes a few at a time. Filled by
     /// `flows`, empty after `analyze`, which judges each as it ends and keeps none.
     pub connections: Connections,
+    /// Connections finalised in their handshake because more than
+    /// `tcpwhy_track::MAX_OPEN_HANDSHAKES` were open at once in one thread's tracker (a
+    /// SYN flood, a scan): memory stays bounded, and a later segment of one continues
+    /// its stream without being judged again.
+    pub handshakes_cut: u64,
 }
 
 impl FileReport {
@@ -133,6 +138,7 @@ impl FileReport {
             error,
             stats: ConnStats::default(),
             connections: Connections::default(),
+            handshakes_cut: 0,
         }
     }
 }

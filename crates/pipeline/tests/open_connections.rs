@@ -84,3 +84,41 @@ fn a_syn_flood_is_judged_as_it_goes_not_held_to_the_end() {
         "{most_open}: the linger is shorter than designed"
     );
 }
+
+/// The same flood with SYN/ACKs nobody answers and no RST: every handshake would stay
+/// open for the tracker's idle timeout (10 min), ≈ 3 KB each. Past
+/// `MAX_OPEN_HANDSHAKES` the oldest is finalised (judged, its state freed, counted), so
+/// what is held stays bounded; every stream is still a connection of the report.
+#[test]
+fn a_flood_of_unanswered_handshakes_holds_at_most_the_cap() {
+    use tcpwhy_track::MAX_OPEN_HANDSHAKES;
+    let extra = 4_000;
+    let connections = MAX_OPEN_HANDSHAKES as u32 + extra;
+    const STEP_NS: i64 = 50_000;
+    let mut pass = Pass::new(Config::default());
+    let mut frame = 0;
+    let mut most_open = 0;
+    for i in 0..connections {
+        let t = i64::from(i) * STEP_NS;
+        let isn_c = i.wrapping_mul(2_654_435_761);
+        let isn_s = isn_c ^ 0x5a5a_5a5a;
+        let syn = packet(i, true, TcpFlags::SYN, isn_c, 0);
+        let syn_ack = packet(
+            i,
+            false,
+            TcpFlags::SYN | TcpFlags::ACK,
+            isn_s,
+            isn_c.wrapping_add(1),
+        );
+        for (dt, p) in [(0, syn), (500_000, syn_ack)] {
+            frame += 1;
+            pass.packet(frame, Timestamp::from_nanos(t + dt), &p);
+        }
+        most_open = most_open.max(pass.open_connections());
+    }
+    assert_eq!(pass.handshakes_cut(), u64::from(extra));
+    // The oldest is finalised before the new one's first segment reaches the analyzer.
+    assert_eq!(most_open, MAX_OPEN_HANDSHAKES);
+    let (stats, _) = pass.finish();
+    assert_eq!(stats.count, u64::from(connections));
+}

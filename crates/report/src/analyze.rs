@@ -549,6 +549,9 @@ struct JsonFileHead<'a> {
     /// Frames whose pcap fraction of a second was out of range; absent when none.
     #[serde(skip_serializing_if = "crate::flows::is_zero")]
     time_out_of_range: u64,
+    /// Connections finalised in their handshake to bound memory; absent when none.
+    #[serde(skip_serializing_if = "crate::flows::is_zero")]
+    handshakes_cut: u64,
 }
 
 impl<'a> JsonFileHead<'a> {
@@ -562,6 +565,7 @@ impl<'a> JsonFileHead<'a> {
             skipped_link_types: crate::flows::json_link_types(&r.file),
             time_backwards: r.file.skipped.time_backwards(),
             time_out_of_range: r.file.skipped.time_out_of_range(),
+            handshakes_cut: r.file.handshakes_cut,
         }
     }
 }

@@ -443,6 +443,16 @@ pub fn footer(f: &FileReport) -> String {
             f.stats.icmp_errors
         ));
     }
+    if f.handshakes_cut > 0 {
+        s.push_str(&format!(
+            "warning: {} connection(s) were finalised in their handshake: more than {} \
+             handshakes (SYN, SYN/ACK, nothing else) were open at once, a SYN flood or a \
+             scan; the oldest were finalised to bound memory, and a later segment of one \
+             continues its stream without being judged again\n",
+            f.handshakes_cut,
+            tcpwhy_track::MAX_OPEN_HANDSHAKES
+        ));
+    }
     if let Some(t) = time_line(f) {
         s.push_str(&format!("warning: {t}\n"));
     }
@@ -483,6 +493,9 @@ struct JsonFile<'a> {
     /// Frames whose pcap fraction of a second was out of range; absent when none.
     #[serde(skip_serializing_if = "is_zero")]
     time_out_of_range: u64,
+    /// Connections finalised in their handshake to bound memory; absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    handshakes_cut: u64,
     error: Option<JsonError<'a>>,
 }
 
@@ -792,6 +805,7 @@ fn json_file(f: &FileReport) -> JsonFile<'_> {
         skipped_link_types: json_link_types(f),
         time_backwards: f.skipped.time_backwards(),
         time_out_of_range: f.skipped.time_out_of_range(),
+        handshakes_cut: f.handshakes_cut,
         error: f.error.as_ref().map(|e| JsonError {
             message: &e.message,
             frame: e.frame,
@@ -979,6 +993,7 @@ mod tests {
             }),
             stats: Default::default(),
             connections,
+            handshakes_cut: 0,
         }
     }
 
@@ -1001,5 +1016,25 @@ mod tests {
                 assert_eq!(String::from_utf8(got).unwrap(), want, "{threads} threads");
             }
         }
+    }
+
+    /// Handshakes finalised to bound memory are said once per file, in the JSON and
+    /// under the table; absent when none (every other capture's output is unchanged).
+    #[test]
+    fn handshakes_cut_are_reported_only_when_there_are_some() {
+        let mut f = file(2, false);
+        let json = |f: &FileReport| {
+            let mut out = Vec::new();
+            write_json(std::slice::from_ref(f), &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert!(!json(&f).contains("handshakes_cut"));
+        assert!(!footer(&f).contains("handshake"));
+        f.handshakes_cut = 4000;
+        assert!(json(&f).contains("\n      \"handshakes_cut\": 4000,\n"));
+        assert!(footer(&f).contains(
+            "warning: 4000 connection(s) were finalised in their handshake: more than 32768 \
+             handshakes"
+        ));
     }
 }

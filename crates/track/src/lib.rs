@@ -20,4 +20,4 @@ pub use limits::{Limit, LimitTimes, MAX_APP_GAP_NS};
 pub use model::{effective_mss, ConnModel, DirModel, SynSeen};
 pub use rtt::{RttSamples, RttStats};
 pub use summary::*;
-pub use tracker::{Sharder, Tracker, PROVISIONAL_STREAM};
+pub use tracker::{Sharder, Tracker, MAX_OPEN_HANDSHAKES, PROVISIONAL_STREAM};

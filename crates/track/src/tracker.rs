@@ -59,6 +59,25 @@ const CLOSED_TOMBSTONE_NS: i64 = 300_000_000_000;
 const TOMBSTONE_SCAN_NS: i64 = 60_000_000_000;
 /// An open connection is finalised after this much capture time without packets.
 const IDLE_FINALISE_NS: i64 = 600_000_000_000;
+/// Connections in their handshake (only segments with SYN seen: a SYN, a SYN/ACK, their
+/// retransmissions) tracked at once. Past it the oldest is finalised, as an idle one is
+/// (a later segment continues its stream and is not judged again), and counted
+/// ([`Tracker::handshakes_cut`]). A bound on memory, not a rule of TCP: a capture of a
+/// SYN flood or a scan whose SYN/ACKs go unanswered, with no RST, holds handshakes that
+/// stay open for [`IDLE_FINALISE_NS`], ≈ 3 KB of tracker state each (300,000 in 15 s:
+/// `flows` 1.45 GB, `analyze` 2.06 GB; bench/README.md, session 32). Linux itself keeps at
+/// most min(backlog, `net.core.somaxconn`, 4096 by default since 5.4) handshakes per
+/// listener before it drops SYNs or answers them with syncookies
+/// (`inet_csk_reqsk_queue_is_full` in `tcp_conn_request`): 32,768 is eight listeners'
+/// full queues at that default, or a client opening 327,000 connections a second at
+/// 100 ms of RTT (each handshake is open for one RTT). At the bound the state of open
+/// handshakes is ≈ 100 MB for `flows`, ≈ 160 MB for `analyze`.
+pub const MAX_OPEN_HANDSHAKES: usize = 1 << 15;
+/// Entries of handshakes no longer open that the tracker's queue of open ones may hold
+/// before they are dropped, at least: with few handshakes open at once (the usual
+/// capture), the queue is passed over once per this many connections opened, 32 KB of
+/// entries at most, instead of on each.
+const HANDSHAKE_QUEUE_SLACK: usize = 1024;
 /// How often (capture time) finished connections are looked for.
 const SWEEP_INTERVAL_NS: i64 = 1_000_000_000;
 /// A segment repeating the IP ID, sequence number, length, ACK, window and flags of one
@@ -610,6 +629,10 @@ struct Conn {
     min_rtt_sample_ns: Option<u64>,
     /// ICMP errors quoting its segments ([`Tracker::icmp_error`]).
     icmp_errors: Option<IcmpErrors>,
+    /// Opened by a SYN or SYN/ACK and no segment without SYN since: a handshake still
+    /// open, counted in [`Tracker`]'s `handshakes` (set and cleared there, not by
+    /// [`Self::segment`]).
+    handshake: bool,
 }
 
 /// The little that is kept of a finalised connection so that later packets on its
@@ -904,6 +927,21 @@ pub struct Tracker {
     ip_ids: bool,
     /// The next segments' times are not their own ([`Tracker::time_untrusted`]).
     untimed: bool,
+    /// Live connections still in their handshake, oldest first ([`MAX_OPEN_HANDSHAKES`]).
+    handshakes: Handshakes,
+}
+
+/// Live connections that have seen only segments with SYN: how many, and each one's
+/// slot and stream in the order they opened, to find the oldest. An entry whose slot
+/// no longer holds that stream in its handshake (it was answered, or ended) is stale:
+/// skipped when reached, and dropped when stale ones are most of the queue.
+#[derive(Default)]
+struct Handshakes {
+    open: usize,
+    queue: VecDeque<(usize, u64)>,
+    /// Handshakes finalised while open because more than `cap` were.
+    cut: u64,
+    cap: usize,
 }
 
 impl Default for Tracker {
@@ -930,6 +968,10 @@ impl Tracker {
             resets: VecDeque::new(),
             ip_ids: true,
             untimed: false,
+            handshakes: Handshakes {
+                cap: MAX_OPEN_HANDSHAKES,
+                ..Handshakes::default()
+            },
         }
     }
 
@@ -979,6 +1021,25 @@ impl Tracker {
     /// Most connections tracked with full state at once so far.
     pub fn max_live_connections(&self) -> usize {
         self.max_live
+    }
+
+    /// Connections finalised in their handshake because more than
+    /// [`MAX_OPEN_HANDSHAKES`] were open at once (the oldest first).
+    pub fn handshakes_cut(&self) -> u64 {
+        self.handshakes.cut
+    }
+
+    /// A tracker that keeps at most `cap` handshakes open ([`MAX_OPEN_HANDSHAKES`]), for
+    /// tests of what happens past it.
+    #[doc(hidden)]
+    pub fn with_handshake_cap(self, cap: usize) -> Self {
+        Tracker {
+            handshakes: Handshakes {
+                cap,
+                ..Handshakes::default()
+            },
+            ..self
+        }
     }
 
     /// Number of streams seen so far.
@@ -1080,6 +1141,11 @@ impl Tracker {
         if let (Some((slot, d)), Some(r)) = (found, &self.recent) {
             if let Some(c) = self.slots.get_mut(slot).and_then(|c| c.as_mut()) {
                 if !(syn_only && c.dirs[d].base_seq.is_some_and(|b| b != pkt.seq)) {
+                    // A segment without SYN ends an open handshake.
+                    if c.handshake && !pkt.flags.syn() {
+                        c.handshake = false;
+                        self.handshakes.open -= 1;
+                    }
                     // The one call of the per-segment path (inlined, it cost ≈ 30
                     // instructions a packet more in spills). The event goes straight to
                     // the caller (a copy of it here cost a 250-byte memcpy a
@@ -1137,8 +1203,47 @@ impl Tracker {
         if reused {
             ev.reused_ports();
         }
-        self.insert_live(key, conn);
+        conn.handshake = pkt.flags.syn();
+        let (handshake, stream) = (conn.handshake, conn.stream);
+        let slot = self.insert_live(key, conn);
+        if handshake {
+            self.handshake_opened(slot, stream);
+        }
         ev
+    }
+
+    /// Counts a connection opened by a SYN or SYN/ACK, then finalises the oldest open
+    /// handshakes beyond [`MAX_OPEN_HANDSHAKES`].
+    fn handshake_opened(&mut self, slot: usize, stream: u64) {
+        let slots = &self.slots;
+        let open = |&(slot, stream): &(usize, u64)| {
+            slots
+                .get(slot)
+                .and_then(|c| c.as_deref())
+                .is_some_and(|c| c.stream == stream && c.handshake)
+        };
+        let h = &mut self.handshakes;
+        h.open += 1;
+        h.queue.push_back((slot, stream));
+        // Stale entries dropped once they are half the queue: one pass over it for
+        // every `open` (at least `HANDSHAKE_QUEUE_SLACK`) connections opened since.
+        if h.queue.len() > 2 * h.open.max(HANDSHAKE_QUEUE_SLACK) {
+            h.queue.retain(open);
+        }
+        while self.handshakes.open > self.handshakes.cap {
+            let Some(oldest) = self.handshakes.queue.pop_front() else {
+                break;
+            };
+            let Some(c) = self.slots.get(oldest.0).and_then(|c| c.as_deref()) else {
+                continue;
+            };
+            if c.stream != oldest.1 || !c.handshake {
+                continue;
+            }
+            let key = FlowKey::new(&c.origin, &c.other);
+            self.finalise(&key);
+            self.handshakes.cut += 1;
+        }
     }
 
     /// A connection opened by frame `frame`, sent by `src`: the continuation of a
@@ -1192,7 +1297,7 @@ impl Tracker {
     }
 
     /// Makes `conn` the live connection of `key`.
-    fn insert_live(&mut self, key: FlowKey, conn: Box<Conn>) {
+    fn insert_live(&mut self, key: FlowKey, conn: Box<Conn>) -> usize {
         let conn = Some(conn);
         let slot = match self.free_slots.pop() {
             Some(i) => {
@@ -1206,6 +1311,7 @@ impl Tracker {
         };
         self.live.insert(key, slot);
         self.max_live = self.max_live.max(self.live.len());
+        slot
     }
 
     /// An ICMP or ICMPv6 error quoting a segment, in frame `frame`: evidence on the
@@ -1329,6 +1435,9 @@ impl Tracker {
             self.slots.get_mut(i).and_then(Option::take)
         });
         if let Some(mut c) = conn {
+            if c.handshake {
+                self.handshakes.open -= 1;
+            }
             let tomb = Tombstone {
                 stream: c.stream,
                 origin: c.origin,
@@ -1346,7 +1455,11 @@ impl Tracker {
                 }),
             };
             self.finished.push(c.summary());
-            self.done.insert(*key, tomb, c.closed());
+            // A handshake's tombstone is forgotten as a closed connection's: Linux gives
+            // up a handshake after its last retransmission (`tcp_syn_retries`,
+            // `tcp_synack_retries`), each at most `TCP_RTO_MAX` (120 s) after the one
+            // before, so nothing of it comes [`CLOSED_TOMBSTONE_NS`] after its last packet.
+            self.done.insert(*key, tomb, c.closed() || c.handshake);
             // Its buffers emptied now (those past `MAX_REUSED_BYTES` freed), kept for the
             // connection that takes the slot freed above.
             c.dirs.iter_mut().for_each(Dir::empty);
@@ -1382,6 +1495,7 @@ impl Conn {
             tick_last: None,
             min_rtt_sample_ns: None,
             icmp_errors: None,
+            handshake: false,
         }
     }
 
@@ -1421,6 +1535,7 @@ impl Conn {
             tick_last,
             min_rtt_sample_ns,
             icmp_errors,
+            handshake,
         } = self;
         (*my_stream, *my_origin, *my_other) = (stream, origin, other);
         (*first_frame, *last_frame, *start, *end) = (frame, frame, ts, ts);
@@ -1430,6 +1545,8 @@ impl Conn {
         *ids = ip_ids.then(IpIds::default);
         (*tick_ns, *tick_last, *min_rtt_sample_ns) = (COARSEST_TICK_NS, None, None);
         *icmp_errors = None;
+        // The caller counts it, if its first segment is a SYN ([`Tracker::process_slow`]).
+        *handshake = false;
     }
 
     /// FIN both ways, or a RST.

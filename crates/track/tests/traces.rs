@@ -466,3 +466,90 @@ fn limits_attribute_time_to_the_receiver_window_sender_and_application() {
         }
     }
 }
+
+/// A flood of handshakes nobody completes (SYN, SYN/ACK, no RST), at one a millisecond:
+/// past the cap the oldest open handshake is finalised and counted; a connection whose
+/// handshake completed is never cut, and a cut one's later segment continues its stream.
+#[test]
+fn open_handshakes_past_the_cap_are_finalised_oldest_first() {
+    let mut tr = Trace {
+        t: Tracker::new().with_handshake_cap(100),
+        ..Trace::new()
+    };
+    tr.cport = 1000;
+    tr.handshake(1.0); // stream 0, answered
+    for i in 0..1000u32 {
+        tr.cport = 20000 + i as u16;
+        let t0 = 10.0 + f64::from(i);
+        tr.at(t0).c2s(S, ISN_C, 0, 0);
+        tr.at(t0 + 0.5).s2c(S | A, ISN_S, ISN_C + 1, 0);
+    }
+    assert_eq!(tr.t.handshakes_cut(), 900);
+    // The 100 newest handshakes and stream 0; one more while a new one was opened.
+    assert_eq!(tr.t.live_connections(), 101);
+    assert_eq!(tr.t.max_live_connections(), 102);
+    // The oldest were cut: port 20000's SYN/ACK again continues its stream (1), as a
+    // packet after an idle finalisation does; port 20999's ACK completes stream 1000.
+    tr.cport = 20000;
+    assert_eq!(tr.at(1500.0).s2c(S | A, ISN_S, ISN_C + 1, 0).stream, 1);
+    tr.cport = 20999;
+    assert_eq!(tr.at(1500.5).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream, 1000);
+    tr.cport = 1000;
+    assert_eq!(tr.at(1501.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream, 0);
+    // The continuation of stream 1 is an open handshake again: the oldest then (port
+    // 20900, stream 901) was cut for it.
+    assert_eq!(tr.t.handshakes_cut(), 901);
+    // A cut handshake's tombstone is forgotten as a closed connection's, 5 min after its
+    // last packet: Linux gives a handshake up after its last retransmission.
+    assert_eq!(tr.t.remembered_connections(), 900);
+    assert_eq!(tr.at(400_000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream, 0);
+    assert_eq!(tr.t.remembered_connections(), 0);
+    let done = tr.t.finish();
+    assert_eq!(done.iter().filter(|c| !c.continuation).count(), 1001);
+    assert_eq!(done.iter().filter(|c| c.continuation).count(), 1);
+}
+
+/// Handshakes that leave the count — answered by an ACK, ended by a RST, replaced by a
+/// new SYN on the same ports — make room: thousands of them under a cap of 10 cut none
+/// (the queue's stale entries are passed over and dropped), and a flood after them cuts
+/// exactly its own oldest.
+#[test]
+fn handshakes_answered_reset_or_replaced_leave_the_count() {
+    let mut tr = Trace {
+        t: Tracker::new().with_handshake_cap(10),
+        ..Trace::new()
+    };
+    let mut t = 0.0;
+    for i in 0..3000u32 {
+        tr.cport = 10000 + i as u16;
+        t += 1.0;
+        tr.at(t).c2s(S, ISN_C, 0, 0);
+        tr.at(t + 0.2).s2c(S | A, ISN_S, ISN_C + 1, 0);
+        match i % 3 {
+            0 => tr.at(t + 0.4).c2s(A, ISN_C + 1, ISN_S + 1, 0),
+            1 => tr.at(t + 0.4).c2s(R, ISN_C + 1, 0, 0),
+            // Port reuse: the open handshake is finalised when a new SYN takes its ports,
+            // and that one is answered.
+            _ => {
+                tr.at(t + 0.4).c2s(S, ISN_C + 7, 0, 0);
+                tr.at(t + 0.6).s2c(S | A, ISN_S + 7, ISN_C + 8, 0);
+                tr.at(t + 0.8).c2s(A, ISN_C + 8, ISN_S + 8, 0)
+            }
+        };
+    }
+    assert_eq!(tr.t.handshakes_cut(), 0);
+    for i in 0..25u32 {
+        tr.cport = 30000 + i as u16;
+        t += 1.0;
+        tr.at(t).c2s(S, ISN_C, 0, 0);
+    }
+    assert_eq!(tr.t.handshakes_cut(), 15);
+    // The first 15 of the flood were cut (their streams go on after a late SYN), the
+    // last ten are live.
+    tr.cport = 30000;
+    let first = tr.at(t + 1.0).c2s(S, ISN_C, 0, 0);
+    tr.cport = 30024;
+    let last = tr.at(t + 1.0).c2s(A, ISN_C + 1, ISN_S + 1, 0);
+    assert_eq!(last.stream, first.stream + 24);
+    assert_eq!(tr.t.handshakes_cut(), 16);
+}
