@@ -122,3 +122,82 @@ fn a_flood_of_unanswered_handshakes_holds_at_most_the_cap() {
     let (stats, _) = pass.finish();
     assert_eq!(stats.count, u64::from(connections));
 }
+
+/// A pcap file (Ethernet, IPv4) of `n` handshakes left open, as above, 50 µs apart.
+fn open_handshakes_file(n: u32) -> tempfile::NamedTempFile {
+    use std::io::Write;
+    let mut out = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0];
+    out.extend_from_slice(&[0; 8]);
+    out.extend_from_slice(&65535u32.to_le_bytes());
+    out.extend_from_slice(&1u32.to_le_bytes());
+    let mut frames = Vec::new();
+    for i in 0..n {
+        let t_us = u64::from(i) * 50;
+        let isn_c = i.wrapping_mul(2_654_435_761);
+        let syn = (t_us, packet(i, true, TcpFlags::SYN, isn_c, 0));
+        let syn_ack = (
+            t_us + 500,
+            packet(
+                i,
+                false,
+                TcpFlags::SYN | TcpFlags::ACK,
+                !isn_c,
+                isn_c.wrapping_add(1),
+            ),
+        );
+        frames.extend([syn, syn_ack]);
+    }
+    frames.sort_by_key(|f| f.0);
+    for (t_us, p) in frames {
+        let (IpAddr::V4(src), IpAddr::V4(dst)) = (p.src, p.dst) else {
+            unreachable!()
+        };
+        let mut f = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x08, 0x00];
+        f.extend_from_slice(&[0x45, 0, 0, 40, 0, 0, 0x40, 0, 64, 6, 0, 0]);
+        f.extend_from_slice(&src.octets());
+        f.extend_from_slice(&dst.octets());
+        f.extend_from_slice(&p.src_port.to_be_bytes());
+        f.extend_from_slice(&p.dst_port.to_be_bytes());
+        f.extend_from_slice(&p.seq.to_be_bytes());
+        f.extend_from_slice(&p.ack.to_be_bytes());
+        f.extend_from_slice(&[0x50, p.flags.0 as u8, 0xfa, 0xf0, 0, 0, 0, 0]);
+        for field in [1_000 + t_us / 1_000_000, t_us % 1_000_000] {
+            out.extend_from_slice(&(field as u32).to_le_bytes());
+        }
+        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        out.extend_from_slice(&f);
+    }
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(&out).unwrap();
+    file
+}
+
+/// The file's count of cut handshakes, from one thread and from two sharing the cap
+/// (each keeps half of it): every handshake is still a connection of the report.
+#[test]
+fn the_report_counts_the_handshakes_cut_by_every_thread() {
+    use tcpwhy_track::MAX_OPEN_HANDSHAKES;
+    let n = MAX_OPEN_HANDSHAKES as u32 + 7_000;
+    let file = open_handshakes_file(n);
+    let path = file.path().to_str().unwrap();
+    for threads in [1, 2] {
+        let opts = tcpwhy_pipeline::Options {
+            threads,
+            ..Default::default()
+        };
+        let flows = tcpwhy_pipeline::flows(path, &opts).unwrap();
+        let (analyze, _, _) = tcpwhy_pipeline::analyze(path, &opts, &Config::default()).unwrap();
+        for report in [flows, analyze] {
+            assert_eq!(report.stats.count, u64::from(n), "{threads} thread(s)");
+            let cut = report.handshakes_cut;
+            if threads == 1 {
+                assert_eq!(cut, 7_000);
+            } else {
+                // Each shard holds at most half the cap: at least as many are cut, the
+                // exact number depending on how the connections fell to the shards.
+                assert!((7_000..u64::from(n)).contains(&cut), "{cut}");
+            }
+        }
+    }
+}

@@ -1029,9 +1029,9 @@ impl Tracker {
         self.handshakes.cut
     }
 
-    /// A tracker that keeps at most `cap` handshakes open ([`MAX_OPEN_HANDSHAKES`]), for
-    /// tests of what happens past it.
-    #[doc(hidden)]
+    /// A tracker (before its first segment) that keeps at most `cap` handshakes open
+    /// instead of [`MAX_OPEN_HANDSHAKES`]: each shard of a parallel pass its share of
+    /// it, so that the pass's memory does not grow with its threads; tests, a small one.
     pub fn with_handshake_cap(self, cap: usize) -> Self {
         Tracker {
             handshakes: Handshakes {
