@@ -138,6 +138,23 @@ struct Tally {
     handshakes_cut: u64,
 }
 
+impl Tally {
+    /// The report of a file read by this one thread.
+    fn report(self, path: &str, format: String) -> FileReport {
+        FileReport {
+            handshakes_cut: self.handshakes_cut,
+            ..FileReport::new(
+                path,
+                format,
+                self.frames,
+                self.tcp_frames,
+                self.skipped,
+                self.error,
+            )
+        }
+    }
+}
+
 /// The next frame, or where and why reading stopped (for the report). Inline: as a call
 /// it moved the frame through two `Result`s, ≈ 30 instructions a frame (callgrind).
 #[inline(always)]
@@ -612,10 +629,7 @@ fn sharded<S: Sink + Send>(
         let format = format_name(cap.format());
         let (t, sink) = run(&mut cap, make(0, 1), opts.progress);
         return Ok(Sharded {
-            report: FileReport {
-                handshakes_cut: t.handshakes_cut,
-                ..FileReport::new(path, format, t.frames, t.tcp_frames, t.skipped, t.error)
-            },
+            report: t.report(path, format),
             sinks: vec![sink],
         });
     }
@@ -762,8 +776,7 @@ pub fn segments(
     let mut cap = open(path)?;
     let format = format_name(cap.format());
     let (t, sink) = run(&mut cap, Each(on_segment, ConnStats::default()), None);
-    let mut report = FileReport::new(path, format, t.frames, t.tcp_frames, t.skipped, t.error);
-    report.handshakes_cut = t.handshakes_cut;
+    let mut report = t.report(path, format);
     report.stats = sink.1;
     Ok(report)
 }
