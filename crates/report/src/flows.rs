@@ -379,6 +379,22 @@ pub fn nothing_analysed(f: &FileReport) -> Option<String> {
     })
 }
 
+/// One line when the tracker finalised handshakes still open to bound memory
+/// (`FileReport::handshakes_cut`), for standard error and the footer.
+pub fn handshakes_line(f: &FileReport) -> Option<String> {
+    (f.handshakes_cut > 0).then(|| {
+        format!(
+            "{}: {} connection(s) were finalised in their handshake: more than {} \
+             handshakes (SYN, SYN/ACK, nothing else) were open at once, a SYN flood or a \
+             scan; the oldest were finalised to bound memory, and a later segment of one \
+             continues its stream without being judged again",
+            f.path,
+            f.handshakes_cut,
+            tcpwhy_track::MAX_OPEN_HANDSHAKES
+        )
+    })
+}
+
 /// One line when frames of the file have times that cannot be trusted (earlier than a
 /// frame before them, or out of range), for standard error and the footer.
 pub fn time_line(f: &FileReport) -> Option<String> {
@@ -443,15 +459,8 @@ pub fn footer(f: &FileReport) -> String {
             f.stats.icmp_errors
         ));
     }
-    if f.handshakes_cut > 0 {
-        s.push_str(&format!(
-            "warning: {} connection(s) were finalised in their handshake: more than {} \
-             handshakes (SYN, SYN/ACK, nothing else) were open at once, a SYN flood or a \
-             scan; the oldest were finalised to bound memory, and a later segment of one \
-             continues its stream without being judged again\n",
-            f.handshakes_cut,
-            tcpwhy_track::MAX_OPEN_HANDSHAKES
-        ));
+    if let Some(h) = handshakes_line(f) {
+        s.push_str(&format!("warning: {h}\n"));
     }
     if let Some(t) = time_line(f) {
         s.push_str(&format!("warning: {t}\n"));
@@ -1033,8 +1042,8 @@ mod tests {
         f.handshakes_cut = 4000;
         assert!(json(&f).contains("\n      \"handshakes_cut\": 4000,\n"));
         assert!(footer(&f).contains(
-            "warning: 4000 connection(s) were finalised in their handshake: more than 32768 \
-             handshakes"
+            "warning: f2.pcap: 4000 connection(s) were finalised in their handshake: more \
+             than 32768 handshakes"
         ));
     }
 }
