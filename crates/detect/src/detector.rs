@@ -6,7 +6,7 @@ use crate::exchange::{Exchange, Span};
 use crate::finding::Finding;
 use std::collections::VecDeque;
 use tcpwhy_capture::{Packet, Timestamp};
-use tcpwhy_track::{ConnSummary, SegmentEvent, Side, Vantage};
+use tcpwhy_track::{ConnSummary, Endpoint, SegmentEvent, Side, Vantage};
 
 /// State keyed by `tcp.stream` (the Analyzer's own per-connection state; detectors use
 /// [`Slots`], which avoids the lookup). Stream numbers are the
@@ -245,6 +245,15 @@ impl Segment<'_> {
 }
 
 /// A finished connection as the detectors see it.
+/// A client host and a server endpoint: what the detectors that compare connections
+/// (short_lived, idle_close, new_connection's warm windows) group them by.
+pub type HostPair = (std::net::IpAddr, Endpoint);
+
+/// The [`HostPair`] of a connection's `[client, server]` endpoints.
+pub fn host_pair(endpoints: &[Endpoint; 2]) -> HostPair {
+    (endpoints[0].addr, endpoints[1])
+}
+
 pub struct Connection<'a> {
     /// Its summary. `summary.stream` is the stream id its segments carried
     /// (`SegmentEvent::stream`): in a sharded pass a provisional id, renumbered in the

@@ -58,7 +58,7 @@
 //! paying for the close); a server shutting down. Not detected: closes by RST, and closes with no later connection in the
 //! capture (nobody paid yet).
 
-use crate::detector::{ms, Connection, Detector, Segment, Slots};
+use crate::detector::{host_pair, ms, Connection, Detector, HostPair, Segment, Slots};
 use crate::finding::{list_streams, Confidence, Finding, FindingId, Fix, Host, StreamRef};
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
@@ -238,8 +238,8 @@ impl OpenedLog {
 #[derive(Default)]
 pub struct IdleClose {
     live: Slots<Live>,
-    closes: BTreeMap<(IpAddr, Endpoint), Vec<Close>>,
-    opened: HashMap<(IpAddr, Endpoint), OpenedLog>,
+    closes: BTreeMap<HostPair, Vec<Close>>,
+    opened: HashMap<HostPair, OpenedLog>,
     tracked: usize,
 }
 
@@ -336,7 +336,7 @@ impl Detector for IdleClose {
             return;
         }
         self.tracked += 1;
-        let key = (s.endpoints[0].addr, s.endpoints[1]);
+        let key = host_pair(&s.endpoints);
         if let (ClientBy::Syn, Some(handshake_ns)) = (s.client_by, s.handshake_rtt_ns()) {
             self.opened.entry(key).or_default().push(Opened {
                 stream: s.stream,
@@ -439,14 +439,15 @@ impl Detector for IdleClose {
             // were finalised in. Reading every connection of a pair whenever it had a
             // close made the bench's 40 M-packet capture's peak (13 MB and a sort's
             // buffer for 324 k connections, where no close made a finding).
-            let first_fin = closes.iter().map(|c| c.fin_ts).min();
+            // A pair is filed with its first close.
+            let Some(first_fin) = closes.iter().map(|c| c.fin_ts).min() else {
+                continue;
+            };
             let read = std::cell::OnceCell::new();
             let opened = || {
                 read.get_or_init(|| {
                     let mut opened: Vec<Opened> = log.as_ref().map_or_else(Vec::new, |log| {
-                        log.iter()
-                            .filter(|o| first_fin.is_some_and(|t| o.syn_ts >= t))
-                            .collect()
+                        log.iter().filter(|o| o.syn_ts >= first_fin).collect()
                     });
                     opened.sort_by_key(|o| (o.syn_ts, o.stream));
                     opened

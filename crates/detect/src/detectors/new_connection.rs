@@ -53,13 +53,14 @@
 //! connection that is reused afterwards is reported too (it did pay slow start), with
 //! the note that later exchanges did not.
 
-use crate::detector::{emptied_vec, in_parts, Connection, Detector, Ms, Reusable, Segment, Slots};
+use crate::detector::{
+    emptied_vec, host_pair, in_parts, Connection, Detector, HostPair, Ms, Reusable, Segment, Slots,
+};
 use crate::detectors::delayed_ack::DEFAULT_MSS;
 use crate::exchange::{Exchange, Span};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host, StreamRef};
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::net::IpAddr;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::limits::ETHERNET_MSS;
 use tcpwhy_track::{ClientBy, ConnSummary, Endpoint, Side, Vantage};
@@ -147,8 +148,8 @@ struct Candidate {
 
 impl Candidate {
     /// Its client host and server endpoint, whose warm window it is judged against.
-    fn key(&self) -> (IpAddr, Endpoint) {
-        (self.endpoints[0].addr, self.endpoints[1])
+    fn key(&self) -> HostPair {
+        host_pair(&self.endpoints)
     }
 }
 
@@ -214,7 +215,7 @@ impl Reusable for Live {
 #[derive(Default)]
 pub struct NewConnection {
     live: Slots<Live>,
-    warm: HashMap<(IpAddr, Endpoint), Warm>,
+    warm: HashMap<HostPair, Warm>,
     pending: Vec<Candidate>,
 }
 
@@ -475,7 +476,7 @@ impl Detector for NewConnection {
         let taken = self.live.take_reusing(conn);
         let none = Live::default();
         let live = taken.as_deref().unwrap_or(&none);
-        let key = (s.endpoints[0].addr, s.endpoints[1]);
+        let key = host_pair(&s.endpoints);
         let first_round = conn
             .exchanges
             .first()
@@ -780,6 +781,7 @@ fn judge(c: &Candidate, warm: Option<Warm>) -> Option<Finding> {
 mod tests {
     use super::*;
     use crate::exchange::ClockedRounds;
+    use std::net::IpAddr;
     use tcpwhy_capture::Timestamp;
 
     /// Rounds of `(segments, start in µs)` of 1448 B segments.

@@ -32,13 +32,12 @@
 //! purpose (the cost is then real but harmless). Connections whose handshake was not
 //! captured are ignored, so a capture started mid-way under-counts.
 
-use crate::detector::{ms, Connection, Detector, Segment, Slots};
+use crate::detector::{host_pair, ms, Connection, Detector, HostPair, Segment, Slots};
 use crate::finding::{
     list_streams, Confidence, Finding, FindingId, Fix, Host, StreamRef, MAX_EVIDENCE,
     MAX_LISTED_STREAMS,
 };
 use std::collections::BTreeMap;
-use std::net::IpAddr;
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::{ClientBy, Endpoint, Vantage};
 
@@ -285,7 +284,7 @@ impl Pair {
 #[derive(Default)]
 pub struct ShortLived {
     /// Per (client host, server endpoint).
-    pairs: BTreeMap<(IpAddr, Endpoint), Pair>,
+    pairs: BTreeMap<HostPair, Pair>,
     tracked: usize,
     /// Streams whose first FIN came from the server (until the connection is finalised).
     server_first_fin: Slots<bool>,
@@ -331,25 +330,22 @@ impl Detector for ShortLived {
             .max()
             .unwrap_or(s.start);
         let short = answered <= MAX_EXCHANGES_PER_SHORT;
-        self.pairs
-            .entry((s.endpoints[0].addr, s.endpoints[1]))
-            .or_default()
-            .add(
-                (s.start, s.stream, part),
-                busy_until,
-                short.then(|| Short {
-                    stream: s.stream,
-                    part,
-                    endpoints: s.endpoints,
-                    vantage: conn.vantage,
-                    syn_frame: s.first_frame,
-                    start: s.start,
-                    exchanges: answered,
-                    handshake_ns,
-                    active_ns: conn.active_ns(),
-                    server_closed,
-                }),
-            );
+        self.pairs.entry(host_pair(&s.endpoints)).or_default().add(
+            (s.start, s.stream, part),
+            busy_until,
+            short.then(|| Short {
+                stream: s.stream,
+                part,
+                endpoints: s.endpoints,
+                vantage: conn.vantage,
+                syn_frame: s.first_frame,
+                start: s.start,
+                exchanges: answered,
+                handshake_ns,
+                active_ns: conn.active_ns(),
+                server_closed,
+            }),
+        );
     }
 
     fn finish(&mut self, out: &mut Vec<Finding>) {
@@ -478,6 +474,7 @@ impl Detector for ShortLived {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::IpAddr;
 
     /// One made-up connection of the pair 10.0.0.1 → 10.0.0.2:80.
     struct Made {
