@@ -931,6 +931,15 @@ pub struct Tracker {
     handshakes: Handshakes,
 }
 
+/// The connection of a handshake queue entry (`(slot, stream)`), if it is still that
+/// stream's and still in its handshake; `None` for a stale entry.
+fn open_handshake(slots: &[Option<Box<Conn>>], (slot, stream): (usize, u64)) -> Option<&Conn> {
+    slots
+        .get(slot)?
+        .as_deref()
+        .filter(|c| c.stream == stream && c.handshake)
+}
+
 /// Live connections that have seen only segments with SYN: how many, and each one's
 /// slot and stream in the order they opened, to find the oldest. An entry whose slot
 /// no longer holds that stream in its handshake (it was answered, or ended) is stale:
@@ -1215,34 +1224,24 @@ impl Tracker {
     /// Counts a connection opened by a SYN or SYN/ACK, then finalises the oldest open
     /// handshakes beyond [`MAX_OPEN_HANDSHAKES`].
     fn handshake_opened(&mut self, slot: usize, stream: u64) {
-        let slots = &self.slots;
-        let open = |&(slot, stream): &(usize, u64)| {
-            slots
-                .get(slot)
-                .and_then(|c| c.as_deref())
-                .is_some_and(|c| c.stream == stream && c.handshake)
-        };
         let h = &mut self.handshakes;
         h.open += 1;
         h.queue.push_back((slot, stream));
         // Stale entries dropped once they are half the queue: one pass over it for
         // every `open` (at least `HANDSHAKE_QUEUE_SLACK`) connections opened since.
         if h.queue.len() > 2 * h.open.max(HANDSHAKE_QUEUE_SLACK) {
-            h.queue.retain(open);
+            let slots = &self.slots;
+            h.queue.retain(|&e| open_handshake(slots, e).is_some());
         }
         while self.handshakes.open > self.handshakes.cap {
             let Some(oldest) = self.handshakes.queue.pop_front() else {
                 break;
             };
-            let Some(c) = self.slots.get(oldest.0).and_then(|c| c.as_deref()) else {
-                continue;
-            };
-            if c.stream != oldest.1 || !c.handshake {
-                continue;
+            if let Some(c) = open_handshake(&self.slots, oldest) {
+                let key = FlowKey::new(&c.origin, &c.other);
+                self.finalise(&key);
+                self.handshakes.cut += 1;
             }
-            let key = FlowKey::new(&c.origin, &c.other);
-            self.finalise(&key);
-            self.handshakes.cut += 1;
         }
     }
 
