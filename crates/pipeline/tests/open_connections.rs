@@ -39,37 +39,42 @@ fn packet(i: u32, to_server: bool, flags: u16, seq: u32, ack: u32) -> Packet<'st
     }
 }
 
+/// Connections of the flood start this far apart: 20,000 a second, bench/lab/manyconns.py's
+/// default rate (a test pacing, not a threshold).
+const STEP_NS: i64 = 50_000;
+
+/// Connection `i` of the flood as manyconns.py writes it, each packet with its time in
+/// ns from the flood's start: the SYN, the SYN/ACK 0.5 ms later, the client's RST 1 ms
+/// after the SYN (at its next sequence number, so the server accepts it).
+fn connection(i: u32) -> [(i64, Packet<'static>); 3] {
+    let t = i64::from(i) * STEP_NS;
+    let isn_c = i.wrapping_mul(2_654_435_761);
+    let isn_s = isn_c ^ 0x5a5a_5a5a;
+    let synack = TcpFlags::SYN | TcpFlags::ACK;
+    [
+        (t, packet(i, true, TcpFlags::SYN, isn_c, 0)),
+        (
+            t + 500_000,
+            packet(i, false, synack, isn_s, isn_c.wrapping_add(1)),
+        ),
+        (
+            t + 1_000_000,
+            packet(i, true, TcpFlags::RST, isn_c.wrapping_add(1), 0),
+        ),
+    ]
+}
+
 #[test]
 fn a_syn_flood_is_judged_as_it_goes_not_held_to_the_end() {
     const CONNECTIONS: u32 = 20_000;
-    // 20,000 connections a second, each 1 ms long: about 20 overlap at any moment.
-    const STEP_NS: i64 = 50_000;
+    // Each connection 1 ms long: about 20 overlap at any moment.
     let mut pass = Pass::new(Config::default());
     let mut frame = 0;
     let mut most_open = 0;
     for i in 0..CONNECTIONS {
-        let t = i64::from(i) * STEP_NS;
-        let isn_c = i.wrapping_mul(2_654_435_761);
-        let isn_s = isn_c ^ 0x5a5a_5a5a;
-        for (dt, p) in [
-            (0, packet(i, true, TcpFlags::SYN, isn_c, 0)),
-            (
-                500_000,
-                packet(
-                    i,
-                    false,
-                    TcpFlags::SYN | TcpFlags::ACK,
-                    isn_s,
-                    isn_c.wrapping_add(1),
-                ),
-            ),
-            (
-                1_000_000,
-                packet(i, true, TcpFlags::RST, isn_c.wrapping_add(1), 0),
-            ),
-        ] {
+        for (t, p) in connection(i) {
             frame += 1;
-            pass.packet(frame, Timestamp::from_nanos(t + dt), &p);
+            pass.packet(frame, Timestamp::from_nanos(t), &p);
         }
         most_open = most_open.max(pass.open_connections());
     }
@@ -94,25 +99,14 @@ fn a_flood_of_unanswered_handshakes_holds_at_most_the_cap() {
     use tcpwhy_track::MAX_OPEN_HANDSHAKES;
     let extra = 4_000;
     let connections = MAX_OPEN_HANDSHAKES as u32 + extra;
-    const STEP_NS: i64 = 50_000;
     let mut pass = Pass::new(Config::default());
     let mut frame = 0;
     let mut most_open = 0;
     for i in 0..connections {
-        let t = i64::from(i) * STEP_NS;
-        let isn_c = i.wrapping_mul(2_654_435_761);
-        let isn_s = isn_c ^ 0x5a5a_5a5a;
-        let syn = packet(i, true, TcpFlags::SYN, isn_c, 0);
-        let syn_ack = packet(
-            i,
-            false,
-            TcpFlags::SYN | TcpFlags::ACK,
-            isn_s,
-            isn_c.wrapping_add(1),
-        );
-        for (dt, p) in [(0, syn), (500_000, syn_ack)] {
+        // The SYN and SYN/ACK only.
+        for (t, p) in connection(i).into_iter().take(2) {
             frame += 1;
-            pass.packet(frame, Timestamp::from_nanos(t + dt), &p);
+            pass.packet(frame, Timestamp::from_nanos(t), &p);
         }
         most_open = most_open.max(pass.open_connections());
     }
@@ -123,32 +117,19 @@ fn a_flood_of_unanswered_handshakes_holds_at_most_the_cap() {
     assert_eq!(stats.count, u64::from(connections));
 }
 
-/// A pcap file (Ethernet, IPv4) of `n` handshakes left open, as above, 50 µs apart.
+/// A pcap file (Ethernet, IPv4) of the flood's first `n` handshakes left open.
 fn open_handshakes_file(n: u32) -> tempfile::NamedTempFile {
     use std::io::Write;
     let mut out = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0];
     out.extend_from_slice(&[0; 8]);
     out.extend_from_slice(&65535u32.to_le_bytes());
     out.extend_from_slice(&1u32.to_le_bytes());
-    let mut frames = Vec::new();
-    for i in 0..n {
-        let t_us = u64::from(i) * 50;
-        let isn_c = i.wrapping_mul(2_654_435_761);
-        let syn = (t_us, packet(i, true, TcpFlags::SYN, isn_c, 0));
-        let syn_ack = (
-            t_us + 500,
-            packet(
-                i,
-                false,
-                TcpFlags::SYN | TcpFlags::ACK,
-                !isn_c,
-                isn_c.wrapping_add(1),
-            ),
-        );
-        frames.extend([syn, syn_ack]);
-    }
+    let mut frames: Vec<_> = (0..n)
+        .flat_map(|i| connection(i).into_iter().take(2))
+        .collect();
     frames.sort_by_key(|f| f.0);
-    for (t_us, p) in frames {
+    for (t_ns, p) in frames {
+        let t_us = t_ns / 1_000;
         let (IpAddr::V4(src), IpAddr::V4(dst)) = (p.src, p.dst) else {
             unreachable!()
         };
