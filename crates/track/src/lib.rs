@@ -20,4 +20,6 @@ pub use limits::{Limit, LimitTimes, MAX_APP_GAP_NS};
 pub use model::{effective_mss, ConnModel, DirModel, SynSeen};
 pub use rtt::{RttSamples, RttStats};
 pub use summary::*;
-pub use tracker::{Sharder, Tracker, MAX_OPEN_HANDSHAKES, PROVISIONAL_STREAM};
+pub use tracker::{
+    Sharder, Tracker, LIVE_CUT_START, MAX_LIVE_CONNECTIONS, MAX_OPEN_HANDSHAKES, PROVISIONAL_STREAM,
+};

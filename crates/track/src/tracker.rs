@@ -73,6 +73,30 @@ const IDLE_FINALISE_NS: i64 = 600_000_000_000;
 /// 100 ms of RTT (each handshake is open for one RTT). At the bound the state of open
 /// handshakes is ≈ 100 MB for `flows`, ≈ 160 MB for `analyze`.
 pub const MAX_OPEN_HANDSHAKES: usize = 1 << 15;
+/// Live connections (tracked with their full state) past which those least worth keeping
+/// are finalised before their time, as idle ones are (a later segment continues the
+/// stream and is not judged again), and counted ([`Tracker::connections_cut`]): closed
+/// ones (RST, or FIN both ways: only late copies can still come) and those heard from one
+/// side only, oldest last packet first. Past [`MAX_LIVE_CONNECTIONS`] any are. A bound on
+/// memory, not a rule of TCP: a flood to random 4-tuples that is not a SYN flood (ACK,
+/// FIN or NULL segments, answered by RSTs or not) holds a connection of ≈ 3 KB of tracker
+/// state for each packet for [`CLOSED_LINGER_NS`] if answered, [`IDLE_FINALISE_NS`] if
+/// not (300,000 ACKs in 15 s: `flows` 1.29 GB, `analyze` 1.92 GB; answered, 0.99 and 1.41
+/// GB; bench/README.md, session 33). 65,536 is Linux's own bound on the connections a host
+/// with connection tracking (a firewall, a NAT, a Kubernetes node) carries at once,
+/// `nf_conntrack_max`, on a host of 1 to 4 GiB (`nf_conntrack_init_start`); at it a flood
+/// costs `flows` ≈ 350 MB and `analyze` ≈ 450 MB. A capture that is not a flood holds that
+/// many closed or one-sided connections only when taken on one side of an asymmetric route
+/// or with `tcpdump -Q out` at a busy host: there, the connections quiet longest are cut.
+pub const LIVE_CUT_START: usize = 1 << 16;
+/// Live connections past which any, not only the closed and one-sided
+/// ([`LIVE_CUT_START`]), are cut: closed ones first, then those whose last packet is
+/// oldest. `nf_conntrack_max` on a 64-bit host of more than 4 GiB, 262,144 by default: past
+/// it Linux drops the packets of new connections (`__nf_conntrack_alloc`, when
+/// `early_drop` finds no unanswered entry to evict), so a capture at or behind such a host
+/// never needs more. At it, connections of a few packets each cost `flows` ≈ 1.2 GB and
+/// `analyze` ≈ 1.7 GB.
+pub const MAX_LIVE_CONNECTIONS: usize = 1 << 18;
 /// Entries of handshakes no longer open that the tracker's queue of open ones may hold
 /// before they are dropped, at least: with few handshakes open at once (the usual
 /// capture), the queue is passed over once per this many connections opened, 32 KB of
@@ -929,6 +953,33 @@ pub struct Tracker {
     untimed: bool,
     /// Live connections still in their handshake, oldest first ([`MAX_OPEN_HANDSHAKES`]).
     handshakes: Handshakes,
+    /// The bounds on live connections ([`LIVE_CUT_START`], [`MAX_LIVE_CONNECTIONS`]).
+    cut: LiveCut,
+}
+
+/// [`LIVE_CUT_START`] and [`MAX_LIVE_CONNECTIONS`] (or a shard's share of them), when the
+/// live connections are next looked over for some to cut, and how many were.
+struct LiveCut {
+    start: usize,
+    max: usize,
+    /// Live connections at which the next are opened only after a look: after each, the
+    /// number then plus an eighth of `start`, so that there is one pass over the live
+    /// connections per that many opened, within `start..=max`.
+    next_look: usize,
+    cut: u64,
+}
+
+impl LiveCut {
+    fn new(max: usize) -> Self {
+        let max = max.max(32);
+        let start = max / (MAX_LIVE_CONNECTIONS / LIVE_CUT_START);
+        LiveCut {
+            start,
+            max,
+            next_look: start,
+            cut: 0,
+        }
+    }
 }
 
 /// The connection of a handshake queue entry (`(slot, stream)`), if it is still that
@@ -981,6 +1032,7 @@ impl Tracker {
                 cap: MAX_OPEN_HANDSHAKES,
                 ..Handshakes::default()
             },
+            cut: LiveCut::new(MAX_LIVE_CONNECTIONS),
         }
     }
 
@@ -1047,6 +1099,24 @@ impl Tracker {
                 cap,
                 ..Handshakes::default()
             },
+            ..self
+        }
+    }
+
+    /// Live connections finalised before their time because more than
+    /// [`LIVE_CUT_START`] were live at once (closed and one-sided ones) or more than
+    /// [`MAX_LIVE_CONNECTIONS`] (any).
+    pub fn connections_cut(&self) -> u64 {
+        self.cut.cut
+    }
+
+    /// A tracker (before its first segment) that keeps at most `max` connections live
+    /// instead of [`MAX_LIVE_CONNECTIONS`] (at least 32), and starts cutting closed and
+    /// one-sided ones at the same fraction of it as [`LIVE_CUT_START`] is: as
+    /// [`Self::with_handshake_cap`], for the shards of a parallel pass and tests.
+    pub fn with_live_cap(self, max: usize) -> Self {
+        Tracker {
+            cut: LiveCut::new(max),
             ..self
         }
     }
@@ -1255,6 +1325,9 @@ impl Tracker {
         dst: Endpoint,
         revive: Option<Tombstone>,
     ) -> Box<Conn> {
+        if self.live.len() >= self.cut.next_look {
+            self.cut_live();
+        }
         let spare = self.spare.pop();
         let ip_ids = self.ip_ids;
         let new_conn = |stream, origin, other| {
@@ -1293,6 +1366,50 @@ impl Tracker {
                 new_conn(s, src, dst)
             }
         }
+    }
+
+    /// Looks over the live connections before one more is opened at
+    /// [`LiveCut::next_look`]: past [`LIVE_CUT_START`], finalises the closed and
+    /// one-sided ones, oldest last packet first, until an eighth of it is free; at
+    /// [`MAX_LIVE_CONNECTIONS`], any until an eighth of that is. The stream breaks ties,
+    /// so that every run cuts the same.
+    #[cold]
+    #[inline(never)]
+    fn cut_live(&mut self) {
+        let slots = &self.slots;
+        // 0: closed, 1: heard from one side only, 2: any other.
+        let mut order: Vec<((u8, i64, u64), FlowKey)> = self
+            .live
+            .iter()
+            .filter_map(|(k, &i)| {
+                let c = slots.get(i)?.as_deref()?;
+                let class = if c.closed() {
+                    0
+                } else if c.dirs.iter().any(|d| d.out.packets == 0) {
+                    1
+                } else {
+                    2
+                };
+                Some(((class, c.end.0, c.stream), *k))
+            })
+            .collect();
+        let over = |bound: usize| order.len().saturating_sub(bound - bound / 8);
+        let expendable = order.iter().filter(|&&((class, ..), _)| class < 2).count();
+        let (start, max) = (self.cut.start, self.cut.max);
+        let mut cut = over(start).min(expendable);
+        if order.len() >= max {
+            cut = cut.max(over(max));
+        }
+        if cut > 0 && cut < order.len() {
+            order.select_nth_unstable_by_key(cut, |&(rank, _)| rank);
+        }
+        order.truncate(cut);
+        order.sort_unstable_by_key(|&(rank, _)| rank);
+        for (_, key) in order {
+            self.finalise_cut(&key);
+        }
+        self.cut.cut += cut as u64;
+        self.cut.next_look = (self.live.len() + start / 8).clamp(start, max);
     }
 
     /// Makes `conn` the live connection of `key`.
@@ -1413,6 +1530,9 @@ impl Tracker {
         for k in done {
             self.finalise(&k);
         }
+        // Connections ended: the next look comes an eighth of the start past those left.
+        let c = &mut self.cut;
+        c.next_look = c.next_look.min(self.live.len() + c.start / 8).max(c.start);
         let scan_due = self
             .last_tomb_scan
             .is_none_or(|t| now.since(t) >= TOMBSTONE_SCAN_NS);
@@ -1425,6 +1545,19 @@ impl Tracker {
 
     /// Turns a live connection into a summary and a tombstone.
     fn finalise(&mut self, key: &FlowKey) {
+        self.finalise_as(key, false);
+    }
+
+    /// [`Self::finalise`] for a connection cut ([`MAX_LIVE_CONNECTIONS`]): the tombstone
+    /// of one heard from one side only is forgotten as a closed connection's, so that a
+    /// flood of one-packet connections to random 4-tuples leaves five minutes of them, not
+    /// one for every packet of the capture. A later packet on such a 4-tuple starts a new
+    /// stream where Wireshark would continue the old one.
+    fn finalise_cut(&mut self, key: &FlowKey) {
+        self.finalise_as(key, true);
+    }
+
+    fn finalise_as(&mut self, key: &FlowKey, cut: bool) {
         let slot = self.live.remove(key);
         if self.recent.is_some_and(|r| Some(r.slot) == slot) {
             self.recent = None;
@@ -1458,7 +1591,9 @@ impl Tracker {
             // up a handshake after its last retransmission (`tcp_syn_retries`,
             // `tcp_synack_retries`), each at most `TCP_RTO_MAX` (120 s) after the one
             // before, so nothing of it comes [`CLOSED_TOMBSTONE_NS`] after its last packet.
-            self.done.insert(*key, tomb, c.closed() || c.handshake);
+            let one_sided = c.dirs.iter().any(|d| d.out.packets == 0);
+            let forget = c.closed() || c.handshake || (cut && one_sided);
+            self.done.insert(*key, tomb, forget);
             // Its buffers emptied now (those past `MAX_REUSED_BYTES` freed), kept for the
             // connection that takes the slot freed above.
             c.dirs.iter_mut().for_each(Dir::empty);

@@ -553,3 +553,120 @@ fn handshakes_answered_reset_or_replaced_leave_the_count() {
     assert_eq!(last.stream, first.stream + 24);
     assert_eq!(tr.t.handshakes_cut(), 16);
 }
+
+/// A connection on port `cport` heard both ways: SYN at `t` ms, SYN/ACK, ACK.
+fn both_ways(tr: &mut Trace, cport: u16, t: f64) {
+    tr.cport = cport;
+    tr.at(t).c2s(S, ISN_C, 0, 0);
+    tr.at(t + 0.1).s2c(S | A, ISN_S, ISN_C + 1, 0);
+    tr.at(t + 0.2).c2s(A, ISN_C + 1, ISN_S + 1, 0);
+}
+
+/// A flood of one ACK each to new ports, nothing answered, past the point where cutting
+/// starts (a cap of 64: cutting at 16, an eighth of that freed at a time): the oldest
+/// one-sided connections are finalised and counted, the connections heard both ways never
+/// are; a cut one's later segment continues its stream while its tombstone lasts, 5 min.
+/// Before the flood, 40 connections heard both ways came and were reset: once they are
+/// gone, cutting starts at 16 again.
+#[test]
+fn one_sided_connections_past_the_start_are_cut_oldest_first() {
+    let mut tr = Trace {
+        t: Tracker::new().with_live_cap(64),
+        ..Trace::new()
+    };
+    for i in 0..40u16 {
+        both_ways(&mut tr, 1000 + i, f64::from(i));
+    }
+    assert_eq!((tr.t.live_connections(), tr.t.connections_cut()), (40, 0));
+    for i in 0..40u16 {
+        tr.cport = 1000 + i;
+        tr.at(50.0).c2s(R, ISN_C + 1, 0, 0);
+    }
+    // Ten connections heard both ways stay open (streams 40 to 49).
+    for i in 0..10u16 {
+        both_ways(&mut tr, 2000 + i, 2000.0 + f64::from(i));
+    }
+    assert_eq!(tr.t.live_connections(), 10);
+    let flood = |tr: &mut Trace, ports: std::ops::Range<u16>| {
+        for i in ports {
+            tr.cport = 10000 + i;
+            tr.at(3000.0 + f64::from(i)).c2s(A, ISN_C + 1, ISN_S + 1, 0);
+        }
+    };
+    // The 7th cuts two (down to 16 − 16 / 8), then every second one does.
+    flood(&mut tr, 0..10);
+    assert_eq!((tr.t.live_connections(), tr.t.connections_cut()), (16, 4));
+    flood(&mut tr, 10..1000);
+    // After an even number opened past 16, 16 are live: 1,010 opened, 994 cut.
+    assert_eq!(tr.t.live_connections(), 16);
+    assert_eq!(tr.t.connections_cut(), 994);
+    // The newest flood connection is live (its stream, 1049, no new connection), the
+    // first (stream 50) continues its stream while its tombstone lasts.
+    tr.cport = 10999;
+    assert_eq!(tr.at(4000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream, 1049);
+    tr.cport = 10000;
+    assert_eq!(tr.at(4000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream, 50);
+    // Six minutes on, the tombstones of the one-sided ones cut are forgotten: port
+    // 10001's packet starts a new stream, where Wireshark would continue stream 51.
+    tr.cport = 10001;
+    assert_eq!(
+        tr.at(400_000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream,
+        1050
+    );
+    let done = tr.t.finish();
+    for i in 40..50 {
+        let parts: Vec<_> = done.iter().filter(|c| c.stream == i).collect();
+        assert_eq!(parts.len(), 1, "stream {i}");
+        assert!(!parts[0].continuation);
+    }
+}
+
+/// Closed connections are cut before open ones, newer as they are: of 12 one-sided
+/// connections and then four reset ones (cap 64, cutting at 16), opening one more cuts
+/// the two oldest reset ones.
+#[test]
+fn closed_connections_are_cut_before_open_ones() {
+    let mut tr = Trace {
+        t: Tracker::new().with_live_cap(64),
+        ..Trace::new()
+    };
+    for i in 0..12u16 {
+        tr.cport = 1000 + i;
+        tr.at(f64::from(i)).c2s(A, ISN_C + 1, ISN_S + 1, 0);
+    }
+    for i in 0..4u16 {
+        both_ways(&mut tr, 2000 + i, 20.0 + f64::from(i));
+        tr.at(20.5 + f64::from(i)).c2s(R, ISN_C + 1, 0, 0);
+    }
+    assert_eq!(tr.t.live_connections(), 16);
+    tr.cport = 3000;
+    tr.at(30.0).c2s(A, ISN_C + 1, ISN_S + 1, 0);
+    assert_eq!(tr.t.connections_cut(), 2);
+    assert_eq!(tr.t.live_connections(), 15);
+    // The oldest one-sided connection is still live: no new connection for its packet.
+    tr.cport = 1000;
+    assert_eq!(tr.at(31.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream, 0);
+    assert_eq!(tr.t.live_connections(), 15);
+    let done = tr.t.finish();
+    let cut: Vec<u64> = done.iter().take(2).map(|c| c.stream).collect();
+    assert_eq!(cut, [12, 13]);
+}
+
+/// Past the maximum, connections heard both ways are cut too, the least recently active
+/// first; their tombstones are kept, so a later segment continues the stream however late.
+#[test]
+fn past_the_maximum_any_connection_is_cut() {
+    let mut tr = Trace {
+        t: Tracker::new().with_live_cap(64),
+        ..Trace::new()
+    };
+    for i in 0..100u16 {
+        both_ways(&mut tr, 1000 + i, f64::from(i));
+    }
+    // Live up to 64, then 56 (an eighth of 64 cut): 100 opened, 60 left.
+    assert_eq!(tr.t.max_live_connections(), 64);
+    assert_eq!(tr.t.live_connections(), 60);
+    assert_eq!(tr.t.connections_cut(), 40);
+    tr.cport = 1000;
+    assert_eq!(tr.at(400_000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream, 0);
+}
