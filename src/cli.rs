@@ -392,7 +392,7 @@ pub fn analyze_with(
 /// exit status is 2: a capture of a link type tcpwhy does not read, or without TCP, must
 /// not pass as a healthy one).
 fn report_skips(file: &tcpwhy_pipeline::FileReport) -> bool {
-    if let Some(h) = flows::handshakes_line(file) {
+    for h in flows::cut_lines(file) {
         eprintln!("tcpwhy: warning: {h}");
     }
     if let Some(t) = flows::time_line(file) {

@@ -80,7 +80,7 @@ fn options(threads: usize) -> Options<'static> {
 /// What the CLI says on standard error about a file after its pass (`report_skips` in
 /// src/cli.rs): `Err` with its error line when no frame could be analysed (exit 2).
 fn skip_notes(file: &FileReport, notes: &mut Vec<String>) -> Result<(), String> {
-    if let Some(h) = flows::handshakes_line(file) {
+    for h in flows::cut_lines(file) {
         notes.push(format!("warning: {h}"));
     }
     if let Some(t) = flows::time_line(file) {

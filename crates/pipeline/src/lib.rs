@@ -47,7 +47,8 @@ use tcpwhy_capture::{
 };
 use tcpwhy_detect::{Analyzer, Config, Exchange, Finding};
 use tcpwhy_track::{
-    ConnSummary, Endpoint, SegmentEvent, Sharder, Tracker, MAX_OPEN_HANDSHAKES, PROVISIONAL_STREAM,
+    ConnSummary, Endpoint, SegmentEvent, Sharder, Tracker, MAX_LIVE_CONNECTIONS,
+    MAX_OPEN_HANDSHAKES, PROVISIONAL_STREAM,
 };
 
 /// Frames between progress updates (cheap enough to be invisible on the hot path).
@@ -136,6 +137,8 @@ struct Tally {
     error: Option<ReadError>,
     /// [`Tracker::handshakes_cut`] of the thread's tracker.
     handshakes_cut: u64,
+    /// [`Tracker::connections_cut`] of the thread's tracker.
+    connections_cut: u64,
 }
 
 impl Tally {
@@ -143,6 +146,7 @@ impl Tally {
     fn report(self, path: &str, format: String) -> FileReport {
         FileReport {
             handshakes_cut: self.handshakes_cut,
+            connections_cut: self.connections_cut,
             ..FileReport::new(
                 path,
                 format,
@@ -178,15 +182,18 @@ struct Stage<S> {
 
 impl<S: Sink> Stage<S> {
     /// A stage for one of a pass's `shards` trackers: of more than one, it gives
-    /// provisional stream ids. The shards share [`MAX_OPEN_HANDSHAKES`], so that the
-    /// memory a flood of handshakes takes does not grow with `-j`.
+    /// provisional stream ids. The shards share [`MAX_OPEN_HANDSHAKES`] and
+    /// [`MAX_LIVE_CONNECTIONS`], so that the memory a flood takes does not grow with `-j`.
     fn new(sink: S, shards: usize) -> Self {
         let mut tracker = if shards > 1 {
             Tracker::with_provisional_streams()
         } else {
             Tracker::new()
         };
-        tracker = tracker.with_handshake_cap(MAX_OPEN_HANDSHAKES / shards.max(1));
+        let shards = shards.max(1);
+        tracker = tracker
+            .with_handshake_cap(MAX_OPEN_HANDSHAKES / shards)
+            .with_live_cap(MAX_LIVE_CONNECTIONS / shards);
         if !sink.reads_ip_ids() {
             tracker = tracker.without_ip_ids();
         }
@@ -270,9 +277,10 @@ impl<S: Sink> Stage<S> {
     }
 
     /// Finalises every connection still open and returns the sink; counts in `t` the
-    /// handshakes its tracker cut.
+    /// handshakes and connections its tracker cut.
     fn finish(self, t: &mut Tally) -> S {
         t.handshakes_cut += self.tracker.handshakes_cut();
+        t.connections_cut += self.tracker.connections_cut();
         let mut sink = self.sink;
         for c in self.tracker.finish() {
             sink.connection(c);
@@ -707,6 +715,7 @@ fn sharded<S: Sink + Send>(
     for (t, sink) in results {
         report.tcp_frames += t.tcp_frames;
         report.handshakes_cut += t.handshakes_cut;
+        report.connections_cut += t.connections_cut;
         report.skipped.merge(&t.skipped);
         sinks.push(sink);
     }
@@ -1064,6 +1073,12 @@ impl Pass {
     /// Connections the tracker finalised in their handshake ([`MAX_OPEN_HANDSHAKES`]).
     pub fn handshakes_cut(&self) -> u64 {
         self.0.tracker.handshakes_cut()
+    }
+
+    /// Connections the tracker finalised before their time because too many were live
+    /// (`tcpwhy_track::LIVE_CUT_START`, [`MAX_LIVE_CONNECTIONS`]).
+    pub fn connections_cut(&self) -> u64 {
+        self.0.tracker.connections_cut()
     }
 
     /// Ends the pass: every open connection finalised, then the findings.

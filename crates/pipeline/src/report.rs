@@ -110,6 +110,12 @@ pub struct FileReport {
     /// SYN flood, a scan): memory stays bounded, and a later segment of one continues
     /// its stream without being judged again.
     pub handshakes_cut: u64,
+    /// Connections finalised before their time because more than
+    /// `tcpwhy_track::LIVE_CUT_START` were live at once in one thread's tracker (then
+    /// closed and one-sided ones) or more than `tcpwhy_track::MAX_LIVE_CONNECTIONS` (then
+    /// any): a flood of segments to random 4-tuples; a later segment of one continues its
+    /// stream without being judged again.
+    pub connections_cut: u64,
 }
 
 impl FileReport {
@@ -139,6 +145,7 @@ impl FileReport {
             stats: ConnStats::default(),
             connections: Connections::default(),
             handshakes_cut: 0,
+            connections_cut: 0,
         }
     }
 }

@@ -119,14 +119,20 @@ fn a_flood_of_unanswered_handshakes_holds_at_most_the_cap() {
 
 /// A pcap file (Ethernet, IPv4) of the flood's first `n` handshakes left open.
 fn open_handshakes_file(n: u32) -> tempfile::NamedTempFile {
+    pcap_file(
+        (0..n)
+            .flat_map(|i| connection(i).into_iter().take(2))
+            .collect(),
+    )
+}
+
+/// A pcap file (Ethernet, IPv4) of `frames`, in time order.
+fn pcap_file(mut frames: Vec<(i64, Packet<'static>)>) -> tempfile::NamedTempFile {
     use std::io::Write;
     let mut out = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0];
     out.extend_from_slice(&[0; 8]);
     out.extend_from_slice(&65535u32.to_le_bytes());
     out.extend_from_slice(&1u32.to_le_bytes());
-    let mut frames: Vec<_> = (0..n)
-        .flat_map(|i| connection(i).into_iter().take(2))
-        .collect();
     frames.sort_by_key(|f| f.0);
     for (t_ns, p) in frames {
         let t_us = t_ns / 1_000;
@@ -178,6 +184,72 @@ fn the_report_counts_the_handshakes_cut_by_every_thread() {
                 // Each shard holds at most half the cap: at least as many are cut, the
                 // exact number depending on how the connections fell to the shards.
                 assert!((7_000..u64::from(n)).contains(&cut), "{cut}");
+            }
+        }
+    }
+}
+
+/// Packet `i` of an ACK flood: one ACK from client `i` to the server, nothing answered,
+/// at the flood's pace (what a capture before the target sees of a spoofed ACK flood).
+fn flood_ack(i: u32) -> (i64, Packet<'static>) {
+    let (t, syn) = connection(i)[0];
+    (
+        t,
+        packet(
+            i,
+            true,
+            TcpFlags::ACK,
+            syn.seq.wrapping_add(1),
+            syn.seq ^ 0x5a5a_5a5a,
+        ),
+    )
+}
+
+/// One ACK each to `LIVE_CUT_START` + 8,192 new 4-tuples, nothing answered: each would
+/// stay live for the idle timeout (10 min). Opening the first past the start finalises the
+/// oldest eighth of the start (8,192: judged, freed, counted), and the rest fill it again;
+/// every stream is still a connection of the report.
+#[test]
+fn a_flood_of_one_sided_connections_holds_at_most_the_start() {
+    use tcpwhy_track::LIVE_CUT_START;
+    let n = LIVE_CUT_START as u32 + 8_192;
+    let mut pass = Pass::new(Config::default());
+    let mut most_open = 0;
+    for i in 0..n {
+        let (t, p) = flood_ack(i);
+        pass.packet(u64::from(i) + 1, Timestamp::from_nanos(t), &p);
+        most_open = most_open.max(pass.open_connections());
+    }
+    assert_eq!(pass.connections_cut(), 8_192);
+    assert_eq!(most_open, LIVE_CUT_START);
+    let (stats, _) = pass.finish();
+    assert_eq!(stats.count, u64::from(n));
+}
+
+/// The file's count of cut connections, from one thread and from two (each keeps half of
+/// the bounds), in `flows` and `analyze`.
+#[test]
+fn the_report_counts_the_connections_cut_by_every_thread() {
+    use tcpwhy_track::LIVE_CUT_START;
+    let n = LIVE_CUT_START as u32 + 8_192;
+    let file = pcap_file((0..n).map(flood_ack).collect());
+    let path = file.path().to_str().unwrap();
+    for threads in [1, 2] {
+        let opts = tcpwhy_pipeline::Options {
+            threads,
+            ..Default::default()
+        };
+        let flows = tcpwhy_pipeline::flows(path, &opts).unwrap();
+        let (analyze, _, _) = tcpwhy_pipeline::analyze(path, &opts, &Config::default()).unwrap();
+        for report in [flows, analyze] {
+            assert_eq!(report.stats.count, u64::from(n), "{threads} thread(s)");
+            let cut = report.connections_cut;
+            if threads == 1 {
+                assert_eq!(cut, 8_192);
+            } else {
+                // Each shard starts at half: more are cut, how many depending on how the
+                // connections fell to the shards.
+                assert!((8_192..u64::from(n)).contains(&cut), "{cut}");
             }
         }
     }

@@ -552,6 +552,9 @@ struct JsonFileHead<'a> {
     /// Connections finalised in their handshake to bound memory; absent when none.
     #[serde(skip_serializing_if = "crate::flows::is_zero")]
     handshakes_cut: u64,
+    /// Connections finalised before their time to bound memory; absent when none.
+    #[serde(skip_serializing_if = "crate::flows::is_zero")]
+    connections_cut: u64,
 }
 
 impl<'a> JsonFileHead<'a> {
@@ -566,6 +569,7 @@ impl<'a> JsonFileHead<'a> {
             time_backwards: r.file.skipped.time_backwards(),
             time_out_of_range: r.file.skipped.time_out_of_range(),
             handshakes_cut: r.file.handshakes_cut,
+            connections_cut: r.file.connections_cut,
         }
     }
 }

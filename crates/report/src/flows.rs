@@ -379,11 +379,13 @@ pub fn nothing_analysed(f: &FileReport) -> Option<String> {
     })
 }
 
-/// One line when the tracker finalised handshakes still open to bound memory
-/// (`FileReport::handshakes_cut`), for standard error and the footer.
-pub fn handshakes_line(f: &FileReport) -> Option<String> {
-    (f.handshakes_cut > 0).then(|| {
-        format!(
+/// A line for each way the tracker finalised connections early to bound memory
+/// (`FileReport::handshakes_cut`, `FileReport::connections_cut`), for standard error and
+/// the footer.
+pub fn cut_lines(f: &FileReport) -> Vec<String> {
+    let mut lines = Vec::new();
+    if f.handshakes_cut > 0 {
+        lines.push(format!(
             "{}: {} connection(s) were finalised in their handshake: more than {} \
              handshakes (SYN, SYN/ACK, nothing else) were open at once, a SYN flood or a \
              scan; the oldest were finalised to bound memory, and a later segment of one \
@@ -391,8 +393,22 @@ pub fn handshakes_line(f: &FileReport) -> Option<String> {
             f.path,
             f.handshakes_cut,
             tcpwhy_track::MAX_OPEN_HANDSHAKES
-        )
-    })
+        ));
+    }
+    if f.connections_cut > 0 {
+        lines.push(format!(
+            "{}: {} connection(s) were finalised before their time: more than {} were \
+             tracked at once, a flood or a scan; closed ones and those heard from one side \
+             only were finalised first (any, past {}), oldest last packet first, to bound \
+             memory, and a later segment of one continues its stream without being judged \
+             again",
+            f.path,
+            f.connections_cut,
+            tcpwhy_track::LIVE_CUT_START,
+            tcpwhy_track::MAX_LIVE_CONNECTIONS
+        ));
+    }
+    lines
 }
 
 /// One line when frames of the file have times that cannot be trusted (earlier than a
@@ -459,7 +475,7 @@ pub fn footer(f: &FileReport) -> String {
             f.stats.icmp_errors
         ));
     }
-    if let Some(h) = handshakes_line(f) {
+    for h in cut_lines(f) {
         s.push_str(&format!("warning: {h}\n"));
     }
     if let Some(t) = time_line(f) {
@@ -505,6 +521,9 @@ struct JsonFile<'a> {
     /// Connections finalised in their handshake to bound memory; absent when none.
     #[serde(skip_serializing_if = "is_zero")]
     handshakes_cut: u64,
+    /// Connections finalised before their time to bound memory; absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    connections_cut: u64,
     error: Option<JsonError<'a>>,
 }
 
@@ -815,6 +834,7 @@ fn json_file(f: &FileReport) -> JsonFile<'_> {
         time_backwards: f.skipped.time_backwards(),
         time_out_of_range: f.skipped.time_out_of_range(),
         handshakes_cut: f.handshakes_cut,
+        connections_cut: f.connections_cut,
         error: f.error.as_ref().map(|e| JsonError {
             message: &e.message,
             frame: e.frame,
@@ -1003,6 +1023,7 @@ mod tests {
             stats: Default::default(),
             connections,
             handshakes_cut: 0,
+            connections_cut: 0,
         }
     }
 
@@ -1045,5 +1066,25 @@ mod tests {
             "warning: f2.pcap: 4000 connection(s) were finalised in their handshake: more \
              than 32768 handshakes"
         ));
+    }
+
+    /// Connections cut to bound memory, the same.
+    #[test]
+    fn connections_cut_are_reported_only_when_there_are_some() {
+        let mut f = file(2, false);
+        let json = |f: &FileReport| {
+            let mut out = Vec::new();
+            write_json(std::slice::from_ref(f), &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert!(!json(&f).contains("connections_cut"));
+        assert!(!footer(&f).contains("before their time"));
+        f.connections_cut = 9000;
+        assert!(json(&f).contains("\n      \"connections_cut\": 9000,\n"));
+        assert!(footer(&f).contains(
+            "warning: f2.pcap: 9000 connection(s) were finalised before their time: more \
+             than 65536 were tracked at once"
+        ));
+        assert!(footer(&f).contains("(any, past 262144)"));
     }
 }
