@@ -13,7 +13,8 @@
 #                         (default 4 × --packets, ≈ 5 GB at the default size)
 #   --skip-long           no long capture (the mixed one is captured on its own)
 #   --connections N       connections in the SYN, SYN/ACK, RST capture (default 1000000),
-#                         and in its twin without the RSTs (handshakes left open)
+#                         in its twin without the RSTs (handshakes left open) and in an ACK
+#                         flood (one ACK a connection, nothing answered)
 #   --skip-manyconns      do not make or time those captures
 #   --keep                keep bench/out/*.pcap after the run (a later run reuses them)
 #   --regen               make new captures even if bench/out has them
@@ -74,6 +75,7 @@ INFO="$OUT/mixed-$CAP_PACKETS.info"
 if ((SKIP_LONG)); then MIXED=$CAPTURE LONG=""; else MIXED="$OUT/mixed-$CAP_PACKETS-first-$PACKETS.pcap" LONG=$CAPTURE; fi
 MANY="$OUT/manyconns-$CONNECTIONS.pcap"
 OPEN="$OUT/openhandshakes-$CONNECTIONS.pcap"
+ACKS="$OUT/ackflood-$CONNECTIONS.pcap"
 mkdir -p "$OUT"
 TMP=$(mktemp -d /tmp/tcpwhy-bench.XXXXXX)
 
@@ -101,7 +103,7 @@ cleanup() {
     ip netns del "$NS_S" 2>/dev/null || true
     rm -rf "$TMP"
     if ((KEEP == 0)); then
-        rm -f "$CAPTURE" "$CAPTURE.partial" "$INFO" "$MIXED" "$MANY" "$MANY.partial" "$OPEN" "$OPEN.partial"
+        rm -f "$CAPTURE" "$CAPTURE.partial" "$INFO" "$MIXED" "$MANY" "$MANY.partial" "$OPEN" "$OPEN.partial" "$ACKS" "$ACKS.partial"
     fi
 }
 trap cleanup EXIT
@@ -399,6 +401,11 @@ if ((SKIP_MANY == 0)) && { ((REGEN == 1)) || [[ ! -s $OPEN ]]; }; then
     "$PY" "$BENCH/lab/manyconns.py" "$OPEN.partial" --connections "$CONNECTIONS" --open
     mv "$OPEN.partial" "$OPEN"
 fi
+if ((SKIP_MANY == 0)) && { ((REGEN == 1)) || [[ ! -s $ACKS ]]; }; then
+    section "making $ACKS (bench/lab/manyconns.py --ack)"
+    "$PY" "$BENCH/lab/manyconns.py" "$ACKS.partial" --connections "$CONNECTIONS" --ack
+    mv "$ACKS.partial" "$ACKS"
+fi
 cat "$INFO"
 census "$MIXED"
 N_MIXED=$PK
@@ -415,6 +422,9 @@ if ((SKIP_MANY == 0)); then
     census "$OPEN"
     N_OPEN=$PK
     SIZES="$SIZES; openhandshakes: $N_OPEN packets, $TU 4-tuples, $(gb "$OPEN")"
+    census "$ACKS"
+    N_ACKS=$PK
+    SIZES="$SIZES; ackflood: $N_ACKS packets, $TU 4-tuples, $(gb "$ACKS")"
 fi
 echo "$SIZES"
 
@@ -515,6 +525,9 @@ if ((SKIP_MANY)); then
     for k in open_flows_in open_analyze_in; do
         skip "$k" "$k" openhandshakes "skipped (--skip-manyconns)"
     done
+    for k in ack_flows_in ack_analyze_in; do
+        skip "$k" "$k" ackflood "skipped (--skip-manyconns)"
+    done
 else
     section "timing and memory on $CONNECTIONS SYN, SYN/ACK, RST connections (one core)"
     flows_cmd "${J1[*]}" "$MANY"
@@ -532,6 +545,11 @@ else
     run open_flows_in "tcpwhy flows - <openhandshakes" openhandshakes "$OPEN" "$N_OPEN" 1 "${ONE[@]}" "${CMD[@]}"
     analyze_cmd "${J1[*]}" - "$OPEN"
     run open_analyze_in "tcpwhy analyze - <openhandshakes" openhandshakes "$OPEN" "$N_OPEN" 1 "${ONE[@]}" "${CMD[@]}"
+    section "memory on $CONNECTIONS one-ACK connections (an ACK flood; one core)"
+    flows_cmd "${J1[*]}" - "$ACKS"
+    run ack_flows_in "tcpwhy flows - <ackflood" ackflood "$ACKS" "$N_ACKS" 1 "${ONE[@]}" "${CMD[@]}"
+    analyze_cmd "${J1[*]}" - "$ACKS"
+    run ack_analyze_in "tcpwhy analyze - <ackflood" ackflood "$ACKS" "$N_ACKS" 1 "${ONE[@]}" "${CMD[@]}"
 fi
 
 # ---- report ----------------------------------------------------------------------------
@@ -573,6 +591,9 @@ target "analyze peak RSS, long / mixed (stdin)" "$(rss_ratio analyze_in_long ana
 # left open, which the tracker bounds (MAX_OPEN_HANDSHAKES), not the issue's capture.
 target "openhandshakes: flows peak RSS (stdin)" "$(mb open_flows_in)" "MB" "<=" 400
 target "openhandshakes: analyze peak RSS (stdin)" "$(mb open_analyze_in)" "MB" "<=" 500
+# And to a flood of one ACK a connection, nothing answered (LIVE_CUT_START).
+target "ackflood: flows peak RSS (stdin)" "$(mb ack_flows_in)" "MB" "<=" 400
+target "ackflood: analyze peak RSS (stdin)" "$(mb ack_analyze_in)" "MB" "<=" 500
 # The design's older goals, kept so that figures compare across runs.
 target "design: flows / bareloop (speed)" "$(speedup flows1 bareloop)" "x" ">=" 0.67
 target "design: analyze / tshark -z expert (speed)" "$(speedup analyze1 expert)" "x" ">=" 50

@@ -3,9 +3,11 @@
 what a capture of a SYN flood or a port scan against a busy front end holds. It tests that
 memory follows the connections open at once, not their total (bench/README.md). With
 --open the RST is left out: SYN/ACKs nobody answers, handshakes that stay open (a spoofed
-SYN flood as the server sees it), which the tracker bounds (MAX_OPEN_HANDSHAKES).
+SYN flood as the server sees it), which the tracker bounds (MAX_OPEN_HANDSHAKES). With
+--ack each connection is one ACK from the client and nothing else (a spoofed ACK flood as
+a capture before the target sees it), which the tracker bounds (LIVE_CUT_START).
 
-    manyconns.py OUT.pcap [--connections N] [--rate PER_SECOND] [--seed S] [--open]
+    manyconns.py OUT.pcap [--connections N] [--rate PER_SECOND] [--seed S] [--open | --ack]
 
 Standard library only. Clients are spread over 10.200.0.0/16 with ephemeral ports, the
 server is 10.201.0.1:443; the SYN/ACK follows the SYN by 0.5 ms, the RST by 1 ms.
@@ -41,7 +43,9 @@ def main():
     p.add_argument("--connections", type=int, default=1_000_000)
     p.add_argument("--rate", type=float, default=20_000.0, help="new connections per second")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--open", action="store_true", help="no RST: every handshake is left open")
+    kind = p.add_mutually_exclusive_group()
+    kind.add_argument("--open", action="store_true", help="no RST: every handshake is left open")
+    kind.add_argument("--ack", action="store_true", help="one ACK a connection, nothing answered")
     a = p.parse_args()
     rng = random.Random(a.seed)
     server = bytes([10, 201, 0, 1])
@@ -62,12 +66,16 @@ def main():
             t = t0 + int(i * step)
             while pending and pending[0][0] <= t:
                 out.append(heapq.heappop(pending)[2])
-            frames = [
-                (0, packet(client, server, sport, 443, isn_c, 0, 0x02, syn_opts, rng.getrandbits(16))),
-                (500, packet(server, client, 443, sport, isn_s, (isn_c + 1) & 0xFFFFFFFF, 0x12, syn_opts, 0)),
-            ]
+            first_id = rng.getrandbits(16)
+            if a.ack:
+                frames = [(0, packet(client, server, sport, 443, isn_c, isn_s, 0x10, b"", first_id))]
+            else:
+                frames = [
+                    (0, packet(client, server, sport, 443, isn_c, 0, 0x02, syn_opts, first_id)),
+                    (500, packet(server, client, 443, sport, isn_s, (isn_c + 1) & 0xFFFFFFFF, 0x12, syn_opts, 0)),
+                ]
             rst_id = rng.getrandbits(16)
-            if not a.open:
+            if not (a.open or a.ack):
                 frames.append((1000, packet(client, server, sport, 443, (isn_c + 1) & 0xFFFFFFFF, 0, 0x04, b"", rst_id)))
             for seq, (dt, pkt) in enumerate(frames):
                 ts = t + dt
