@@ -84,10 +84,14 @@ pub const MAX_OPEN_HANDSHAKES: usize = 1 << 15;
 /// not (300,000 ACKs in 15 s: `flows` 1.29 GB, `analyze` 1.92 GB; answered, 0.99 and 1.41
 /// GB; bench/README.md, session 33). 65,536 is Linux's own bound on the connections a host
 /// with connection tracking (a firewall, a NAT, a Kubernetes node) carries at once,
-/// `nf_conntrack_max`, on a host of 1 to 4 GiB (`nf_conntrack_init_start`); at it a flood
-/// costs `flows` ≈ 350 MB and `analyze` ≈ 450 MB. A capture that is not a flood holds that
-/// many closed or one-sided connections only when taken on one side of an asymmetric route
-/// or with `tcpdump -Q out` at a busy host: there, the connections quiet longest are cut.
+/// `nf_conntrack_max`, on a host of 1 to 4 GiB (`nf_conntrack_init_start`). At it a flood
+/// of one packet a connection costs `flows` ≈ 350 MB and `analyze` ≈ 450 MB, and the
+/// tombstones of the cut ones (forgotten after 5 min) ≈ 130 bytes each (1,000,000 ACKs in
+/// 50 s: 449 and 541 MB). A capture that is not a flood reaches it with connections
+/// closed within [`CLOSED_LINGER_NS`] (6,554 closing a second), of which only the late
+/// copies of their last packets become a continuation, or when taken on one side of an
+/// asymmetric route or with `tcpdump -Q out` at a busy host (every connection one-sided):
+/// there the connections quiet longest are cut, and no longer judged if they resume.
 pub const LIVE_CUT_START: usize = 1 << 16;
 /// Live connections past which any, not only the closed and one-sided
 /// ([`LIVE_CUT_START`]), are cut: closed ones first, then those whose last packet is
@@ -1385,7 +1389,7 @@ impl Tracker {
                 let c = slots.get(i)?.as_deref()?;
                 let class = if c.closed() {
                     0
-                } else if c.dirs.iter().any(|d| d.out.packets == 0) {
+                } else if c.one_sided() {
                     1
                 } else {
                     2
@@ -1548,7 +1552,7 @@ impl Tracker {
         self.finalise_as(key, false);
     }
 
-    /// [`Self::finalise`] for a connection cut ([`MAX_LIVE_CONNECTIONS`]): the tombstone
+    /// [`Self::finalise`] for a connection cut ([`LIVE_CUT_START`]): the tombstone
     /// of one heard from one side only is forgotten as a closed connection's, so that a
     /// flood of one-packet connections to random 4-tuples leaves five minutes of them, not
     /// one for every packet of the capture. A later packet on such a 4-tuple starts a new
@@ -1591,8 +1595,7 @@ impl Tracker {
             // up a handshake after its last retransmission (`tcp_syn_retries`,
             // `tcp_synack_retries`), each at most `TCP_RTO_MAX` (120 s) after the one
             // before, so nothing of it comes [`CLOSED_TOMBSTONE_NS`] after its last packet.
-            let one_sided = c.dirs.iter().any(|d| d.out.packets == 0);
-            let forget = c.closed() || c.handshake || (cut && one_sided);
+            let forget = c.closed() || c.handshake || (cut && c.one_sided());
             self.done.insert(*key, tomb, forget);
             // Its buffers emptied now (those past `MAX_REUSED_BYTES` freed), kept for the
             // connection that takes the slot freed above.
@@ -1687,6 +1690,12 @@ impl Conn {
     fn closed(&self) -> bool {
         let [a, b] = &self.dirs;
         a.out.rst || b.out.rst || (a.out.fin && b.out.fin)
+    }
+
+    /// No segment seen from one of the two sides (a flood's or a scan's packet to a
+    /// random 4-tuple, an unanswered one, or a capture of one direction only).
+    fn one_sided(&self) -> bool {
+        self.dirs.iter().any(|d| d.out.packets == 0)
     }
 
     /// Both FINs acknowledged at the capture point: each side delivered everything it
