@@ -101,6 +101,19 @@ pub const LIVE_CUT_START: usize = 1 << 16;
 /// never needs more. At it, connections of a few packets each cost `flows` ≈ 1.2 GB and
 /// `analyze` ≈ 1.7 GB.
 pub const MAX_LIVE_CONNECTIONS: usize = 1 << 18;
+/// Tombstones that are forgotten [`CLOSED_TOMBSTONE_NS`] after their connection's last
+/// packet (of closed connections, of handshakes, of one-sided ones cut) kept at most: past
+/// it the oldest are forgotten sooner, and counted ([`Tracker::streams_forgotten`]). A bound
+/// on memory: each is ≈ 130 bytes (48 in the slab, 40 in a map that holds up to twice as
+/// many), and a flood leaves one per connection for 5 min (20,000 connections a second:
+/// 6 M, ≈ 780 MB). Linux itself keeps at most `tcp_max_tw_buckets` connections in
+/// TIME_WAIT, half its established hash table of at most 524,288 slots by default
+/// (`tcp_init`, `tcp_sk_init`): 262,144; past it a closing connection skips TIME_WAIT
+/// (`tcp_time_wait`, "time wait bucket table overflow"). The price: a segment without SYN
+/// on a forgotten 4-tuple starts a new stream where Wireshark continues the old one, which
+/// takes more than 262,144 such connections ending within 5 min (874 a second) and a
+/// late packet after the oldest of them was forgotten.
+pub const MAX_CLOSED_TOMBSTONES: usize = MAX_LIVE_CONNECTIONS;
 /// Entries of handshakes no longer open that the tracker's queue of open ones may hold
 /// before they are dropped, at least: with few handshakes open at once (the usual
 /// capture), the queue is passed over once per this many connections opened, 32 KB of
@@ -688,11 +701,17 @@ struct TombSeq {
 /// The tombstones of finalised connections: a map from 4-tuple to a slot of a slab, so
 /// that the map's entries are 40 bytes instead of 176 (a hash table keeps about twice as
 /// many entries as it holds: 370 MB for the million tombstones of a SYN flood).
-#[derive(Default)]
 struct Tombstones {
     index: FxHashMap<FlowKey, u32>,
     slab: Vec<PackedTomb>,
     free: Vec<u32>,
+    /// Entries that may be forgotten (`CLOSED`: after [`CLOSED_TOMBSTONE_NS`], or sooner
+    /// past `cap`).
+    closed: usize,
+    /// Most `closed` entries kept ([`MAX_CLOSED_TOMBSTONES`], or a shard's share).
+    cap: usize,
+    /// `closed` entries forgotten before their time because more than `cap` were kept.
+    forgotten_early: u64,
 }
 
 /// A [`Tombstone`] in 48 bytes instead of 128: the endpoints come back from the 4-tuple
@@ -786,31 +805,76 @@ impl PackedTomb {
 }
 
 impl Tombstones {
+    fn new(cap: usize) -> Self {
+        Tombstones {
+            index: FxHashMap::default(),
+            slab: Vec::new(),
+            free: Vec::new(),
+            closed: 0,
+            cap,
+            forgotten_early: 0,
+        }
+    }
+
     fn len(&self) -> usize {
         self.index.len()
     }
 
     /// Forgets the tombstones of closed connections that ended before `before`.
     fn forget_closed(&mut self, before: Timestamp) {
-        let (slab, free) = (&self.slab, &mut self.free);
+        let (slab, free, closed) = (&self.slab, &mut self.free, &mut self.closed);
         self.index.retain(|_, &mut i| {
-            let old = slab
-                .get(i as usize)
-                .is_none_or(|t| t.flags & CLOSED != 0 && t.end < before.0);
+            let Some(t) = slab.get(i as usize) else {
+                free.push(i);
+                return false;
+            };
+            let old = t.flags & CLOSED != 0 && t.end < before.0;
             if old {
                 free.push(i);
+                *closed -= 1;
             }
             !old
         });
     }
 
+    /// Forgets the oldest closed tombstones (by end time) until an eighth of `cap` is
+    /// free: one pass over the tombstones per that many closed connections finalised.
+    #[cold]
+    #[inline(never)]
+    fn forget_oldest(&mut self) {
+        let keep = self.cap - self.cap / 8;
+        let Some(n) = self.closed.checked_sub(keep).filter(|&n| n > 0) else {
+            return;
+        };
+        let slab = &self.slab;
+        let mut ends: Vec<i64> = self
+            .index
+            .values()
+            .filter_map(|&i| slab.get(i as usize))
+            .filter(|t| t.flags & CLOSED != 0)
+            .map(|t| t.end)
+            .collect();
+        if n > ends.len() {
+            return;
+        }
+        let nth = *ends.select_nth_unstable(n - 1).1;
+        let before = self.closed;
+        self.forget_closed(Timestamp(nth.saturating_add(1)));
+        self.forgotten_early += (before - self.closed) as u64;
+    }
+
     fn remove(&mut self, key: &FlowKey) -> Option<Tombstone> {
         let i = self.index.remove(key)?;
         self.free.push(i);
-        self.slab.get(i as usize).map(|p| p.unpack(key))
+        let t = self.slab.get(i as usize)?;
+        if t.flags & CLOSED != 0 {
+            self.closed -= 1;
+        }
+        Some(t.unpack(key))
     }
 
-    /// Files `t` under `key`; `closed`: forgotten [`CLOSED_TOMBSTONE_NS`] after its end.
+    /// Files `t` under `key`; `closed`: forgotten [`CLOSED_TOMBSTONE_NS`] after its end,
+    /// or sooner if more than `cap` such are kept.
     fn insert(&mut self, key: FlowKey, t: Tombstone, closed: bool) {
         let mut t = PackedTomb::pack(&key, &t);
         if closed {
@@ -821,24 +885,30 @@ impl Tombstones {
             .get(&key)
             .and_then(|&i| self.slab.get_mut(i as usize))
         {
+            self.closed -= usize::from(old.flags & CLOSED != 0);
+            self.closed += usize::from(closed);
             *old = t;
-            return;
-        }
-        let i = match self.free.pop() {
-            Some(i) => i,
-            None => {
-                // 2^32 tombstones would need 500 GB; past that, forget new ones.
-                let Ok(i) = u32::try_from(self.slab.len()) else {
-                    return;
-                };
-                self.slab.push(t);
-                i
+        } else {
+            let i = match self.free.pop() {
+                Some(i) => i,
+                None => {
+                    // 2^32 tombstones would need 500 GB; past that, forget new ones.
+                    let Ok(i) = u32::try_from(self.slab.len()) else {
+                        return;
+                    };
+                    self.slab.push(t);
+                    i
+                }
+            };
+            if let Some(slot) = self.slab.get_mut(i as usize) {
+                *slot = t;
             }
-        };
-        if let Some(slot) = self.slab.get_mut(i as usize) {
-            *slot = t;
+            self.index.insert(key, i);
+            self.closed += usize::from(closed);
         }
-        self.index.insert(key, i);
+        if self.closed > self.cap {
+            self.forget_oldest();
+        }
     }
 }
 
@@ -1022,7 +1092,7 @@ impl Tracker {
             free_slots: Vec::new(),
             spare: Vec::new(),
             recent: None,
-            done: Tombstones::default(),
+            done: Tombstones::new(MAX_CLOSED_TOMBSTONES),
             last_tomb_scan: None,
             next_stream: 0,
             provisional: false,
@@ -1114,13 +1184,24 @@ impl Tracker {
         self.cut.cut
     }
 
+    /// Tombstones of ended connections forgotten before [`CLOSED_TOMBSTONE_NS`] because
+    /// more than [`MAX_CLOSED_TOMBSTONES`] were kept: a later segment without SYN on one of
+    /// their 4-tuples started a new stream.
+    pub fn streams_forgotten(&self) -> u64 {
+        self.done.forgotten_early
+    }
+
     /// A tracker (before its first segment) that keeps at most `max` connections live
-    /// instead of [`MAX_LIVE_CONNECTIONS`] (at least 32), and starts cutting closed and
-    /// one-sided ones at the same fraction of it as [`LIVE_CUT_START`] is: as
-    /// [`Self::with_handshake_cap`], for the shards of a parallel pass and tests.
+    /// instead of [`MAX_LIVE_CONNECTIONS`] (at least 32), starts cutting closed and
+    /// one-sided ones at the same fraction of it as [`LIVE_CUT_START`] is, and keeps the
+    /// same share of [`MAX_CLOSED_TOMBSTONES`]: as [`Self::with_handshake_cap`], for the
+    /// shards of a parallel pass and tests.
     pub fn with_live_cap(self, max: usize) -> Self {
+        let cut = LiveCut::new(max);
+        let tombstones = cut.max.saturating_mul(MAX_CLOSED_TOMBSTONES) / MAX_LIVE_CONNECTIONS;
         Tracker {
-            cut: LiveCut::new(max),
+            done: Tombstones::new(tombstones),
+            cut,
             ..self
         }
     }
@@ -1135,8 +1216,11 @@ impl Tracker {
         self.finished.drain(..)
     }
 
-    /// Finalises every connection still open; returns all summaries not yet drained.
+    /// Finalises every connection still open; returns all summaries not yet drained. No
+    /// tombstone is forgotten meanwhile (they all go with the tracker): the counts read
+    /// before it are final.
     pub fn finish(mut self) -> Vec<ConnSummary> {
+        self.done.cap = usize::MAX;
         let keys: Vec<FlowKey> = self.live.keys().copied().collect();
         for k in keys {
             self.finalise(&k);

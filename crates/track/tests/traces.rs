@@ -565,9 +565,9 @@ fn both_ways(tr: &mut Trace, cport: u16, t: f64) {
 /// A flood of one ACK each to new ports, nothing answered, past the point where cutting
 /// starts (a cap of 64: cutting at 16, an eighth of that freed at a time): the oldest
 /// one-sided connections are finalised and counted, the connections heard both ways never
-/// are; a cut one's later segment continues its stream while its tombstone lasts, 5 min.
-/// Before the flood, 40 connections heard both ways came and were reset: once they are
-/// gone, cutting starts at 16 again.
+/// are; a cut one's later segment continues its stream while its tombstone lasts (5 min,
+/// or less past 64 such tombstones). Before the flood, 40 connections heard both ways
+/// came and were reset: once they are gone, cutting starts at 16 again.
 #[test]
 fn one_sided_connections_past_the_start_are_cut_oldest_first() {
     let mut tr = Trace {
@@ -600,18 +600,26 @@ fn one_sided_connections_past_the_start_are_cut_oldest_first() {
     // After an even number opened past 16, 16 are live: 1,010 opened, 994 cut.
     assert_eq!(tr.t.live_connections(), 16);
     assert_eq!(tr.t.connections_cut(), 994);
-    // The newest flood connection is live (its stream, 1049, no new connection), the
-    // first (stream 50) continues its stream while its tombstone lasts.
+    // Of the 1,034 tombstones that are forgotten after 5 min (40 reset connections, 994
+    // one-sided ones cut), at most 64 are kept: the reset ones (all ended at 50 ms) went
+    // at once, then the oldest nine at a time, leaving 58, the newest cut.
+    assert_eq!(tr.t.remembered_connections(), 58);
+    assert_eq!(tr.t.streams_forgotten(), 976);
+    // The newest flood connection is live (its stream, 1049: no new connection), the
+    // newest cut (port 10993, stream 1043) continues its stream, and port 10935's was
+    // forgotten: a new stream, where Wireshark would continue stream 985.
     tr.cport = 10999;
     assert_eq!(tr.at(4000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream, 1049);
-    tr.cport = 10000;
-    assert_eq!(tr.at(4000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream, 50);
+    tr.cport = 10993;
+    assert_eq!(tr.at(4000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream, 1043);
+    tr.cport = 10935;
+    assert_eq!(tr.at(4000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream, 1050);
     // Six minutes on, the tombstones of the one-sided ones cut are forgotten: port
-    // 10001's packet starts a new stream, where Wireshark would continue stream 51.
-    tr.cport = 10001;
+    // 10992's packet starts a new stream.
+    tr.cport = 10992;
     assert_eq!(
         tr.at(400_000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream,
-        1050
+        1051
     );
     let done = tr.t.finish();
     for i in 40..50 {
@@ -669,4 +677,61 @@ fn past_the_maximum_any_connection_is_cut() {
     assert_eq!(tr.t.connections_cut(), 40);
     tr.cport = 1000;
     assert_eq!(tr.at(400_000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream, 0);
+}
+
+/// The tombstones of ended connections are kept 5 min, at most as many as the live
+/// connections' bound (a cap of 64 here): past it the oldest are forgotten, an eighth at a
+/// time, and counted. A segment without SYN on a forgotten 4-tuple starts a new stream
+/// (Wireshark would continue the old one); on a remembered one it continues its stream.
+#[test]
+fn past_the_bound_the_oldest_tombstones_are_forgotten() {
+    let mut tr = Trace {
+        t: Tracker::new().with_live_cap(64),
+        ..Trace::new()
+    };
+    for i in 0..100u16 {
+        let t = f64::from(i) * 1000.0;
+        both_ways(&mut tr, 1000 + i, t);
+        tr.at(t + 0.5).c2s(R, ISN_C + 1, 0, 0);
+    }
+    // 99 reset connections finalised (the last is live, in its linger): past 64 kept, the
+    // oldest 9 are forgotten at the 65th, 74th, 83rd and 92nd.
+    assert_eq!(tr.t.streams_forgotten(), 36);
+    assert_eq!(tr.t.remembered_connections(), 63);
+    tr.cport = 1035;
+    assert_eq!(tr.at(100_000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream, 100);
+    tr.cport = 1036;
+    let late = tr.at(100_000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0);
+    assert_eq!(late.stream, 36);
+}
+
+/// A tombstone taken back by a late segment (its connection continues) leaves the count
+/// of those kept: 60 reset connections, 10 of them continued, and 14 more reset ones make
+/// 64, the bound (a cap of 64), and none is forgotten.
+#[test]
+fn continued_connections_leave_the_tombstone_count() {
+    let mut tr = Trace {
+        t: Tracker::new().with_live_cap(64),
+        ..Trace::new()
+    };
+    let reset = |tr: &mut Trace, port: u16, t: f64| {
+        both_ways(tr, port, t);
+        tr.at(t + 0.5).c2s(R, ISN_C + 1, 0, 0);
+    };
+    for i in 0..60u16 {
+        reset(&mut tr, 1000 + i, f64::from(i) * 1000.0);
+    }
+    for i in 0..10u16 {
+        tr.cport = 1000 + i;
+        let late = tr.at(70_000.0).s2c(A, ISN_S + 1, ISN_C + 1, 0);
+        assert_eq!(late.stream, u64::from(i));
+    }
+    for i in 0..14u16 {
+        reset(&mut tr, 2000 + i, 80_000.0 + f64::from(i) * 1000.0);
+    }
+    // The last reset one is finalised by the next packet.
+    tr.cport = 3000;
+    tr.at(100_000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0);
+    assert_eq!(tr.t.remembered_connections(), 64);
+    assert_eq!(tr.t.streams_forgotten(), 0);
 }
