@@ -1,7 +1,8 @@
 //! Fuzz target for the connection tracker: arbitrary segments between a few endpoints
 //! (see synth.rs), some at untrusted times and some quoted back by ICMP errors (which may
 //! open a stream of their own, reversed), must never panic, and memory must stay bounded,
-//! also when open handshakes or live connections are finalised past the tracker's caps.
+//! also when open handshakes or live connections are finalised, or tombstones forgotten,
+//! past the tracker's caps.
 #![no_main]
 
 mod synth;
@@ -13,7 +14,8 @@ use tcpwhy_track::Tracker;
 fuzz_target!(|data: &[u8]| {
     // A cap of two open handshakes: the few endpoints' handshakes reach it, so the oldest
     // are finalised while other segments of theirs may still come. The smallest cap on
-    // live connections (32, cutting from 8): the 4-tuples the ICMP errors quote reach it.
+    // live connections (32, cutting from 8) and on the tombstones forgotten after 5 min
+    // (32): the 4-tuples the ICMP errors quote reach them.
     let mut t = Tracker::new().with_handshake_cap(2).with_live_cap(32);
     let mut errors = 0;
     synth::segments(data, |frame, ts, p| {

@@ -139,6 +139,8 @@ struct Tally {
     handshakes_cut: u64,
     /// [`Tracker::connections_cut`] of the thread's tracker.
     connections_cut: u64,
+    /// [`Tracker::streams_forgotten`] of the thread's tracker.
+    streams_forgotten: u64,
 }
 
 impl Tally {
@@ -147,6 +149,7 @@ impl Tally {
         FileReport {
             handshakes_cut: self.handshakes_cut,
             connections_cut: self.connections_cut,
+            streams_forgotten: self.streams_forgotten,
             ..FileReport::new(
                 path,
                 format,
@@ -183,7 +186,8 @@ struct Stage<S> {
 impl<S: Sink> Stage<S> {
     /// A stage for one of a pass's `shards` trackers: of more than one, it gives
     /// provisional stream ids. The shards share [`MAX_OPEN_HANDSHAKES`] and
-    /// [`MAX_LIVE_CONNECTIONS`], so that the memory a flood takes does not grow with `-j`.
+    /// [`MAX_LIVE_CONNECTIONS`] (and with it `tcpwhy_track::MAX_CLOSED_TOMBSTONES`), so that
+    /// the memory a flood takes does not grow with `-j`.
     fn new(sink: S, shards: usize) -> Self {
         let mut tracker = if shards > 1 {
             Tracker::with_provisional_streams()
@@ -277,10 +281,11 @@ impl<S: Sink> Stage<S> {
     }
 
     /// Finalises every connection still open and returns the sink; counts in `t` the
-    /// handshakes and connections its tracker cut.
+    /// handshakes and connections its tracker cut and the streams it forgot early.
     fn finish(self, t: &mut Tally) -> S {
         t.handshakes_cut += self.tracker.handshakes_cut();
         t.connections_cut += self.tracker.connections_cut();
+        t.streams_forgotten += self.tracker.streams_forgotten();
         let mut sink = self.sink;
         for c in self.tracker.finish() {
             sink.connection(c);
@@ -716,6 +721,7 @@ fn sharded<S: Sink + Send>(
         report.tcp_frames += t.tcp_frames;
         report.handshakes_cut += t.handshakes_cut;
         report.connections_cut += t.connections_cut;
+        report.streams_forgotten += t.streams_forgotten;
         report.skipped.merge(&t.skipped);
         sinks.push(sink);
     }

@@ -116,6 +116,11 @@ pub struct FileReport {
     /// any): a flood of segments to random 4-tuples; a later segment of one continues its
     /// stream without being judged again.
     pub connections_cut: u64,
+    /// Ended connections whose 4-tuple's stream was forgotten before 5 min because more
+    /// than `tcpwhy_track::MAX_CLOSED_TOMBSTONES` were remembered in one thread's tracker:
+    /// a later segment without SYN on one starts a new stream where Wireshark continues the
+    /// old one, and a new SYN on one is not marked as reusing its ports.
+    pub streams_forgotten: u64,
 }
 
 impl FileReport {
@@ -146,6 +151,7 @@ impl FileReport {
             connections: Connections::default(),
             handshakes_cut: 0,
             connections_cut: 0,
+            streams_forgotten: 0,
         }
     }
 }

@@ -254,3 +254,38 @@ fn the_report_counts_the_connections_cut_by_every_thread() {
         }
     }
 }
+
+/// The flood of SYN, SYN/ACK, RST connections past `MAX_CLOSED_TOMBSTONES`: their streams
+/// are forgotten oldest first, an eighth of the bound at a time (once in the 292,144
+/// finalised before the end, 32,769; those finalised at the end are not, their tombstones
+/// going with the pass), and counted; with nothing late on their 4-tuples every stream is
+/// still the connection it was.
+#[test]
+fn the_report_counts_the_streams_forgotten_by_every_thread() {
+    use tcpwhy_track::MAX_CLOSED_TOMBSTONES;
+    let n = MAX_CLOSED_TOMBSTONES as u32 + 40_000;
+    let file = pcap_file((0..n).flat_map(connection).collect());
+    let path = file.path().to_str().unwrap();
+    for threads in [1, 2] {
+        let opts = tcpwhy_pipeline::Options {
+            threads,
+            ..Default::default()
+        };
+        let flows = tcpwhy_pipeline::flows(path, &opts).unwrap();
+        let (analyze, _, _) = tcpwhy_pipeline::analyze(path, &opts, &Config::default()).unwrap();
+        for report in [flows, analyze] {
+            assert_eq!(report.stats.count, u64::from(n), "{threads} thread(s)");
+            let forgotten = report.streams_forgotten;
+            if threads == 1 {
+                assert_eq!(forgotten, 32_769);
+            } else {
+                // Each shard keeps half the bound and forgets 16,385 at a time, once or
+                // twice as the connections fell to it.
+                assert!(
+                    (2 * 16_385..=4 * 16_385).contains(&forgotten),
+                    "{forgotten}"
+                );
+            }
+        }
+    }
+}

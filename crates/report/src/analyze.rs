@@ -555,6 +555,9 @@ struct JsonFileHead<'a> {
     /// Connections finalised before their time to bound memory; absent when none.
     #[serde(skip_serializing_if = "crate::flows::is_zero")]
     connections_cut: u64,
+    /// Ended connections' streams forgotten early to bound memory; absent when none.
+    #[serde(skip_serializing_if = "crate::flows::is_zero")]
+    streams_forgotten: u64,
 }
 
 impl<'a> JsonFileHead<'a> {
@@ -570,6 +573,7 @@ impl<'a> JsonFileHead<'a> {
             time_out_of_range: r.file.skipped.time_out_of_range(),
             handshakes_cut: r.file.handshakes_cut,
             connections_cut: r.file.connections_cut,
+            streams_forgotten: r.file.streams_forgotten,
         }
     }
 }

@@ -408,6 +408,18 @@ pub fn cut_lines(f: &FileReport) -> Vec<String> {
             tcpwhy_track::MAX_LIVE_CONNECTIONS
         ));
     }
+    if f.streams_forgotten > 0 {
+        lines.push(format!(
+            "{}: {} ended connection(s) were forgotten less than 5 min after their last \
+             packet, as more than {} had ended within 5 min (a busy host, a flood or a \
+             scan): a late segment without SYN on one of their 4-tuples, if any came, \
+             started a new stream where Wireshark continues the old one, and stream \
+             numbers after it differ from Wireshark's",
+            f.path,
+            f.streams_forgotten,
+            tcpwhy_track::MAX_CLOSED_TOMBSTONES
+        ));
+    }
     lines
 }
 
@@ -524,6 +536,9 @@ struct JsonFile<'a> {
     /// Connections finalised before their time to bound memory; absent when none.
     #[serde(skip_serializing_if = "is_zero")]
     connections_cut: u64,
+    /// Ended connections' streams forgotten early to bound memory; absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    streams_forgotten: u64,
     error: Option<JsonError<'a>>,
 }
 
@@ -835,6 +850,7 @@ fn json_file(f: &FileReport) -> JsonFile<'_> {
         time_out_of_range: f.skipped.time_out_of_range(),
         handshakes_cut: f.handshakes_cut,
         connections_cut: f.connections_cut,
+        streams_forgotten: f.streams_forgotten,
         error: f.error.as_ref().map(|e| JsonError {
             message: &e.message,
             frame: e.frame,
@@ -1024,6 +1040,7 @@ mod tests {
             connections,
             handshakes_cut: 0,
             connections_cut: 0,
+            streams_forgotten: 0,
         }
     }
 
@@ -1086,5 +1103,24 @@ mod tests {
              than 65536 were tracked at once"
         ));
         assert!(footer(&f).contains("(any, past 262144)"));
+    }
+
+    /// Streams forgotten early, the same.
+    #[test]
+    fn streams_forgotten_are_reported_only_when_there_are_some() {
+        let mut f = file(2, false);
+        let json = |f: &FileReport| {
+            let mut out = Vec::new();
+            write_json(std::slice::from_ref(f), &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert!(!json(&f).contains("streams_forgotten"));
+        assert!(!footer(&f).contains("forgotten"));
+        f.streams_forgotten = 70;
+        assert!(json(&f).contains("\n      \"streams_forgotten\": 70,\n"));
+        assert!(footer(&f).contains(
+            "warning: f2.pcap: 70 ended connection(s) were forgotten less than 5 min after \
+             their last packet, as more than 262144 had ended within 5 min"
+        ));
     }
 }
