@@ -101,11 +101,11 @@ pub const LIVE_CUT_START: usize = 1 << 16;
 /// never needs more. At it, connections of a few packets each cost `flows` ≈ 1.2 GB and
 /// `analyze` ≈ 1.7 GB.
 pub const MAX_LIVE_CONNECTIONS: usize = 1 << 18;
-/// Tombstones that are forgotten [`CLOSED_TOMBSTONE_NS`] after their connection's last
-/// packet (of closed connections, of handshakes, of one-sided ones cut) kept at most: past
-/// it the oldest are forgotten sooner, and counted ([`Tracker::streams_forgotten`]). A bound
-/// on memory: each is ≈ 130 bytes (48 in the slab, 40 in a map that holds up to twice as
-/// many), and a flood leaves one per connection for 5 min (20,000 connections a second:
+/// The most tombstones kept of those forgotten [`CLOSED_TOMBSTONE_NS`] after their
+/// connection's last packet (of closed connections, of handshakes, of one-sided ones cut):
+/// past it the oldest are forgotten sooner, and counted ([`Tracker::streams_forgotten`]).
+/// A bound on memory: each is ≈ 130 bytes (48 in the slab, 40 in a map that holds up to
+/// twice as many), and a flood leaves one per connection for 5 min (20,000 a second:
 /// 6 M, ≈ 780 MB). Linux itself keeps at most `tcp_max_tw_buckets` connections in
 /// TIME_WAIT, half its established hash table of at most 524,288 slots by default
 /// (`tcp_init`, `tcp_sk_init`): 262,144; past it a closing connection skips TIME_WAIT
@@ -855,6 +855,9 @@ impl Tombstones {
             .map(|t| t.end)
             .collect();
         if n > ends.len() {
+            // Never so, as `closed` counts them; should it be, it is counted again here,
+            // not on every tombstone filed from now on.
+            self.closed = ends.len();
             return;
         }
         let nth = *ends.select_nth_unstable(n - 1).1;
