@@ -160,6 +160,23 @@ fn pcap_file(mut frames: Vec<(i64, Packet<'static>)>) -> tempfile::NamedTempFile
     file
 }
 
+/// The file's report from `flows` and from `analyze`, each with one thread and with two,
+/// with the number of threads.
+fn reports(file: &tempfile::NamedTempFile) -> Vec<(usize, tcpwhy_pipeline::FileReport)> {
+    let path = file.path().to_str().unwrap();
+    let mut out = Vec::new();
+    for threads in [1, 2] {
+        let opts = tcpwhy_pipeline::Options {
+            threads,
+            ..Default::default()
+        };
+        out.push((threads, tcpwhy_pipeline::flows(path, &opts).unwrap()));
+        let (analyze, _, _) = tcpwhy_pipeline::analyze(path, &opts, &Config::default()).unwrap();
+        out.push((threads, analyze));
+    }
+    out
+}
+
 /// The file's count of cut handshakes, from one thread and from two sharing the cap
 /// (each keeps half of it): every handshake is still a connection of the report.
 #[test]
@@ -167,24 +184,15 @@ fn the_report_counts_the_handshakes_cut_by_every_thread() {
     use tcpwhy_track::MAX_OPEN_HANDSHAKES;
     let n = MAX_OPEN_HANDSHAKES as u32 + 7_000;
     let file = open_handshakes_file(n);
-    let path = file.path().to_str().unwrap();
-    for threads in [1, 2] {
-        let opts = tcpwhy_pipeline::Options {
-            threads,
-            ..Default::default()
-        };
-        let flows = tcpwhy_pipeline::flows(path, &opts).unwrap();
-        let (analyze, _, _) = tcpwhy_pipeline::analyze(path, &opts, &Config::default()).unwrap();
-        for report in [flows, analyze] {
-            assert_eq!(report.stats.count, u64::from(n), "{threads} thread(s)");
-            let cut = report.handshakes_cut;
-            if threads == 1 {
-                assert_eq!(cut, 7_000);
-            } else {
-                // Each shard holds at most half the cap: at least as many are cut, the
-                // exact number depending on how the connections fell to the shards.
-                assert!((7_000..u64::from(n)).contains(&cut), "{cut}");
-            }
+    for (threads, report) in reports(&file) {
+        assert_eq!(report.stats.count, u64::from(n), "{threads} thread(s)");
+        let cut = report.handshakes_cut;
+        if threads == 1 {
+            assert_eq!(cut, 7_000);
+        } else {
+            // Each shard holds at most half the cap: at least as many are cut, the
+            // exact number depending on how the connections fell to the shards.
+            assert!((7_000..u64::from(n)).contains(&cut), "{cut}");
         }
     }
 }
@@ -233,24 +241,15 @@ fn the_report_counts_the_connections_cut_by_every_thread() {
     use tcpwhy_track::LIVE_CUT_START;
     let n = LIVE_CUT_START as u32 + 8_192;
     let file = pcap_file((0..n).map(flood_ack).collect());
-    let path = file.path().to_str().unwrap();
-    for threads in [1, 2] {
-        let opts = tcpwhy_pipeline::Options {
-            threads,
-            ..Default::default()
-        };
-        let flows = tcpwhy_pipeline::flows(path, &opts).unwrap();
-        let (analyze, _, _) = tcpwhy_pipeline::analyze(path, &opts, &Config::default()).unwrap();
-        for report in [flows, analyze] {
-            assert_eq!(report.stats.count, u64::from(n), "{threads} thread(s)");
-            let cut = report.connections_cut;
-            if threads == 1 {
-                assert_eq!(cut, 8_192);
-            } else {
-                // Each shard starts at half: more are cut, how many depending on how the
-                // connections fell to the shards.
-                assert!((8_192..u64::from(n)).contains(&cut), "{cut}");
-            }
+    for (threads, report) in reports(&file) {
+        assert_eq!(report.stats.count, u64::from(n), "{threads} thread(s)");
+        let cut = report.connections_cut;
+        if threads == 1 {
+            assert_eq!(cut, 8_192);
+        } else {
+            // Each shard starts at half: more are cut, how many depending on how the
+            // connections fell to the shards.
+            assert!((8_192..u64::from(n)).contains(&cut), "{cut}");
         }
     }
 }
@@ -265,27 +264,18 @@ fn the_report_counts_the_streams_forgotten_by_every_thread() {
     use tcpwhy_track::MAX_CLOSED_TOMBSTONES;
     let n = MAX_CLOSED_TOMBSTONES as u32 + 40_000;
     let file = pcap_file((0..n).flat_map(connection).collect());
-    let path = file.path().to_str().unwrap();
-    for threads in [1, 2] {
-        let opts = tcpwhy_pipeline::Options {
-            threads,
-            ..Default::default()
-        };
-        let flows = tcpwhy_pipeline::flows(path, &opts).unwrap();
-        let (analyze, _, _) = tcpwhy_pipeline::analyze(path, &opts, &Config::default()).unwrap();
-        for report in [flows, analyze] {
-            assert_eq!(report.stats.count, u64::from(n), "{threads} thread(s)");
-            let forgotten = report.streams_forgotten;
-            if threads == 1 {
-                assert_eq!(forgotten, 32_769);
-            } else {
-                // Each shard keeps half the bound and forgets 16,385 at a time, once or
-                // twice as the connections fell to it.
-                assert!(
-                    (2 * 16_385..=4 * 16_385).contains(&forgotten),
-                    "{forgotten}"
-                );
-            }
+    for (threads, report) in reports(&file) {
+        assert_eq!(report.stats.count, u64::from(n), "{threads} thread(s)");
+        let forgotten = report.streams_forgotten;
+        if threads == 1 {
+            assert_eq!(forgotten, 32_769);
+        } else {
+            // Each shard keeps half the bound and forgets 16,385 at a time, once or
+            // twice as the connections fell to it.
+            assert!(
+                (2 * 16_385..=4 * 16_385).contains(&forgotten),
+                "{forgotten}"
+            );
         }
     }
 }

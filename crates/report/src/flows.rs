@@ -1065,16 +1065,18 @@ mod tests {
         }
     }
 
+    /// One file's JSON document.
+    fn json(f: &FileReport) -> String {
+        let mut out = Vec::new();
+        write_json(std::slice::from_ref(f), &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
     /// Handshakes finalised to bound memory are said once per file, in the JSON and
     /// under the table; absent when none (every other capture's output is unchanged).
     #[test]
     fn handshakes_cut_are_reported_only_when_there_are_some() {
         let mut f = file(2, false);
-        let json = |f: &FileReport| {
-            let mut out = Vec::new();
-            write_json(std::slice::from_ref(f), &mut out).unwrap();
-            String::from_utf8(out).unwrap()
-        };
         assert!(!json(&f).contains("handshakes_cut"));
         assert!(!footer(&f).contains("handshake"));
         f.handshakes_cut = 4000;
@@ -1089,11 +1091,6 @@ mod tests {
     #[test]
     fn connections_cut_are_reported_only_when_there_are_some() {
         let mut f = file(2, false);
-        let json = |f: &FileReport| {
-            let mut out = Vec::new();
-            write_json(std::slice::from_ref(f), &mut out).unwrap();
-            String::from_utf8(out).unwrap()
-        };
         assert!(!json(&f).contains("connections_cut"));
         assert!(!footer(&f).contains("before their time"));
         f.connections_cut = 9000;
@@ -1109,11 +1106,6 @@ mod tests {
     #[test]
     fn streams_forgotten_are_reported_only_when_there_are_some() {
         let mut f = file(2, false);
-        let json = |f: &FileReport| {
-            let mut out = Vec::new();
-            write_json(std::slice::from_ref(f), &mut out).unwrap();
-            String::from_utf8(out).unwrap()
-        };
         assert!(!json(&f).contains("streams_forgotten"));
         assert!(!footer(&f).contains("forgotten"));
         f.streams_forgotten = 70;

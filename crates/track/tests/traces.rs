@@ -44,6 +44,10 @@ impl Trace {
             ip_id: 1,
         }
     }
+    /// A trace fed to `t` (a tracker built with other bounds).
+    fn with(t: Tracker) -> Self {
+        Trace { t, ..Trace::new() }
+    }
     fn at(&mut self, ms: f64) -> &mut Self {
         self.now_us = (ms * 1000.0) as i64;
         self
@@ -472,10 +476,7 @@ fn limits_attribute_time_to_the_receiver_window_sender_and_application() {
 /// handshake completed is never cut, and a cut one's later segment continues its stream.
 #[test]
 fn open_handshakes_past_the_cap_are_finalised_oldest_first() {
-    let mut tr = Trace {
-        t: Tracker::new().with_handshake_cap(100),
-        ..Trace::new()
-    };
+    let mut tr = Trace::with(Tracker::new().with_handshake_cap(100));
     tr.cport = 1000;
     tr.handshake(1.0); // stream 0, answered
     for i in 0..1000u32 {
@@ -515,10 +516,7 @@ fn open_handshakes_past_the_cap_are_finalised_oldest_first() {
 /// exactly its own oldest.
 #[test]
 fn handshakes_answered_reset_or_replaced_leave_the_count() {
-    let mut tr = Trace {
-        t: Tracker::new().with_handshake_cap(10),
-        ..Trace::new()
-    };
+    let mut tr = Trace::with(Tracker::new().with_handshake_cap(10));
     let mut t = 0.0;
     for i in 0..3000u32 {
         tr.cport = 10000 + i as u16;
@@ -570,10 +568,7 @@ fn both_ways(tr: &mut Trace, cport: u16, t: f64) {
 /// came and were reset: once they are gone, cutting starts at 16 again.
 #[test]
 fn one_sided_connections_past_the_start_are_cut_oldest_first() {
-    let mut tr = Trace {
-        t: Tracker::new().with_live_cap(64),
-        ..Trace::new()
-    };
+    let mut tr = Trace::with(Tracker::new().with_live_cap(64));
     for i in 0..40u16 {
         both_ways(&mut tr, 1000 + i, f64::from(i));
     }
@@ -634,10 +629,7 @@ fn one_sided_connections_past_the_start_are_cut_oldest_first() {
 /// the two oldest reset ones.
 #[test]
 fn closed_connections_are_cut_before_open_ones() {
-    let mut tr = Trace {
-        t: Tracker::new().with_live_cap(64),
-        ..Trace::new()
-    };
+    let mut tr = Trace::with(Tracker::new().with_live_cap(64));
     for i in 0..12u16 {
         tr.cport = 1000 + i;
         tr.at(f64::from(i)).c2s(A, ISN_C + 1, ISN_S + 1, 0);
@@ -664,10 +656,7 @@ fn closed_connections_are_cut_before_open_ones() {
 /// first; their tombstones are kept, so a later segment continues the stream however late.
 #[test]
 fn past_the_maximum_any_connection_is_cut() {
-    let mut tr = Trace {
-        t: Tracker::new().with_live_cap(64),
-        ..Trace::new()
-    };
+    let mut tr = Trace::with(Tracker::new().with_live_cap(64));
     for i in 0..100u16 {
         both_ways(&mut tr, 1000 + i, f64::from(i));
     }
@@ -685,10 +674,7 @@ fn past_the_maximum_any_connection_is_cut() {
 /// (Wireshark would continue the old one); on a remembered one it continues its stream.
 #[test]
 fn past_the_bound_the_oldest_tombstones_are_forgotten() {
-    let mut tr = Trace {
-        t: Tracker::new().with_live_cap(64),
-        ..Trace::new()
-    };
+    let mut tr = Trace::with(Tracker::new().with_live_cap(64));
     for i in 0..100u16 {
         let t = f64::from(i) * 1000.0;
         both_ways(&mut tr, 1000 + i, t);
@@ -710,10 +696,7 @@ fn past_the_bound_the_oldest_tombstones_are_forgotten() {
 /// 64, the bound (a cap of 64), and none is forgotten.
 #[test]
 fn continued_connections_leave_the_tombstone_count() {
-    let mut tr = Trace {
-        t: Tracker::new().with_live_cap(64),
-        ..Trace::new()
-    };
+    let mut tr = Trace::with(Tracker::new().with_live_cap(64));
     let reset = |tr: &mut Trace, port: u16, t: f64| {
         both_ways(tr, port, t);
         tr.at(t + 0.5).c2s(R, ISN_C + 1, 0, 0);
