@@ -47,7 +47,7 @@ use tcpwhy_capture::{
 };
 use tcpwhy_detect::{Analyzer, Config, Exchange, Finding};
 use tcpwhy_track::{
-    ConnSummary, Endpoint, SegmentEvent, Sharder, Tracker, MAX_LIVE_CONNECTIONS,
+    ConnSummary, Cuts, Endpoint, SegmentEvent, Sharder, Tracker, MAX_LIVE_CONNECTIONS,
     MAX_OPEN_HANDSHAKES, PROVISIONAL_STREAM,
 };
 
@@ -135,21 +135,15 @@ struct Tally {
     tcp_frames: u64,
     skipped: SkipCounts,
     error: Option<ReadError>,
-    /// [`Tracker::handshakes_cut`] of the thread's tracker.
-    handshakes_cut: u64,
-    /// [`Tracker::connections_cut`] of the thread's tracker.
-    connections_cut: u64,
-    /// [`Tracker::streams_forgotten`] of the thread's tracker.
-    streams_forgotten: u64,
+    /// [`Tracker::cuts`] of the thread's tracker.
+    cuts: Cuts,
 }
 
 impl Tally {
     /// The report of a file read by this one thread.
     fn report(self, path: &str, format: String) -> FileReport {
         FileReport {
-            handshakes_cut: self.handshakes_cut,
-            connections_cut: self.connections_cut,
-            streams_forgotten: self.streams_forgotten,
+            cuts: self.cuts,
             ..FileReport::new(
                 path,
                 format,
@@ -281,11 +275,9 @@ impl<S: Sink> Stage<S> {
     }
 
     /// Finalises every connection still open and returns the sink; counts in `t` the
-    /// handshakes and connections its tracker cut and the streams it forgot early.
+    /// connections its tracker cut and the streams it forgot early.
     fn finish(self, t: &mut Tally) -> S {
-        t.handshakes_cut += self.tracker.handshakes_cut();
-        t.connections_cut += self.tracker.connections_cut();
-        t.streams_forgotten += self.tracker.streams_forgotten();
+        t.cuts += self.tracker.cuts();
         let mut sink = self.sink;
         for c in self.tracker.finish() {
             sink.connection(c);
@@ -719,9 +711,7 @@ fn sharded<S: Sink + Send>(
     let mut sinks = Vec::with_capacity(results.len());
     for (t, sink) in results {
         report.tcp_frames += t.tcp_frames;
-        report.handshakes_cut += t.handshakes_cut;
-        report.connections_cut += t.connections_cut;
-        report.streams_forgotten += t.streams_forgotten;
+        report.cuts += t.cuts;
         report.skipped.merge(&t.skipped);
         sinks.push(sink);
     }
@@ -1076,15 +1066,9 @@ impl Pass {
         self.0.sink.analyzer.open_connections()
     }
 
-    /// Connections the tracker finalised in their handshake ([`MAX_OPEN_HANDSHAKES`]).
-    pub fn handshakes_cut(&self) -> u64 {
-        self.0.tracker.handshakes_cut()
-    }
-
-    /// Connections the tracker finalised before their time because too many were live
-    /// (`tcpwhy_track::LIVE_CUT_START`, [`MAX_LIVE_CONNECTIONS`]).
-    pub fn connections_cut(&self) -> u64 {
-        self.0.tracker.connections_cut()
+    /// What the tracker's bounds on memory did so far ([`Tracker::cuts`]).
+    pub fn cuts(&self) -> Cuts {
+        self.0.tracker.cuts()
     }
 
     /// Ends the pass: every open connection finalised, then the findings.

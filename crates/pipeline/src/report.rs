@@ -105,22 +105,22 @@ pub struct FileReport {
     /// a memory budget in temporary files; `iter()` decodes a few at a time. Filled by
     /// `flows`, empty after `analyze`, which judges each as it ends and keeps none.
     pub connections: Connections,
-    /// Connections finalised in their handshake because more than
-    /// `tcpwhy_track::MAX_OPEN_HANDSHAKES` were open at once in one thread's tracker (a
-    /// SYN flood, a scan): memory stays bounded, and a later segment of one continues
-    /// its stream without being judged again.
-    pub handshakes_cut: u64,
-    /// Connections finalised before their time because more than
-    /// `tcpwhy_track::LIVE_CUT_START` were live at once in one thread's tracker (then
-    /// closed and one-sided ones) or more than `tcpwhy_track::MAX_LIVE_CONNECTIONS` (then
-    /// any): a flood of segments to random 4-tuples; a later segment of one continues its
-    /// stream without being judged again.
-    pub connections_cut: u64,
-    /// Ended connections whose 4-tuple's stream was forgotten before 5 min because more
-    /// than `tcpwhy_track::MAX_CLOSED_TOMBSTONES` were remembered in one thread's tracker:
-    /// a later segment without SYN on one starts a new stream where Wireshark continues the
-    /// old one, and a new SYN on one is not marked as reusing its ports.
-    pub streams_forgotten: u64,
+    /// What the trackers' bounds on memory did, summed over the pass's threads (each
+    /// keeps its share of the bounds):
+    /// - `handshakes`: connections finalised in their handshake because more than
+    ///   `tcpwhy_track::MAX_OPEN_HANDSHAKES` were open at once (a SYN flood, a scan);
+    /// - `connections`: live connections finalised before their time because more than
+    ///   `tcpwhy_track::LIVE_CUT_START` were live at once (then closed and one-sided
+    ///   ones) or more than `tcpwhy_track::MAX_LIVE_CONNECTIONS` (then any);
+    /// - `streams_forgotten`: ended connections whose 4-tuple's stream was forgotten
+    ///   before 5 min because more than `tcpwhy_track::MAX_CLOSED_TOMBSTONES` were
+    ///   remembered: a later segment without SYN on one starts a new stream where
+    ///   Wireshark continues the old one, and a new SYN on one is not marked as reusing
+    ///   its ports.
+    ///
+    /// A later segment of a connection finalised so continues its stream without being
+    /// judged again.
+    pub cuts: tcpwhy_track::Cuts,
 }
 
 impl FileReport {
@@ -149,9 +149,7 @@ impl FileReport {
             error,
             stats: ConnStats::default(),
             connections: Connections::default(),
-            handshakes_cut: 0,
-            connections_cut: 0,
-            streams_forgotten: 0,
+            cuts: Default::default(),
         }
     }
 }

@@ -110,7 +110,7 @@ fn a_flood_of_unanswered_handshakes_holds_at_most_the_cap() {
         }
         most_open = most_open.max(pass.open_connections());
     }
-    assert_eq!(pass.handshakes_cut(), u64::from(extra));
+    assert_eq!(pass.cuts().handshakes, u64::from(extra));
     // The oldest is finalised before the new one's first segment reaches the analyzer.
     assert_eq!(most_open, MAX_OPEN_HANDSHAKES);
     let (stats, _) = pass.finish();
@@ -186,7 +186,7 @@ fn the_report_counts_the_handshakes_cut_by_every_thread() {
     let file = open_handshakes_file(n);
     for (threads, report) in reports(&file) {
         assert_eq!(report.stats.count, u64::from(n), "{threads} thread(s)");
-        let cut = report.handshakes_cut;
+        let cut = report.cuts.handshakes;
         if threads == 1 {
             assert_eq!(cut, 7_000);
         } else {
@@ -228,7 +228,7 @@ fn a_flood_of_one_sided_connections_holds_at_most_the_start() {
         pass.packet(u64::from(i) + 1, Timestamp::from_nanos(t), &p);
         most_open = most_open.max(pass.open_connections());
     }
-    assert_eq!(pass.connections_cut(), 8_192);
+    assert_eq!(pass.cuts().connections, 8_192);
     assert_eq!(most_open, LIVE_CUT_START);
     let (stats, _) = pass.finish();
     assert_eq!(stats.count, u64::from(n));
@@ -243,7 +243,7 @@ fn the_report_counts_the_connections_cut_by_every_thread() {
     let file = pcap_file((0..n).map(flood_ack).collect());
     for (threads, report) in reports(&file) {
         assert_eq!(report.stats.count, u64::from(n), "{threads} thread(s)");
-        let cut = report.connections_cut;
+        let cut = report.cuts.connections;
         if threads == 1 {
             assert_eq!(cut, 8_192);
         } else {
@@ -266,7 +266,7 @@ fn the_report_counts_the_streams_forgotten_by_every_thread() {
     let file = pcap_file((0..n).flat_map(connection).collect());
     for (threads, report) in reports(&file) {
         assert_eq!(report.stats.count, u64::from(n), "{threads} thread(s)");
-        let forgotten = report.streams_forgotten;
+        let forgotten = report.cuts.streams_forgotten;
         if threads == 1 {
             assert_eq!(forgotten, 32_769);
         } else {

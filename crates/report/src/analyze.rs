@@ -549,15 +549,8 @@ struct JsonFileHead<'a> {
     /// Frames whose pcap fraction of a second was out of range; absent when none.
     #[serde(skip_serializing_if = "crate::flows::is_zero")]
     time_out_of_range: u64,
-    /// Connections finalised in their handshake to bound memory; absent when none.
-    #[serde(skip_serializing_if = "crate::flows::is_zero")]
-    handshakes_cut: u64,
-    /// Connections finalised before their time to bound memory; absent when none.
-    #[serde(skip_serializing_if = "crate::flows::is_zero")]
-    connections_cut: u64,
-    /// Ended connections' streams forgotten early to bound memory; absent when none.
-    #[serde(skip_serializing_if = "crate::flows::is_zero")]
-    streams_forgotten: u64,
+    #[serde(flatten)]
+    cuts: crate::flows::JsonCuts,
 }
 
 impl<'a> JsonFileHead<'a> {
@@ -571,9 +564,7 @@ impl<'a> JsonFileHead<'a> {
             skipped_link_types: crate::flows::json_link_types(&r.file),
             time_backwards: r.file.skipped.time_backwards(),
             time_out_of_range: r.file.skipped.time_out_of_range(),
-            handshakes_cut: r.file.handshakes_cut,
-            connections_cut: r.file.connections_cut,
-            streams_forgotten: r.file.streams_forgotten,
+            cuts: crate::flows::JsonCuts::of(&r.file.cuts),
         }
     }
 }

@@ -380,22 +380,21 @@ pub fn nothing_analysed(f: &FileReport) -> Option<String> {
 }
 
 /// A line for each way the tracker finalised connections early to bound memory
-/// (`FileReport::handshakes_cut`, `FileReport::connections_cut`), for standard error and
-/// the footer.
+/// (`FileReport::cuts`), for standard error and the footer.
 pub fn cut_lines(f: &FileReport) -> Vec<String> {
     let mut lines = Vec::new();
-    if f.handshakes_cut > 0 {
+    if f.cuts.handshakes > 0 {
         lines.push(format!(
             "{}: {} connection(s) were finalised in their handshake: more than {} \
              handshakes (SYN, SYN/ACK, nothing else) were open at once, a SYN flood or a \
              scan; the oldest were finalised to bound memory, and a later segment of one \
              continues its stream without being judged again",
             f.path,
-            f.handshakes_cut,
+            f.cuts.handshakes,
             tcpwhy_track::MAX_OPEN_HANDSHAKES
         ));
     }
-    if f.connections_cut > 0 {
+    if f.cuts.connections > 0 {
         lines.push(format!(
             "{}: {} connection(s) were finalised before their time: more than {} were \
              tracked at once, a flood or a scan; closed ones and those heard from one side \
@@ -403,12 +402,12 @@ pub fn cut_lines(f: &FileReport) -> Vec<String> {
              memory, and a later segment of one continues its stream without being judged \
              again",
             f.path,
-            f.connections_cut,
+            f.cuts.connections,
             tcpwhy_track::LIVE_CUT_START,
             tcpwhy_track::MAX_LIVE_CONNECTIONS
         ));
     }
-    if f.streams_forgotten > 0 {
+    if f.cuts.streams_forgotten > 0 {
         lines.push(format!(
             "{}: {} ended connection(s) were forgotten less than 5 min after their last \
              packet, as more than {} had ended within 5 min (a busy host, a flood or a \
@@ -416,7 +415,7 @@ pub fn cut_lines(f: &FileReport) -> Vec<String> {
              started a new stream where Wireshark continues the old one, and stream \
              numbers after it differ from Wireshark's",
             f.path,
-            f.streams_forgotten,
+            f.cuts.streams_forgotten,
             tcpwhy_track::MAX_CLOSED_TOMBSTONES
         ));
     }
@@ -530,16 +529,31 @@ struct JsonFile<'a> {
     /// Frames whose pcap fraction of a second was out of range; absent when none.
     #[serde(skip_serializing_if = "is_zero")]
     time_out_of_range: u64,
-    /// Connections finalised in their handshake to bound memory; absent when none.
+    #[serde(flatten)]
+    cuts: JsonCuts,
+    error: Option<JsonError<'a>>,
+}
+
+/// What the tracker's bounds on memory did (`FileReport::cuts`), in both commands' file
+/// heads; each count absent when none.
+#[derive(Serialize)]
+pub(crate) struct JsonCuts {
     #[serde(skip_serializing_if = "is_zero")]
     handshakes_cut: u64,
-    /// Connections finalised before their time to bound memory; absent when none.
     #[serde(skip_serializing_if = "is_zero")]
     connections_cut: u64,
-    /// Ended connections' streams forgotten early to bound memory; absent when none.
     #[serde(skip_serializing_if = "is_zero")]
     streams_forgotten: u64,
-    error: Option<JsonError<'a>>,
+}
+
+impl JsonCuts {
+    pub(crate) fn of(c: &tcpwhy_track::Cuts) -> Self {
+        JsonCuts {
+            handshakes_cut: c.handshakes,
+            connections_cut: c.connections,
+            streams_forgotten: c.streams_forgotten,
+        }
+    }
 }
 
 pub(crate) fn is_zero(n: &u64) -> bool {
@@ -848,9 +862,7 @@ fn json_file(f: &FileReport) -> JsonFile<'_> {
         skipped_link_types: json_link_types(f),
         time_backwards: f.skipped.time_backwards(),
         time_out_of_range: f.skipped.time_out_of_range(),
-        handshakes_cut: f.handshakes_cut,
-        connections_cut: f.connections_cut,
-        streams_forgotten: f.streams_forgotten,
+        cuts: JsonCuts::of(&f.cuts),
         error: f.error.as_ref().map(|e| JsonError {
             message: &e.message,
             frame: e.frame,
@@ -1038,9 +1050,7 @@ mod tests {
             }),
             stats: Default::default(),
             connections,
-            handshakes_cut: 0,
-            connections_cut: 0,
-            streams_forgotten: 0,
+            cuts: Default::default(),
         }
     }
 
@@ -1079,7 +1089,7 @@ mod tests {
         let mut f = file(2, false);
         assert!(!json(&f).contains("handshakes_cut"));
         assert!(!footer(&f).contains("handshake"));
-        f.handshakes_cut = 4000;
+        f.cuts.handshakes = 4000;
         assert!(json(&f).contains("\n      \"handshakes_cut\": 4000,\n"));
         assert!(footer(&f).contains(
             "warning: f2.pcap: 4000 connection(s) were finalised in their handshake: more \
@@ -1093,7 +1103,7 @@ mod tests {
         let mut f = file(2, false);
         assert!(!json(&f).contains("connections_cut"));
         assert!(!footer(&f).contains("before their time"));
-        f.connections_cut = 9000;
+        f.cuts.connections = 9000;
         assert!(json(&f).contains("\n      \"connections_cut\": 9000,\n"));
         assert!(footer(&f).contains(
             "warning: f2.pcap: 9000 connection(s) were finalised before their time: more \
@@ -1108,7 +1118,7 @@ mod tests {
         let mut f = file(2, false);
         assert!(!json(&f).contains("streams_forgotten"));
         assert!(!footer(&f).contains("forgotten"));
-        f.streams_forgotten = 70;
+        f.cuts.streams_forgotten = 70;
         assert!(json(&f).contains("\n      \"streams_forgotten\": 70,\n"));
         assert!(footer(&f).contains(
             "warning: f2.pcap: 70 ended connection(s) were forgotten less than 5 min after \

@@ -1059,6 +1059,27 @@ impl LiveCut {
     }
 }
 
+/// What the tracker's bounds on memory did: connections finalised, or their streams
+/// forgotten, before their time (docs/tracking.md). All zero on a capture that is not a
+/// flood or a scan.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Cuts {
+    /// Handshakes finalised while open ([`MAX_OPEN_HANDSHAKES`]).
+    pub handshakes: u64,
+    /// Live connections finalised ([`LIVE_CUT_START`], [`MAX_LIVE_CONNECTIONS`]).
+    pub connections: u64,
+    /// Ended connections whose streams were forgotten ([`MAX_CLOSED_TOMBSTONES`]).
+    pub streams_forgotten: u64,
+}
+
+impl std::ops::AddAssign for Cuts {
+    fn add_assign(&mut self, o: Cuts) {
+        self.handshakes += o.handshakes;
+        self.connections += o.connections;
+        self.streams_forgotten += o.streams_forgotten;
+    }
+}
+
 /// The connection of a handshake queue entry (`(slot, stream)`), if it is still that
 /// stream's and still in its handshake; `None` for a stale entry.
 fn open_handshake(slots: &[Option<Box<Conn>>], (slot, stream): (usize, u64)) -> Option<&Conn> {
@@ -1185,6 +1206,15 @@ impl Tracker {
     /// [`MAX_LIVE_CONNECTIONS`] (any).
     pub fn connections_cut(&self) -> u64 {
         self.cut.cut
+    }
+
+    /// [`Self::handshakes_cut`], [`Self::connections_cut`] and [`Self::streams_forgotten`].
+    pub fn cuts(&self) -> Cuts {
+        Cuts {
+            handshakes: self.handshakes_cut(),
+            connections: self.connections_cut(),
+            streams_forgotten: self.streams_forgotten(),
+        }
     }
 
     /// Tombstones of ended connections forgotten before [`CLOSED_TOMBSTONE_NS`] because
