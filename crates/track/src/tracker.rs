@@ -62,7 +62,7 @@ const IDLE_FINALISE_NS: i64 = 600_000_000_000;
 /// Connections in their handshake (only segments with SYN seen: a SYN, a SYN/ACK, their
 /// retransmissions) tracked at once. Past it the oldest is finalised, as an idle one is
 /// (a later segment continues its stream and is not judged again), and counted
-/// ([`Tracker::handshakes_cut`]). A bound on memory, not a rule of TCP: a capture of a
+/// ([`Tracker::cuts`]). A bound on memory, not a rule of TCP: a capture of a
 /// SYN flood or a scan whose SYN/ACKs go unanswered, with no RST, holds handshakes that
 /// stay open for [`IDLE_FINALISE_NS`], ≈ 3 KB of tracker state each (300,000 in 15 s:
 /// `flows` 1.45 GB, `analyze` 2.06 GB; bench/README.md, session 32). Linux itself keeps at
@@ -75,7 +75,7 @@ const IDLE_FINALISE_NS: i64 = 600_000_000_000;
 pub const MAX_OPEN_HANDSHAKES: usize = 1 << 15;
 /// Live connections (tracked with their full state) past which those least worth keeping
 /// are finalised before their time, as idle ones are (a later segment continues the
-/// stream and is not judged again), and counted ([`Tracker::connections_cut`]): closed
+/// stream and is not judged again), and counted ([`Tracker::cuts`]): closed
 /// ones (RST, or FIN both ways: only late copies can still come) and those heard from one
 /// side only, oldest last packet first. Past [`MAX_LIVE_CONNECTIONS`] any are. A bound on
 /// memory, not a rule of TCP: a flood to random 4-tuples that is not a SYN flood (ACK,
@@ -85,9 +85,9 @@ pub const MAX_OPEN_HANDSHAKES: usize = 1 << 15;
 /// GB; bench/README.md, session 33). 65,536 is Linux's own bound on the connections a host
 /// with connection tracking (a firewall, a NAT, a Kubernetes node) carries at once,
 /// `nf_conntrack_max`, on a host of 1 to 4 GiB (`nf_conntrack_init_start`). At it a flood
-/// of one packet a connection costs `flows` ≈ 350 MB and `analyze` ≈ 450 MB, and the
-/// tombstones of the cut ones (forgotten after 5 min) ≈ 130 bytes each (1,000,000 ACKs in
-/// 50 s: 449 and 541 MB). A capture that is not a flood reaches it with connections
+/// of one packet a connection costs `flows` ≈ 350 MB and `analyze` ≈ 450 MB with the
+/// tombstones of the cut ones (≈ 130 bytes each, at most [`MAX_CLOSED_TOMBSTONES`];
+/// 1,000,000 ACKs in 50 s: 354 and 449 MB). A capture that is not a flood reaches it with connections
 /// closed within [`CLOSED_LINGER_NS`] (6,554 closing a second), of which only the late
 /// copies of their last packets become a continuation, or when taken on one side of an
 /// asymmetric route or with `tcpdump -Q out` at a busy host (every connection one-sided):
@@ -98,12 +98,12 @@ pub const LIVE_CUT_START: usize = 1 << 16;
 /// oldest. `nf_conntrack_max` on a 64-bit host of more than 4 GiB, 262,144 by default: past
 /// it Linux drops the packets of new connections (`__nf_conntrack_alloc`, when
 /// `early_drop` finds no unanswered entry to evict), so a capture at or behind such a host
-/// never needs more. At it, connections of a few packets each cost `flows` ≈ 1.2 GB and
-/// `analyze` ≈ 1.7 GB.
+/// never needs more. At it, connections of one to three packets each cost `flows`
+/// 1.2–1.3 GB and `analyze` 1.7–1.9 GB (bench/README.md, session 33).
 pub const MAX_LIVE_CONNECTIONS: usize = 1 << 18;
 /// The most tombstones kept of those forgotten [`CLOSED_TOMBSTONE_NS`] after their
 /// connection's last packet (of closed connections, of handshakes, of one-sided ones cut):
-/// past it the oldest are forgotten sooner, and counted ([`Tracker::streams_forgotten`]).
+/// past it the oldest are forgotten sooner, and counted ([`Tracker::cuts`]).
 /// A bound on memory: each is ≈ 130 bytes (48 in the slab, 40 in a map that holds up to
 /// twice as many), and a flood leaves one per connection for 5 min (20,000 a second:
 /// 6 M, ≈ 780 MB). Linux itself keeps at most `tcp_max_tw_buckets` connections in
@@ -1182,12 +1182,6 @@ impl Tracker {
         self.max_live
     }
 
-    /// Connections finalised in their handshake because more than
-    /// [`MAX_OPEN_HANDSHAKES`] were open at once (the oldest first).
-    pub fn handshakes_cut(&self) -> u64 {
-        self.handshakes.cut
-    }
-
     /// A tracker (before its first segment) that keeps at most `cap` handshakes open
     /// instead of [`MAX_OPEN_HANDSHAKES`]: each shard of a parallel pass its share of
     /// it, so that the pass's memory does not grow with its threads; tests, a small one.
@@ -1201,27 +1195,18 @@ impl Tracker {
         }
     }
 
-    /// Live connections finalised before their time because more than
-    /// [`LIVE_CUT_START`] were live at once (closed and one-sided ones) or more than
-    /// [`MAX_LIVE_CONNECTIONS`] (any).
-    pub fn connections_cut(&self) -> u64 {
-        self.cut.cut
-    }
-
-    /// [`Self::handshakes_cut`], [`Self::connections_cut`] and [`Self::streams_forgotten`].
+    /// What the bounds on memory did so far: handshakes finalised while open because
+    /// more than [`MAX_OPEN_HANDSHAKES`] were (the oldest first), live connections
+    /// finalised before their time because more than [`LIVE_CUT_START`] were live (closed
+    /// and one-sided ones) or more than [`MAX_LIVE_CONNECTIONS`] (any), and tombstones
+    /// forgotten before [`CLOSED_TOMBSTONE_NS`] because more than
+    /// [`MAX_CLOSED_TOMBSTONES`] were kept.
     pub fn cuts(&self) -> Cuts {
         Cuts {
-            handshakes: self.handshakes_cut(),
-            connections: self.connections_cut(),
-            streams_forgotten: self.streams_forgotten(),
+            handshakes: self.handshakes.cut,
+            connections: self.cut.cut,
+            streams_forgotten: self.done.forgotten_early,
         }
-    }
-
-    /// Tombstones of ended connections forgotten before [`CLOSED_TOMBSTONE_NS`] because
-    /// more than [`MAX_CLOSED_TOMBSTONES`] were kept: a later segment without SYN on one of
-    /// their 4-tuples started a new stream.
-    pub fn streams_forgotten(&self) -> u64 {
-        self.done.forgotten_early
     }
 
     /// A tracker (before its first segment) that keeps at most `max` connections live

@@ -485,7 +485,7 @@ fn open_handshakes_past_the_cap_are_finalised_oldest_first() {
         tr.at(t0).c2s(S, ISN_C, 0, 0);
         tr.at(t0 + 0.5).s2c(S | A, ISN_S, ISN_C + 1, 0);
     }
-    assert_eq!(tr.t.handshakes_cut(), 900);
+    assert_eq!(tr.t.cuts().handshakes, 900);
     // The 100 newest handshakes and stream 0; one more while a new one was opened.
     assert_eq!(tr.t.live_connections(), 101);
     assert_eq!(tr.t.max_live_connections(), 102);
@@ -499,7 +499,7 @@ fn open_handshakes_past_the_cap_are_finalised_oldest_first() {
     assert_eq!(tr.at(1501.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream, 0);
     // The continuation of stream 1 is an open handshake again: the oldest then (port
     // 20900, stream 901) was cut for it.
-    assert_eq!(tr.t.handshakes_cut(), 901);
+    assert_eq!(tr.t.cuts().handshakes, 901);
     // A cut handshake's tombstone is forgotten as a closed connection's, 5 min after its
     // last packet: Linux gives a handshake up after its last retransmission.
     assert_eq!(tr.t.remembered_connections(), 900);
@@ -535,13 +535,13 @@ fn handshakes_answered_reset_or_replaced_leave_the_count() {
             }
         };
     }
-    assert_eq!(tr.t.handshakes_cut(), 0);
+    assert_eq!(tr.t.cuts().handshakes, 0);
     for i in 0..25u32 {
         tr.cport = 30000 + i as u16;
         t += 1.0;
         tr.at(t).c2s(S, ISN_C, 0, 0);
     }
-    assert_eq!(tr.t.handshakes_cut(), 15);
+    assert_eq!(tr.t.cuts().handshakes, 15);
     // The first 15 of the flood were cut (their streams go on after a late SYN), the
     // last ten are live.
     tr.cport = 30000;
@@ -549,7 +549,7 @@ fn handshakes_answered_reset_or_replaced_leave_the_count() {
     tr.cport = 30024;
     let last = tr.at(t + 1.0).c2s(A, ISN_C + 1, ISN_S + 1, 0);
     assert_eq!(last.stream, first.stream + 24);
-    assert_eq!(tr.t.handshakes_cut(), 16);
+    assert_eq!(tr.t.cuts().handshakes, 16);
 }
 
 /// A connection on port `cport` heard both ways: SYN at `t` ms, SYN/ACK, ACK.
@@ -572,7 +572,7 @@ fn one_sided_connections_past_the_start_are_cut_oldest_first() {
     for i in 0..40u16 {
         both_ways(&mut tr, 1000 + i, f64::from(i));
     }
-    assert_eq!((tr.t.live_connections(), tr.t.connections_cut()), (40, 0));
+    assert_eq!((tr.t.live_connections(), tr.t.cuts().connections), (40, 0));
     for i in 0..40u16 {
         tr.cport = 1000 + i;
         tr.at(50.0).c2s(R, ISN_C + 1, 0, 0);
@@ -590,16 +590,16 @@ fn one_sided_connections_past_the_start_are_cut_oldest_first() {
     };
     // The 7th cuts two (down to 16 − 16 / 8), then every second one does.
     flood(&mut tr, 0..10);
-    assert_eq!((tr.t.live_connections(), tr.t.connections_cut()), (16, 4));
+    assert_eq!((tr.t.live_connections(), tr.t.cuts().connections), (16, 4));
     flood(&mut tr, 10..1000);
     // After an even number opened past 16, 16 are live: 1,010 opened, 994 cut.
     assert_eq!(tr.t.live_connections(), 16);
-    assert_eq!(tr.t.connections_cut(), 994);
+    assert_eq!(tr.t.cuts().connections, 994);
     // Of the 1,034 tombstones that are forgotten after 5 min (40 reset connections, 994
     // one-sided ones cut), at most 64 are kept: the reset ones (all ended at 50 ms) went
     // at once, then the oldest nine at a time, leaving 58, the newest cut.
     assert_eq!(tr.t.remembered_connections(), 58);
-    assert_eq!(tr.t.streams_forgotten(), 976);
+    assert_eq!(tr.t.cuts().streams_forgotten, 976);
     // The newest flood connection is live (its stream, 1049: no new connection), the
     // newest cut (port 10993, stream 1043) continues its stream, and port 10935's was
     // forgotten: a new stream, where Wireshark would continue stream 985.
@@ -641,7 +641,7 @@ fn closed_connections_are_cut_before_open_ones() {
     assert_eq!(tr.t.live_connections(), 16);
     tr.cport = 3000;
     tr.at(30.0).c2s(A, ISN_C + 1, ISN_S + 1, 0);
-    assert_eq!(tr.t.connections_cut(), 2);
+    assert_eq!(tr.t.cuts().connections, 2);
     assert_eq!(tr.t.live_connections(), 15);
     // The oldest one-sided connection is still live: no new connection for its packet.
     tr.cport = 1000;
@@ -663,7 +663,7 @@ fn past_the_maximum_any_connection_is_cut() {
     // Live up to 64, then 56 (an eighth of 64 cut): 100 opened, 60 left.
     assert_eq!(tr.t.max_live_connections(), 64);
     assert_eq!(tr.t.live_connections(), 60);
-    assert_eq!(tr.t.connections_cut(), 40);
+    assert_eq!(tr.t.cuts().connections, 40);
     tr.cport = 1000;
     assert_eq!(tr.at(400_000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream, 0);
 }
@@ -682,7 +682,7 @@ fn past_the_bound_the_oldest_tombstones_are_forgotten() {
     }
     // 99 reset connections finalised (the last is live, in its linger): past 64 kept, the
     // oldest 9 are forgotten at the 65th, 74th, 83rd and 92nd.
-    assert_eq!(tr.t.streams_forgotten(), 36);
+    assert_eq!(tr.t.cuts().streams_forgotten, 36);
     assert_eq!(tr.t.remembered_connections(), 63);
     tr.cport = 1035;
     assert_eq!(tr.at(100_000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream, 100);
@@ -716,5 +716,5 @@ fn continued_connections_leave_the_tombstone_count() {
     tr.cport = 3000;
     tr.at(100_000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0);
     assert_eq!(tr.t.remembered_connections(), 64);
-    assert_eq!(tr.t.streams_forgotten(), 0);
+    assert_eq!(tr.t.cuts().streams_forgotten, 0);
 }
