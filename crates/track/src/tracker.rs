@@ -64,7 +64,7 @@ const IDLE_FINALISE_NS: i64 = 600_000_000_000;
 /// (a later segment continues its stream and is not judged again), and counted
 /// ([`Tracker::cuts`]). A bound on memory, not a rule of TCP: a capture of a
 /// SYN flood or a scan whose SYN/ACKs go unanswered, with no RST, holds handshakes that
-/// stay open for [`IDLE_FINALISE_NS`], ≈ 3 KB of tracker state each (300,000 in 15 s:
+/// stay open for `IDLE_FINALISE_NS`, ≈ 3 KB of tracker state each (300,000 in 15 s:
 /// `flows` 1.45 GB, `analyze` 2.06 GB; bench/README.md, session 32). Linux itself keeps at
 /// most min(backlog, `net.core.somaxconn`, 4096 by default since 5.4) handshakes per
 /// listener before it drops SYNs or answers them with syncookies
@@ -80,7 +80,7 @@ pub const MAX_OPEN_HANDSHAKES: usize = 1 << 15;
 /// side only, oldest last packet first. Past [`MAX_LIVE_CONNECTIONS`] any are. A bound on
 /// memory, not a rule of TCP: a flood to random 4-tuples that is not a SYN flood (ACK,
 /// FIN or NULL segments, answered by RSTs or not) holds a connection of ≈ 3 KB of tracker
-/// state for each packet for [`CLOSED_LINGER_NS`] if answered, [`IDLE_FINALISE_NS`] if
+/// state for each packet for `CLOSED_LINGER_NS` if answered, `IDLE_FINALISE_NS` if
 /// not (300,000 ACKs in 15 s: `flows` 1.29 GB, `analyze` 1.92 GB; answered, 0.99 and 1.41
 /// GB; bench/README.md, session 33). 65,536 is Linux's own bound on the connections a host
 /// with connection tracking (a firewall, a NAT, a Kubernetes node) carries at once,
@@ -88,7 +88,7 @@ pub const MAX_OPEN_HANDSHAKES: usize = 1 << 15;
 /// of one packet a connection costs `flows` ≈ 350 MB and `analyze` ≈ 450 MB with the
 /// tombstones of the cut ones (≈ 130 bytes each, at most [`MAX_CLOSED_TOMBSTONES`];
 /// 1,000,000 ACKs in 50 s: 354 and 449 MB). A capture that is not a flood reaches it with connections
-/// closed within [`CLOSED_LINGER_NS`] (6,554 closing a second), of which only the late
+/// closed within `CLOSED_LINGER_NS` (6,554 closing a second), of which only the late
 /// copies of their last packets become a continuation, or when taken on one side of an
 /// asymmetric route or with `tcpdump -Q out` at a busy host (every connection one-sided):
 /// there the connections quiet longest are cut, and no longer judged if they resume.
@@ -101,7 +101,7 @@ pub const LIVE_CUT_START: usize = 1 << 16;
 /// never needs more. At it, connections of one to three packets each cost `flows`
 /// 1.2–1.3 GB and `analyze` 1.7–1.9 GB (bench/README.md, session 33).
 pub const MAX_LIVE_CONNECTIONS: usize = 1 << 18;
-/// The most tombstones kept of those forgotten [`CLOSED_TOMBSTONE_NS`] after their
+/// The most tombstones kept of those forgotten `CLOSED_TOMBSTONE_NS` after their
 /// connection's last packet (of closed connections, of handshakes, of one-sided ones cut):
 /// past it the oldest are forgotten sooner, and counted ([`Tracker::cuts`]).
 /// A bound on memory: each is ≈ 130 bytes (48 in the slab, 40 in a map that holds up to
@@ -1199,7 +1199,7 @@ impl Tracker {
     /// more than [`MAX_OPEN_HANDSHAKES`] were (the oldest first), live connections
     /// finalised before their time because more than [`LIVE_CUT_START`] were live (closed
     /// and one-sided ones) or more than [`MAX_LIVE_CONNECTIONS`] (any), and tombstones
-    /// forgotten before [`CLOSED_TOMBSTONE_NS`] because more than
+    /// forgotten before `CLOSED_TOMBSTONE_NS` because more than
     /// [`MAX_CLOSED_TOMBSTONES`] were kept.
     pub fn cuts(&self) -> Cuts {
         Cuts {
