@@ -970,7 +970,7 @@ pub fn render_json(files: &[FileReport]) -> String {
 mod tests {
     use super::*;
     use tcpwhy_capture::{SkipCounts, SkipReason, Timestamp};
-    use tcpwhy_track::Endpoint;
+    use tcpwhy_track::{Cuts, Endpoint};
 
     /// The document as serde_json writes it whole: what the pieces must add up to.
     #[derive(Serialize)]
@@ -1075,54 +1075,69 @@ mod tests {
         }
     }
 
-    /// One file's JSON document.
-    fn json(f: &FileReport) -> String {
-        let mut out = Vec::new();
-        write_json(std::slice::from_ref(f), &mut out).unwrap();
-        String::from_utf8(out).unwrap()
-    }
-
-    /// Handshakes finalised to bound memory are said once per file, in the JSON and
-    /// under the table; absent when none (every other capture's output is unchanged).
+    /// What the tracker's bounds on memory did is said once per file, in the JSON and
+    /// under the table, each count only when it is not zero (every other capture's output
+    /// is unchanged).
     #[test]
-    fn handshakes_cut_are_reported_only_when_there_are_some() {
-        let mut f = file(2, false);
-        assert!(!json(&f).contains("handshakes_cut"));
-        assert!(!footer(&f).contains("handshake"));
-        f.cuts.handshakes = 4000;
-        assert!(json(&f).contains("\n      \"handshakes_cut\": 4000,\n"));
-        assert!(footer(&f).contains(
-            "warning: f2.pcap: 4000 connection(s) were finalised in their handshake: more \
-             than 32768 handshakes"
-        ));
-    }
-
-    /// Connections cut to bound memory, the same.
-    #[test]
-    fn connections_cut_are_reported_only_when_there_are_some() {
-        let mut f = file(2, false);
-        assert!(!json(&f).contains("connections_cut"));
-        assert!(!footer(&f).contains("before their time"));
-        f.cuts.connections = 9000;
-        assert!(json(&f).contains("\n      \"connections_cut\": 9000,\n"));
-        assert!(footer(&f).contains(
-            "warning: f2.pcap: 9000 connection(s) were finalised before their time: more \
-             than 65536 were tracked at once"
-        ));
-        assert!(footer(&f).contains("(any, past 262144)"));
-    }
-
-    /// Streams forgotten early, the same.
-    #[test]
-    fn streams_forgotten_are_reported_only_when_there_are_some() {
-        let mut f = file(2, false);
-        assert!(!json(&f).contains("streams_forgotten"));
-        assert!(!footer(&f).contains("forgotten"));
-        f.cuts.streams_forgotten = 70;
-        assert!(json(&f).contains("\n      \"streams_forgotten\": 70,\n"));
-        assert!(footer(&f).contains(
-            "warning: f2.pcap: 70 ended connection(s) were forgotten less than 5 min after \
-             their last packet, as more than 262144 had ended within 5 min"
-        ));
+    fn memory_bounds_are_reported_only_when_they_acted() {
+        let json = |f: &FileReport| {
+            let mut out = Vec::new();
+            write_json(std::slice::from_ref(f), &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let fields = ["handshakes_cut", "connections_cut", "streams_forgotten"];
+        let quiet = file(2, false);
+        for field in fields {
+            assert!(!json(&quiet).contains(field));
+        }
+        assert!(!footer(&quiet).contains("warning"));
+        type Set = fn(&mut Cuts);
+        let cases: [(&str, Set, &str, &[&str]); 3] = [
+            (
+                "handshakes_cut",
+                |c| c.handshakes = 4000,
+                "4000",
+                &[
+                    "warning: f2.pcap: 4000 connection(s) were finalised in their handshake: \
+                   more than 32768 handshakes",
+                ],
+            ),
+            (
+                "connections_cut",
+                |c| c.connections = 9000,
+                "9000",
+                &[
+                    "warning: f2.pcap: 9000 connection(s) were finalised before their time: \
+                     more than 65536 were tracked at once",
+                    "(any, past 262144)",
+                ],
+            ),
+            (
+                "streams_forgotten",
+                |c| c.streams_forgotten = 70,
+                "70",
+                &[
+                    "warning: f2.pcap: 70 ended connection(s) were forgotten less than 5 min \
+                   after their last packet, as more than 262144 had ended within 5 min",
+                ],
+            ),
+        ];
+        for (field, set, count, said) in cases {
+            let mut f = file(2, false);
+            set(&mut f.cuts);
+            let doc = json(&f);
+            assert!(
+                doc.contains(&format!("\n      \"{field}\": {count},\n")),
+                "{field}"
+            );
+            for other in fields.iter().filter(|&&o| o != field) {
+                assert!(!doc.contains(other), "{field} with {other}");
+            }
+            let text = footer(&f);
+            for line in said {
+                assert!(text.contains(line), "{field}: {text}");
+            }
+            assert_eq!(text.matches("warning").count(), 1, "{field}");
+        }
     }
 }
