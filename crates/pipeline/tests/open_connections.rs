@@ -6,6 +6,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use tcpwhy_capture::{Packet, TcpFlags, TcpOptions, Timestamp};
 use tcpwhy_detect::Config;
 use tcpwhy_pipeline::Pass;
+use tcpwhy_track::Cuts;
 
 /// One packet of the flood: client `i` (10.200.x.y:port) to 10.201.0.1:443 or back.
 fn packet(i: u32, to_server: bool, flags: u16, seq: u32, ack: u32) -> Packet<'static> {
@@ -177,6 +178,24 @@ fn reports(file: &tempfile::NamedTempFile) -> Vec<(usize, tcpwhy_pipeline::FileR
     out
 }
 
+/// Every report of `file` ([`reports`]) has its `n` connections, and says the bounds did
+/// exactly `one_thread` with one thread; with two, what they did passes `two_threads`.
+fn check_reports(
+    file: &tempfile::NamedTempFile,
+    n: u32,
+    one_thread: Cuts,
+    two_threads: impl Fn(Cuts) -> bool,
+) {
+    for (threads, report) in reports(file) {
+        assert_eq!(report.stats.count, u64::from(n), "{threads} thread(s)");
+        if threads == 1 {
+            assert_eq!(report.cuts, one_thread);
+        } else {
+            assert!(two_threads(report.cuts), "{:?}", report.cuts);
+        }
+    }
+}
+
 /// The file's count of cut handshakes, from one thread and from two sharing the cap
 /// (each keeps half of it): every handshake is still a connection of the report.
 #[test]
@@ -184,17 +203,20 @@ fn the_report_counts_the_handshakes_cut_by_every_thread() {
     use tcpwhy_track::MAX_OPEN_HANDSHAKES;
     let n = MAX_OPEN_HANDSHAKES as u32 + 7_000;
     let file = open_handshakes_file(n);
-    for (threads, report) in reports(&file) {
-        assert_eq!(report.stats.count, u64::from(n), "{threads} thread(s)");
-        let cut = report.cuts.handshakes;
-        if threads == 1 {
-            assert_eq!(cut, 7_000);
-        } else {
-            // Each shard holds at most half the cap: at least as many are cut, the
-            // exact number depending on how the connections fell to the shards.
-            assert!((7_000..u64::from(n)).contains(&cut), "{cut}");
-        }
-    }
+    // With two threads each shard holds at most half the cap: at least as many are cut,
+    // the exact number depending on how the connections fell to the shards.
+    check_reports(
+        &file,
+        n,
+        Cuts {
+            handshakes: 7_000,
+            ..Cuts::default()
+        },
+        |c| {
+            (7_000..u64::from(n)).contains(&c.handshakes)
+                && Cuts { handshakes: 0, ..c } == Cuts::default()
+        },
+    );
 }
 
 /// Packet `i` of an ACK flood: one ACK from client `i` to the server, nothing answered,
@@ -241,17 +263,23 @@ fn the_report_counts_the_connections_cut_by_every_thread() {
     use tcpwhy_track::LIVE_CUT_START;
     let n = LIVE_CUT_START as u32 + 8_192;
     let file = pcap_file((0..n).map(flood_ack).collect());
-    for (threads, report) in reports(&file) {
-        assert_eq!(report.stats.count, u64::from(n), "{threads} thread(s)");
-        let cut = report.cuts.connections;
-        if threads == 1 {
-            assert_eq!(cut, 8_192);
-        } else {
-            // Each shard starts at half: more are cut, how many depending on how the
-            // connections fell to the shards.
-            assert!((8_192..u64::from(n)).contains(&cut), "{cut}");
-        }
-    }
+    // With two threads each shard starts at half: more are cut, how many depending on
+    // how the connections fell to the shards.
+    check_reports(
+        &file,
+        n,
+        Cuts {
+            connections: 8_192,
+            ..Cuts::default()
+        },
+        |c| {
+            (8_192..u64::from(n)).contains(&c.connections)
+                && Cuts {
+                    connections: 0,
+                    ..c
+                } == Cuts::default()
+        },
+    );
 }
 
 /// The flood of SYN, SYN/ACK, RST connections past `MAX_CLOSED_TOMBSTONES`: their streams
@@ -264,18 +292,21 @@ fn the_report_counts_the_streams_forgotten_by_every_thread() {
     use tcpwhy_track::MAX_CLOSED_TOMBSTONES;
     let n = MAX_CLOSED_TOMBSTONES as u32 + 40_000;
     let file = pcap_file((0..n).flat_map(connection).collect());
-    for (threads, report) in reports(&file) {
-        assert_eq!(report.stats.count, u64::from(n), "{threads} thread(s)");
-        let forgotten = report.cuts.streams_forgotten;
-        if threads == 1 {
-            assert_eq!(forgotten, 32_769);
-        } else {
-            // Each shard keeps half the bound and forgets 16,385 at a time, once or
-            // twice as the connections fell to it.
-            assert!(
-                (2 * 16_385..=4 * 16_385).contains(&forgotten),
-                "{forgotten}"
-            );
-        }
-    }
+    // With two threads each shard keeps half the bound and forgets 16,385 at a time,
+    // once or twice as the connections fell to it.
+    check_reports(
+        &file,
+        n,
+        Cuts {
+            streams_forgotten: 32_769,
+            ..Cuts::default()
+        },
+        |c| {
+            (2 * 16_385..=4 * 16_385).contains(&c.streams_forgotten)
+                && Cuts {
+                    streams_forgotten: 0,
+                    ..c
+                } == Cuts::default()
+        },
+    );
 }
