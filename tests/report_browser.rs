@@ -11,15 +11,14 @@
 //! Without /usr/bin/chromium the test passes with a note (CI installs it); without tshark
 //! the evidence positions are not compared.
 
-use headless_chrome::protocol::cdp::types::Event;
-use headless_chrome::protocol::cdp::Page;
-use headless_chrome::{Browser, LaunchOptions, Tab};
-use serde_json::Value;
+#[path = "common/cdp.rs"]
+mod cdp;
+
+use cdp::Browser;
+use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -56,26 +55,13 @@ fn report_pages_draw_in_chromium() {
     }
     let scratch = tempfile::tempdir().expect("temp dir");
     let shots = screenshot_dir();
-    let browser = Browser::new(
-        LaunchOptions::default_builder()
-            .path(Some(PathBuf::from(CHROMIUM)))
-            .headless(true)
-            // Tests run as root in CI containers, where Chromium's sandbox cannot start.
-            .sandbox(false)
-            .window_size(Some((WIDTH, 1000)))
-            .idle_browser_timeout(Duration::from_secs(120))
-            .build()
-            .expect("launch options"),
-    )
-    .expect("launch chromium");
-
-    let (tab, problems) = new_tab(&browser).expect("a tab");
+    let mut tab = Browser::launch(Path::new(CHROMIUM), WIDTH, 1000).expect("launch chromium");
 
     // Every case runs, so one failure does not hide another's.
     let mut failures = Vec::new();
     for &(name, args) in CASES {
-        problems.lock().unwrap().clear();
-        if let Err(e) = check_page(&tab, &problems, name, args, scratch.path(), &shots, tshark) {
+        tab.take_problems();
+        if let Err(e) = check_page(&mut tab, name, args, scratch.path(), &shots, tshark) {
             failures.push(format!("{name}: {e}"));
         }
     }
@@ -117,65 +103,8 @@ fn write_report(args: &[&str], capture: &Path, out: &Path) -> Result<(), String>
     }
 }
 
-/// What went wrong in the page: console errors, log errors, uncaught exceptions.
-type Problems = Arc<Mutex<Vec<String>>>;
-
-/// The one tab every page is loaded in, and what goes wrong in it.
-fn new_tab(browser: &Browser) -> Result<(Arc<Tab>, Problems), String> {
-    let tab = browser.new_tab().map_err(|e| format!("new tab: {e}"))?;
-    tab.set_default_timeout(Duration::from_secs(20));
-    let problems: Problems = Arc::default();
-    let sink = problems.clone();
-    tab.add_event_listener(Arc::new(move |event: &Event| {
-        let p = match event {
-            Event::RuntimeExceptionThrown(e) => Some(format!(
-                "uncaught exception: {}",
-                e.params
-                    .exception_details
-                    .exception
-                    .as_ref()
-                    .and_then(|x| x.description.clone())
-                    .unwrap_or_else(|| e.params.exception_details.text.clone())
-            )),
-            Event::RuntimeConsoleAPICalled(e)
-                if format!("{:?}", e.params.Type).eq_ignore_ascii_case("error") =>
-            {
-                let args: Vec<String> = e
-                    .params
-                    .args
-                    .iter()
-                    .map(|a| {
-                        a.value
-                            .as_ref()
-                            .map(|v| v.to_string())
-                            .or_else(|| a.description.clone())
-                            .unwrap_or_default()
-                    })
-                    .collect();
-                Some(format!("console.error: {}", args.join(" ")))
-            }
-            Event::LogEntryAdded(e)
-                if format!("{:?}", e.params.entry.level).eq_ignore_ascii_case("error") =>
-            {
-                Some(format!("log error: {}", e.params.entry.text))
-            }
-            _ => None,
-        };
-        if let Some(p) = p {
-            sink.lock().unwrap().push(p);
-        }
-    }))
-    .map_err(|e| format!("listener: {e}"))?;
-    tab.enable_runtime().map_err(|e| format!("runtime: {e}"))?;
-    tab.enable_log().map_err(|e| format!("log: {e}"))?;
-    Ok((tab, problems))
-}
-
-fn load(tab: &Tab, page: &Path) -> Result<(), String> {
-    let url = format!("file://{}", page.display());
-    tab.navigate_to(&url)
-        .and_then(|t| t.wait_until_navigated())
-        .map_err(|e| format!("navigate to {url}: {e}"))?;
+fn load(tab: &mut Browser, page: &Path) -> Result<(), String> {
+    tab.navigate(&format!("file://{}", page.display()))?;
     // The page sets the flag once it is built, even when part of it failed.
     js(
         tab,
@@ -187,24 +116,22 @@ fn load(tab: &Tab, page: &Path) -> Result<(), String> {
 }
 
 /// Evaluates `expr` in the page, awaiting it if it is a promise, and reads back its
-/// value as JSON (undefined: null). Each call is a round trip to the browser (about
-/// 100 ms with headless_chrome's transport), so a check is one call where it can be.
-fn js(tab: &Tab, expr: &str) -> Result<Value, String> {
+/// value as JSON (undefined: null). Each call is a round trip to the browser, so a check
+/// is one call where it can be.
+fn js(tab: &mut Browser, expr: &str) -> Result<Value, String> {
     let r = tab
-        .evaluate(
-            &format!("(async () => JSON.stringify(await ({expr})) ?? 'null')()"),
-            true,
-        )
+        .evaluate(&format!(
+            "(async () => JSON.stringify(await ({expr})) ?? 'null')()"
+        ))
         .map_err(|e| format!("evaluating {expr}: {e}"))?;
-    match r.value {
-        Some(Value::String(s)) => serde_json::from_str(&s).map_err(|e| format!("{expr}: {e}")),
+    match r {
+        Value::String(s) => serde_json::from_str(&s).map_err(|e| format!("{expr}: {e}")),
         other => Err(format!("{expr} gave {other:?}")),
     }
 }
 
 fn check_page(
-    tab: &Tab,
-    problems: &Problems,
+    tab: &mut Browser,
     name: &str,
     args: &[&str],
     scratch: &Path,
@@ -366,7 +293,7 @@ fn check_page(
     // The screenshot shows the page as a reader first sees it, every plot drawn.
     screenshot(tab, &shots.join(format!("{name}.png")))?;
 
-    errs.extend(problems.lock().unwrap().iter().cloned());
+    errs.extend(tab.take_problems());
     if errs.is_empty() {
         Ok(())
     } else {
@@ -431,7 +358,7 @@ fn tshark_frames(capture: &Path, frames: &[u64]) -> Result<HashMap<u64, Shown>, 
 /// setScale, ctrl+wheel and shift+drag each move finding `i`'s x range, and a plain wheel
 /// (scrolling the page past the plot) does not. uPlot
 /// applies a scale change in a microtask: each step is read after a turn of the event loop.
-fn check_zoom(tab: &Tab, i: u64) -> Result<Vec<String>, String> {
+fn check_zoom(tab: &mut Browser, i: u64) -> Result<Vec<String>, String> {
     let r = js(
         tab,
         &format!(
@@ -505,7 +432,7 @@ fn check_zoom(tab: &Tab, i: u64) -> Result<Vec<String>, String> {
 }
 
 /// A click on the duration header sorts the rows ascending, a second click descending.
-fn check_sort(tab: &Tab) -> Result<Vec<String>, String> {
+fn check_sort(tab: &mut Browser) -> Result<Vec<String>, String> {
     let r = js(
         tab,
         r#"[1, 2].map(() => {
@@ -541,32 +468,28 @@ fn check_sort(tab: &Tab) -> Result<Vec<String>, String> {
 }
 
 /// The whole page, at the test's width.
-fn screenshot(tab: &Tab, out: &Path) -> Result<(), String> {
+fn screenshot(tab: &mut Browser, out: &Path) -> Result<(), String> {
     let height = js(tab, "document.documentElement.scrollHeight")?
         .as_f64()
         .unwrap_or(1000.0);
     let png = tab
-        .call_method(Page::CaptureScreenshot {
-            format: Some(Page::CaptureScreenshotFormatOption::Png),
-            quality: None,
-            clip: Some(Page::Viewport {
-                x: 0.0,
-                y: 0.0,
-                width: f64::from(WIDTH),
-                height,
-                scale: 1.0,
+        .call(
+            "Page.captureScreenshot",
+            json!({
+                "format": "png",
+                "clip": { "x": 0.0, "y": 0.0, "width": f64::from(WIDTH), "height": height, "scale": 1.0 },
+                "fromSurface": true,
+                "captureBeyondViewport": true,
             }),
-            from_surface: Some(true),
-            capture_beyond_viewport: Some(true),
-            optimize_for_speed: None,
-        })
+        )
         .map_err(|e| format!("screenshot: {e}"))?;
-    let bytes = base64_decode(&png.data)?;
+    let data = png["data"].as_str().ok_or("screenshot: no data")?;
+    let bytes = base64_decode(data)?;
     std::fs::write(out, bytes).map_err(|e| format!("writing {}: {e}", out.display()))
 }
 
-/// CDP sends screenshots as base64; a decoder of a few lines keeps the test's
-/// dependencies to headless_chrome.
+/// CDP sends screenshots as base64; a decoder of a few lines spares the test a
+/// dependency.
 fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(s.len() * 3 / 4);
     let (mut acc, mut bits) = (0u32, 0u32);
