@@ -55,7 +55,8 @@ fn report_pages_draw_in_chromium() {
     }
     let scratch = tempfile::tempdir().expect("temp dir");
     let shots = screenshot_dir();
-    let mut tab = Browser::launch(Path::new(CHROMIUM), WIDTH, 1000).expect("launch chromium");
+    let mut tab = Browser::launch(Path::new(CHROMIUM), WIDTH, 1000)
+        .unwrap_or_else(|e| panic!("launching chromium: {e}"));
 
     // Every case runs, so one failure does not hide another's.
     let mut failures = Vec::new();

@@ -23,6 +23,9 @@ use std::time::{Duration, Instant};
 
 /// How long a command may take before the test gives up on the browser.
 const TIMEOUT: Duration = Duration::from_secs(20);
+/// The browser's standard error, in its profile directory: its last lines explain a
+/// browser that exited.
+const STDERR_LOG: &str = "stderr.log";
 
 /// A headless Chromium with one page.
 pub struct Browser {
@@ -35,7 +38,7 @@ pub struct Browser {
     problems: Vec<String>,
     /// A load event was read since the last navigation began.
     loaded: bool,
-    _profile: tempfile::TempDir,
+    profile: tempfile::TempDir,
 }
 
 /// A pipe with both ends closed on exec, numbered 10 or above: the child's ends are
@@ -64,6 +67,8 @@ impl Browser {
     /// Starts `chromium` headless at `width` × `height` and opens a blank page.
     pub fn launch(chromium: &Path, width: u32, height: u32) -> Result<Browser, String> {
         let profile = tempfile::tempdir().map_err(|e| format!("profile dir: {e}"))?;
+        let log = File::create(profile.path().join(STDERR_LOG))
+            .map_err(|e| format!("browser log: {e}"))?;
         let (cmd_read, cmd_write) = pipe()?;
         let (msg_read, msg_write) = pipe()?;
         let (fd3, fd4) = (cmd_read.as_raw_fd(), msg_write.as_raw_fd());
@@ -87,7 +92,7 @@ impl Browser {
             .arg("about:blank")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stderr(log);
         // SAFETY: only dup2, which is async-signal-safe, runs between fork and exec.
         unsafe {
             command.pre_exec(move || {
@@ -137,7 +142,7 @@ impl Browser {
             session: String::new(),
             problems: Vec::new(),
             loaded: false,
-            _profile: profile,
+            profile,
         };
         let target = browser.send(None, "Target.createTarget", json!({ "url": "about:blank" }))?;
         let target_id = target["targetId"].clone();
@@ -178,7 +183,7 @@ impl Browser {
         bytes.push(0);
         self.commands
             .write_all(&bytes)
-            .map_err(|e| format!("{method}: writing to the browser: {e}"))?;
+            .map_err(|e| format!("{method}: writing to the browser: {e}{}", self.exit_note()))?;
         let deadline = Instant::now() + TIMEOUT;
         loop {
             let m = self.next_message(deadline, method)?;
@@ -240,11 +245,26 @@ impl Browser {
                 ))
             }
             Err(RecvTimeoutError::Disconnected) => {
-                return Err(format!("{waiting_for}: the browser exited"))
+                return Err(format!(
+                    "{waiting_for}: the browser exited{}",
+                    self.exit_note()
+                ))
             }
         };
         self.note_event(&m);
         Ok(m)
+    }
+
+    /// The browser's exit status and the last lines it wrote, if it has exited.
+    fn exit_note(&mut self) -> String {
+        std::thread::sleep(Duration::from_millis(100));
+        let Ok(Some(status)) = self.child.try_wait() else {
+            return String::new();
+        };
+        let log = std::fs::read_to_string(self.profile.path().join(STDERR_LOG)).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        let tail = lines[lines.len().saturating_sub(5)..].join("\n  ");
+        format!(" ({status}; its last words:\n  {tail})")
     }
 
     fn note_event(&mut self, m: &Value) {
