@@ -409,14 +409,15 @@ pub fn cut_lines(f: &FileReport) -> Vec<String> {
     }
     if f.cuts.streams_forgotten > 0 {
         lines.push(format!(
-            "{}: {} ended connection(s) were forgotten less than 5 min after their last \
-             packet, as more than {} had ended within 5 min (a busy host, a flood or a \
-             scan): a late segment without SYN on one of their 4-tuples, if any came, \
-             started a new stream where Wireshark continues the old one, and stream \
-             numbers after it differ from Wireshark's",
+            "{}: {} ended connection(s) were forgotten early, as more than {} closed ones \
+             had ended within 5 min, or more than {} had gone quiet without closing (a \
+             busy host, a flood or a scan): a late segment without SYN on one of their \
+             4-tuples, if any came, started a new stream where Wireshark continues the old \
+             one, and stream numbers after it differ from Wireshark's",
             f.path,
             f.cuts.streams_forgotten,
-            tcpwhy_track::MAX_CLOSED_TOMBSTONES
+            tcpwhy_track::MAX_CLOSED_TOMBSTONES,
+            tcpwhy_track::MAX_KEPT_TOMBSTONES
         ));
     }
     lines
@@ -1117,8 +1118,9 @@ mod tests {
                 |c| c.streams_forgotten = 70,
                 "70",
                 &[
-                    "warning: f2.pcap: 70 ended connection(s) were forgotten less than 5 min \
-                   after their last packet, as more than 262144 had ended within 5 min",
+                    "warning: f2.pcap: 70 ended connection(s) were forgotten early, as more \
+                     than 262144 closed ones had ended within 5 min, or more than 262144 had \
+                     gone quiet without closing",
                 ],
             ),
         ];

@@ -21,6 +21,6 @@ pub use model::{effective_mss, ConnModel, DirModel, SynSeen};
 pub use rtt::{RttSamples, RttStats};
 pub use summary::*;
 pub use tracker::{
-    Cuts, Sharder, Tracker, LIVE_CUT_START, MAX_CLOSED_TOMBSTONES, MAX_LIVE_CONNECTIONS,
-    MAX_OPEN_HANDSHAKES, PROVISIONAL_STREAM,
+    Cuts, Sharder, Tracker, LIVE_CUT_START, MAX_CLOSED_TOMBSTONES, MAX_KEPT_TOMBSTONES,
+    MAX_LIVE_CONNECTIONS, MAX_OPEN_HANDSHAKES, PROVISIONAL_STREAM,
 };

@@ -114,6 +114,19 @@ pub const MAX_LIVE_CONNECTIONS: usize = 1 << 18;
 /// takes more than 262,144 such connections ending within 5 min (874 a second) and a
 /// late packet after the oldest of them was forgotten.
 pub const MAX_CLOSED_TOMBSTONES: usize = MAX_LIVE_CONNECTIONS;
+/// The most tombstones kept of the others, which are kept for good because their
+/// connection may resume: of connections finalised idle (`IDLE_FINALISE_NS`) or cut
+/// while heard both ways. Past it the oldest are forgotten, and counted with the others
+/// ([`Tracker::cuts`]). A bound on memory: without it a capture grows by ≈ 130 bytes for
+/// every connection that ends without RST or FIN (a client that vanished, a slow scan
+/// below [`LIVE_CUT_START`]'s rate: 100 a second is ≈ 50 MB an hour). The same number as
+/// [`MAX_LIVE_CONNECTIONS`], `nf_conntrack_max`'s default on a 64-bit host of more than
+/// 4 GiB: a firewall or NAT on the path remembers no more connections, whatever their
+/// state, and one idle that long behind it has been evicted there too. The price: a
+/// segment without SYN on a forgotten 4-tuple starts a new stream where Wireshark
+/// continues the old one, which takes a connection quiet for more than 10 min resuming
+/// after 262,144 others were finalised after it without closing.
+pub const MAX_KEPT_TOMBSTONES: usize = MAX_LIVE_CONNECTIONS;
 /// Entries of handshakes no longer open that the tracker's queue of open ones may hold
 /// before they are dropped, at least: with few handshakes open at once (the usual
 /// capture), the queue is passed over once per this many connections opened, 32 KB of
@@ -706,11 +719,12 @@ struct Tombstones {
     slab: Vec<PackedTomb>,
     free: Vec<u32>,
     /// Entries that may be forgotten (`CLOSED`: after [`CLOSED_TOMBSTONE_NS`], or sooner
-    /// past `cap`).
+    /// past `cap[1]`); the others are kept for good, or until more than `cap[0]` are.
     closed: usize,
-    /// Most `closed` entries kept ([`MAX_CLOSED_TOMBSTONES`], or a shard's share).
-    cap: usize,
-    /// `closed` entries forgotten before their time because more than `cap` were kept.
+    /// Most entries kept: `[not CLOSED, CLOSED]` ([`MAX_KEPT_TOMBSTONES`] and
+    /// [`MAX_CLOSED_TOMBSTONES`], or a shard's share).
+    cap: [usize; 2],
+    /// Entries forgotten before their time because more than their `cap` were kept.
     forgotten_early: u64,
 }
 
@@ -805,7 +819,7 @@ impl PackedTomb {
 }
 
 impl Tombstones {
-    fn new(cap: usize) -> Self {
+    fn new(cap: [usize; 2]) -> Self {
         Tombstones {
             index: FxHashMap::default(),
             slab: Vec::new(),
@@ -816,34 +830,49 @@ impl Tombstones {
         }
     }
 
+    /// Entries of the class `closed` (`CLOSED` or not).
+    fn count(&self, closed: bool) -> usize {
+        if closed {
+            self.closed
+        } else {
+            self.len() - self.closed
+        }
+    }
+
     fn len(&self) -> usize {
         self.index.len()
     }
 
     /// Forgets the tombstones of closed connections that ended before `before`.
     fn forget_closed(&mut self, before: Timestamp) {
-        let (slab, free, closed) = (&self.slab, &mut self.free, &mut self.closed);
+        self.forget(true, before);
+    }
+
+    /// Forgets the tombstones of the class `closed` that ended before `before`.
+    fn forget(&mut self, closed: bool, before: Timestamp) {
+        let (slab, free, n_closed) = (&self.slab, &mut self.free, &mut self.closed);
         self.index.retain(|_, &mut i| {
             let Some(t) = slab.get(i as usize) else {
                 free.push(i);
                 return false;
             };
-            let old = t.flags & CLOSED != 0 && t.end < before.0;
+            let old = (t.flags & CLOSED != 0) == closed && t.end < before.0;
             if old {
                 free.push(i);
-                *closed -= 1;
+                *n_closed -= usize::from(closed);
             }
             !old
         });
     }
 
-    /// Forgets the oldest closed tombstones (by end time) until an eighth of `cap` is
-    /// free: one pass over the tombstones per that many closed connections finalised.
+    /// Forgets the oldest tombstones of the class `closed` (by end time) until an eighth
+    /// of its cap is free: one pass over the tombstones per that many of the class filed.
     #[cold]
     #[inline(never)]
-    fn forget_oldest(&mut self) {
-        let keep = self.cap - self.cap / 8;
-        let Some(n) = self.closed.checked_sub(keep).filter(|&n| n > 0) else {
+    fn forget_oldest(&mut self, closed: bool) {
+        let cap = self.cap[usize::from(closed)];
+        let keep = cap - cap / 8;
+        let Some(n) = self.count(closed).checked_sub(keep).filter(|&n| n > 0) else {
             return;
         };
         let slab = &self.slab;
@@ -851,19 +880,21 @@ impl Tombstones {
             .index
             .values()
             .filter_map(|&i| slab.get(i as usize))
-            .filter(|t| t.flags & CLOSED != 0)
+            .filter(|t| (t.flags & CLOSED != 0) == closed)
             .map(|t| t.end)
             .collect();
         if n > ends.len() {
             // Never so, as `closed` counts them; should it be, it is counted again here,
             // not on every tombstone filed from now on.
-            self.closed = ends.len();
+            if closed {
+                self.closed = ends.len();
+            }
             return;
         }
         let nth = *ends.select_nth_unstable(n - 1).1;
-        let before = self.closed;
-        self.forget_closed(Timestamp(nth.saturating_add(1)));
-        self.forgotten_early += (before - self.closed) as u64;
+        let before = self.len();
+        self.forget(closed, Timestamp(nth.saturating_add(1)));
+        self.forgotten_early += (before - self.len()) as u64;
     }
 
     fn remove(&mut self, key: &FlowKey) -> Option<Tombstone> {
@@ -909,8 +940,8 @@ impl Tombstones {
             self.index.insert(key, i);
             self.closed += usize::from(closed);
         }
-        if self.closed > self.cap {
-            self.forget_oldest();
+        if self.count(closed) > self.cap[usize::from(closed)] {
+            self.forget_oldest(closed);
         }
     }
 }
@@ -1068,7 +1099,8 @@ pub struct Cuts {
     pub handshakes: u64,
     /// Live connections finalised ([`LIVE_CUT_START`], [`MAX_LIVE_CONNECTIONS`]).
     pub connections: u64,
-    /// Ended connections whose streams were forgotten ([`MAX_CLOSED_TOMBSTONES`]).
+    /// Ended connections whose streams were forgotten ([`MAX_CLOSED_TOMBSTONES`],
+    /// [`MAX_KEPT_TOMBSTONES`]).
     pub streams_forgotten: u64,
 }
 
@@ -1116,7 +1148,7 @@ impl Tracker {
             free_slots: Vec::new(),
             spare: Vec::new(),
             recent: None,
-            done: Tombstones::new(MAX_CLOSED_TOMBSTONES),
+            done: Tombstones::new([MAX_KEPT_TOMBSTONES, MAX_CLOSED_TOMBSTONES]),
             last_tomb_scan: None,
             next_stream: 0,
             provisional: false,
@@ -1199,8 +1231,8 @@ impl Tracker {
     /// more than [`MAX_OPEN_HANDSHAKES`] were (the oldest first), live connections
     /// finalised before their time because more than [`LIVE_CUT_START`] were live (closed
     /// and one-sided ones) or more than [`MAX_LIVE_CONNECTIONS`] (any), and tombstones
-    /// forgotten before `CLOSED_TOMBSTONE_NS` because more than
-    /// [`MAX_CLOSED_TOMBSTONES`] were kept.
+    /// forgotten before their time because more than [`MAX_CLOSED_TOMBSTONES`] or
+    /// [`MAX_KEPT_TOMBSTONES`] of their kind were kept.
     pub fn cuts(&self) -> Cuts {
         Cuts {
             handshakes: self.handshakes.cut,
@@ -1212,13 +1244,14 @@ impl Tracker {
     /// A tracker (before its first segment) that keeps at most `max` connections live
     /// instead of [`MAX_LIVE_CONNECTIONS`] (at least 32), starts cutting closed and
     /// one-sided ones at the same fraction of it as [`LIVE_CUT_START`] is, and keeps the
-    /// same share of [`MAX_CLOSED_TOMBSTONES`]: as [`Self::with_handshake_cap`], for the
+    /// same share of [`MAX_CLOSED_TOMBSTONES`] and [`MAX_KEPT_TOMBSTONES`]: as
+    /// [`Self::with_handshake_cap`], for the
     /// shards of a parallel pass and tests.
     pub fn with_live_cap(self, max: usize) -> Self {
         let cut = LiveCut::new(max);
-        let tombstones = cut.max.saturating_mul(MAX_CLOSED_TOMBSTONES) / MAX_LIVE_CONNECTIONS;
+        let share = |bound: usize| cut.max.saturating_mul(bound) / MAX_LIVE_CONNECTIONS;
         Tracker {
-            done: Tombstones::new(tombstones),
+            done: Tombstones::new([share(MAX_KEPT_TOMBSTONES), share(MAX_CLOSED_TOMBSTONES)]),
             cut,
             ..self
         }
@@ -1238,7 +1271,7 @@ impl Tracker {
     /// tombstone is forgotten meanwhile (they all go with the tracker): the counts read
     /// before it are final.
     pub fn finish(mut self) -> Vec<ConnSummary> {
-        self.done.cap = usize::MAX;
+        self.done.cap = [usize::MAX; 2];
         let keys: Vec<FlowKey> = self.live.keys().copied().collect();
         for k in keys {
             self.finalise(&k);

@@ -691,6 +691,63 @@ fn past_the_bound_the_oldest_tombstones_are_forgotten() {
     assert_eq!(late.stream, 36);
 }
 
+/// The tombstones of connections finalised idle (neither closed nor reset) are kept for
+/// good, as such a connection may resume, but at most as many as the live connections'
+/// bound (a cap of 64 here): past it the oldest are forgotten, an eighth at a time, and
+/// counted. 100 connections heard both ways open 20 s apart, each quiet from then on: 30
+/// live at once, so none is cut, and each finalised at the first sweep 600 s after it.
+/// The first 69 are finalised one at a time (the 65th forgets connections 0 to 8), the
+/// last 31 by one sweep at 2,680 s, whose 5th, 14th and 23rd forget nine each, the oldest
+/// kept: 36 forgotten, 0 to 35, all older than any finalised in that sweep. The bound on
+/// closed connections' tombstones is counted and applied apart.
+#[test]
+fn past_the_bound_the_oldest_idle_tombstones_are_forgotten() {
+    let mut tr = Trace::with(Tracker::new().with_live_cap(64));
+    for i in 0..100u16 {
+        both_ways(&mut tr, 1000 + i, f64::from(i) * 20_000.0);
+    }
+    tr.cport = 5000;
+    tr.at(2_680_000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0);
+    assert_eq!(tr.t.cuts().connections, 0);
+    assert_eq!(tr.t.cuts().streams_forgotten, 36);
+    assert_eq!(tr.t.remembered_connections(), 64);
+    // The youngest forgotten starts a new stream (101: the last packet's took 100); the
+    // oldest remembered continues its own.
+    tr.cport = 1035;
+    assert_eq!(
+        tr.at(2_681_000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream,
+        101
+    );
+    tr.cport = 1036;
+    assert_eq!(
+        tr.at(2_681_000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream,
+        36
+    );
+    // Each kind has its own bound and loses its own oldest: 65 reset connections 2 s apart
+    // (at most 5 live at once), the 65th past the closed ones' bound of 64 forgets the 9
+    // oldest reset ones, none of the 63 idle ones left, though they ended earlier.
+    for i in 0..65u16 {
+        let t = 2_690_000.0 + f64::from(i) * 2000.0;
+        both_ways(&mut tr, 3000 + i, t);
+        tr.at(t + 0.5).c2s(R, ISN_C + 1, 0, 0);
+    }
+    tr.cport = 5001;
+    tr.at(2_850_000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0);
+    assert_eq!(tr.t.cuts().connections, 0);
+    assert_eq!(tr.t.cuts().streams_forgotten, 36 + 9);
+    assert_eq!(tr.t.remembered_connections(), 63 + 56);
+    tr.cport = 3008;
+    assert_eq!(
+        tr.at(2_851_000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream,
+        168
+    );
+    tr.cport = 3009;
+    assert_eq!(
+        tr.at(2_851_000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0).stream,
+        111
+    );
+}
+
 /// A tombstone taken back by a late segment (its connection continues) leaves the count
 /// of those kept: 60 reset connections, 10 of them continued, and 14 more reset ones make
 /// 64, the bound (a cap of 64), and none is forgotten.
