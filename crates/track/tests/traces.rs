@@ -748,6 +748,72 @@ fn past_the_bound_the_oldest_idle_tombstones_are_forgotten() {
     );
 }
 
+/// Streams finalised so far.
+fn finished(tr: &mut Trace) -> Vec<u64> {
+    tr.t.drain_finished().map(|c| c.stream).collect()
+}
+
+/// One packet a second on another connection (port 9000), from `from` to `to` s: the
+/// sweeps that finalise connections run on packets, once a second of capture time.
+fn tick(tr: &mut Trace, from: u32, to: u32) {
+    let port = tr.cport;
+    tr.cport = 9000;
+    for s in from..=to {
+        tr.at(f64::from(s) * 1000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0);
+    }
+    tr.cport = port;
+}
+
+/// A connection the sweep has seen idle (so not to be looked at again before 10 min)
+/// closes with FINs both ways and a last ACK: 0.5 s after that ACK it is finalised, as it
+/// was before the sweep remembered when each connection can next expire. The sweep at
+/// 6 s sees both FINs but not the ACK (a linger of 10 s then); the ACK, which carries no
+/// FIN, makes it 0.5 s: the sweep at 8 s finalises it (at 7 s it was idle exactly 0.5 s).
+#[test]
+fn a_connection_closing_after_an_idle_sweep_is_finalised_on_time() {
+    let mut tr = Trace::new();
+    tr.cport = 1000;
+    both_ways(&mut tr, 1000, 0.0);
+    tick(&mut tr, 1, 4);
+    tr.at(5000.0).c2s(F | A, ISN_C + 1, ISN_S + 1, 0);
+    tr.at(5100.0).s2c(F | A, ISN_S + 1, ISN_C + 2, 0);
+    tick(&mut tr, 6, 6);
+    assert_eq!(finished(&mut tr), Vec::<u64>::new());
+    tr.at(6500.0).c2s(A, ISN_C + 2, ISN_S + 2, 0);
+    tick(&mut tr, 7, 8);
+    assert_eq!(finished(&mut tr), vec![0]);
+}
+
+/// A RST out of sequence (RFC 5961: the receiver answers it with a challenge ACK) on a
+/// connection the sweep has seen idle closes it for the tracker all the same: finalised
+/// 10 s after it (`CLOSED_LINGER_NS`), not 10 min.
+#[test]
+fn a_connection_reset_out_of_sequence_after_an_idle_sweep_lingers_10_s() {
+    let mut tr = Trace::new();
+    both_ways(&mut tr, 1000, 0.0);
+    tick(&mut tr, 1, 4);
+    tr.cport = 1000;
+    tr.at(5000.0).c2s(R, ISN_C + 100, 0, 0);
+    tick(&mut tr, 5, 15);
+    assert_eq!(finished(&mut tr), Vec::<u64>::new());
+    tick(&mut tr, 16, 16);
+    assert_eq!(finished(&mut tr), vec![0]);
+}
+
+/// A segment earlier than its connection's last (a capture whose clock stepped back)
+/// moves the connection's idle end back with it: finalised 10 min after that segment's
+/// time, not after the latest.
+#[test]
+fn a_segment_earlier_than_the_last_brings_the_idle_end_forward() {
+    let mut tr = Trace::new();
+    both_ways(&mut tr, 1000, 100_000.0);
+    tick(&mut tr, 101, 102);
+    tr.cport = 1000;
+    tr.at(50_000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0);
+    tick(&mut tr, 640, 651);
+    assert_eq!(finished(&mut tr), vec![0]);
+}
+
 /// A tombstone taken back by a late segment (its connection continues) leaves the count
 /// of those kept: 60 reset connections, 10 of them continued, and 14 more reset ones make
 /// 64, the bound (a cap of 64), and none is forgotten.
