@@ -59,6 +59,9 @@ const CLOSED_TOMBSTONE_NS: i64 = 300_000_000_000;
 const TOMBSTONE_SCAN_NS: i64 = 60_000_000_000;
 /// An open connection is finalised after this much capture time without packets.
 const IDLE_FINALISE_NS: i64 = 600_000_000_000;
+/// A reset or finished connection is also closed, and any connection may go idle:
+/// `Conn::linger_ns` takes the first that applies as the shortest.
+const _: () = assert!(RESET_LINGER_NS < CLOSED_LINGER_NS && CLOSED_LINGER_NS < IDLE_FINALISE_NS);
 /// Connections in their handshake (only segments with SYN seen: a SYN, a SYN/ACK, their
 /// retransmissions) tracked at once. Past it the oldest is finalised, as an idle one is
 /// (a later segment continues its stream and is not judged again), and counted
@@ -1034,8 +1037,8 @@ pub struct Tracker {
     /// goes to a connection that had one, or is earlier than the connection's last: those
     /// reset it. So the sweep reads a connection's state only when it may have expired,
     /// not each one every second of capture (1 M one-ACK connections at 100 a second,
-    /// ≈ 60,000 live: 89 % of `flows`' time went to that, 87 s; bench/README.md,
-    /// session 34).
+    /// ≈ 60,000 live: 89 % of `flows`' 101 s went to that; bench/README.md, session
+    /// 34).
     expiry_floor: Vec<i64>,
     free_slots: Vec<usize>,
     /// Finalised connections' state, buffers emptied, for the next ones
@@ -1255,8 +1258,7 @@ impl Tracker {
     /// instead of [`MAX_LIVE_CONNECTIONS`] (at least 32), starts cutting closed and
     /// one-sided ones at the same fraction of it as [`LIVE_CUT_START`] is, and keeps the
     /// same share of [`MAX_CLOSED_TOMBSTONES`] and [`MAX_KEPT_TOMBSTONES`]: as
-    /// [`Self::with_handshake_cap`], for the
-    /// shards of a parallel pass and tests.
+    /// [`Self::with_handshake_cap`], for the shards of a parallel pass and tests.
     pub fn with_live_cap(self, max: usize) -> Self {
         let cut = LiveCut::new(max);
         let share = |bound: usize| cut.max.saturating_mul(bound) / MAX_LIVE_CONNECTIONS;
@@ -1679,16 +1681,15 @@ impl Tracker {
             .live
             .iter()
             .filter(|(_, &i)| {
-                let Some(e) = floor.get_mut(i) else {
-                    return false;
-                };
-                if *e > now.0 {
+                if floor.get(i).is_some_and(|&e| e > now.0) {
                     return false;
                 }
                 let Some(c) = slots.get(i).and_then(|c| c.as_ref()) else {
                     return false;
                 };
-                *e = c.expiry_ns();
+                if let Some(e) = floor.get_mut(i) {
+                    *e = c.expiry_ns();
+                }
                 c.expired(now)
             })
             .map(|(k, _)| *k)
@@ -1872,25 +1873,26 @@ impl Conn {
     }
 
     fn expired(&self, now: Timestamp) -> bool {
-        let idle = now.since(self.end);
-        let reset = self.dirs[0].reset_in_sequence || self.dirs[1].reset_in_sequence;
-        ((reset || self.finished()) && idle > RESET_LINGER_NS)
-            || (self.closed() && idle > CLOSED_LINGER_NS)
-            || idle > IDLE_FINALISE_NS
+        now.since(self.end) > self.linger_ns()
     }
 
-    /// The time (ns) up to which the connection, as it is, is not [`Self::expired`]: its
-    /// last packet's plus the shortest linger that applies (`Tracker::expiry_floor`).
-    fn expiry_ns(&self) -> i64 {
+    /// How long after its last packet the connection, as it is, is finalised: the
+    /// shortest linger that applies (their order is asserted after `IDLE_FINALISE_NS`).
+    fn linger_ns(&self) -> i64 {
         let reset = self.dirs[0].reset_in_sequence || self.dirs[1].reset_in_sequence;
-        let linger = if reset || self.finished() {
+        if reset || self.finished() {
             RESET_LINGER_NS
         } else if self.closed() {
             CLOSED_LINGER_NS
         } else {
             IDLE_FINALISE_NS
-        };
-        self.end.0.saturating_add(linger)
+        }
+    }
+
+    /// The time (ns) up to which the connection, as it is, is not [`Self::expired`]
+    /// (`Tracker::expiry_floor`).
+    fn expiry_ns(&self) -> i64 {
+        self.end.0.saturating_add(self.linger_ns())
     }
 
     /// A FIN or RST was seen either way: the connection's linger may be shortened.
