@@ -772,7 +772,6 @@ fn tick(tr: &mut Trace, from: u32, to: u32) {
 #[test]
 fn a_connection_closing_after_an_idle_sweep_is_finalised_on_time() {
     let mut tr = Trace::new();
-    tr.cport = 1000;
     both_ways(&mut tr, 1000, 0.0);
     tick(&mut tr, 1, 4);
     tr.at(5000.0).c2s(F | A, ISN_C + 1, ISN_S + 1, 0);
@@ -802,7 +801,8 @@ fn a_connection_reset_out_of_sequence_after_an_idle_sweep_lingers_10_s() {
 
 /// A segment earlier than its connection's last (a capture whose clock stepped back)
 /// moves the connection's idle end back with it: finalised 10 min after that segment's
-/// time, not after the latest.
+/// time (by the sweep at 651 s; at 650 s it was idle exactly 10 min), not after the
+/// latest.
 #[test]
 fn a_segment_earlier_than_the_last_brings_the_idle_end_forward() {
     let mut tr = Trace::new();
@@ -810,7 +810,9 @@ fn a_segment_earlier_than_the_last_brings_the_idle_end_forward() {
     tick(&mut tr, 101, 102);
     tr.cport = 1000;
     tr.at(50_000.0).c2s(A, ISN_C + 1, ISN_S + 1, 0);
-    tick(&mut tr, 640, 651);
+    tick(&mut tr, 640, 650);
+    assert_eq!(finished(&mut tr), Vec::<u64>::new());
+    tick(&mut tr, 651, 651);
     assert_eq!(finished(&mut tr), vec![0]);
 }
 
