@@ -846,11 +846,6 @@ impl Tombstones {
         self.index.len()
     }
 
-    /// Forgets the tombstones of closed connections that ended before `before`.
-    fn forget_closed(&mut self, before: Timestamp) {
-        self.forget(true, before);
-    }
-
     /// Forgets the tombstones of the class `closed` that ended before `before`.
     fn forget(&mut self, closed: bool, before: Timestamp) {
         let (slab, free, n_closed) = (&self.slab, &mut self.free, &mut self.closed);
@@ -1706,7 +1701,7 @@ impl Tracker {
         if scan_due {
             self.last_tomb_scan = Some(now);
             self.done
-                .forget_closed(Timestamp(now.0.saturating_sub(CLOSED_TOMBSTONE_NS)));
+                .forget(true, Timestamp(now.0.saturating_sub(CLOSED_TOMBSTONE_NS)));
         }
     }
 
