@@ -135,6 +135,9 @@ fn live_capture_gives_the_findings_of_a_tcpdump_beside_it() {
         &a,
         &[
             "tcpdump",
+            // Each packet delivered at once, so that none is left in a ring block
+            // when it is stopped (tests/tunnels_netns.rs).
+            "--immediate-mode",
             "-i",
             "u0",
             "-U",
