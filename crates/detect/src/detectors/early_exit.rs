@@ -20,8 +20,11 @@
 //!   while `tcp_is_cwnd_limited` (`cubictcp_cong_avoid` returns first otherwise, tcp.h /
 //!   tcp_cubic.c), and then by at least CUBIC's Reno-friendly rate, 3(1 − β)/(1 + β) =
 //!   0.53 segment per RTT (RFC 9438 §4.3, `tcp_friendliness`). A flight held by the send
-//!   buffer, the receive window or the application stays flat: the rounds must grow by
-//!   at least [`MIN_CA_GROWTH_SEGMENTS`] segment per round on average. Nor does a
+//!   buffer, the receive window or the application stays flat: the rounds' trend must
+//!   grow by at least [`MIN_CA_GROWTH_SEGMENTS`] segment per round. The trend is the
+//!   median of the slopes between every two rounds (Theil–Sen), which a round cut by a
+//!   boundary, one still filling a send buffer or two rounds joined do not carry: read
+//!   from the first and last rounds alone, a flat flight could look growing. Nor does a
 //!   cwnd-limited flight shrink: cwnd falls only on a loss, ECN echo or undo
 //!   (`tcp_enter_recovery`, `tcp_enter_loss`, `tcp_cwnd_reduction`;
 //!   `tcp_cwnd_application_limited` only when not cwnd-limited), so no round after the
@@ -100,9 +103,9 @@ pub const MIN_EXIT_WINDOW_BYTES: u64 = 4 * ETHERNET_TIMESTAMPS_MSS;
 /// A round before the switch lasting more than this × the first round's gap means the
 /// RTT rose (queueing): HyStart's delay exit, a real signal.
 pub const MAX_RTT_JUMP: f64 = 1.5;
-/// Least average growth per round after the switch, in segments, of a cwnd-limited
-/// flight: half of CUBIC's slowest, its Reno-friendly 0.53 segment per RTT (RFC 9438
-/// §4.3; Reno's is 1, RFC 5681 §3.1), for the noise of round boundaries.
+/// Least growth per round of the rounds' trend after the switch, in segments, of a
+/// cwnd-limited flight: half of CUBIC's slowest, its Reno-friendly 0.53 segment per RTT
+/// (RFC 9438 §4.3; Reno's is 1, RFC 5681 §3.1), for the noise of round boundaries.
 pub const MIN_CA_GROWTH_SEGMENTS: f64 = 0.25;
 /// Segments a round boundary can move between two rounds of a cwnd-limited flight: one
 /// ACK's release, two segments under delayed ACKs (RFC 1122 §4.2.3.2, Linux's quick ACK
@@ -502,15 +505,20 @@ fn judge(
     if ca.len() < MIN_CA_ROUNDS + 1 {
         return None;
     }
-    // Linear-looking growth after the switch.
-    let (w0, w1) = (ca[0].bytes as f64, ca[ca.len() - 1].bytes as f64);
+    // Linear-looking growth after the switch, read from the trend of all its rounds: the
+    // first and the last alone are each off by as much as a round boundary moves, and
+    // one of them a round still filling the send buffer or two rounds the splitter could
+    // not part made a flat flight look growing (sndbuf-capped: 27 segments after the
+    // switch, 29 for 40 rounds, one of 58 at the end).
+    let trend = Trend::of(ca);
     let steps = (ca.len() - 1) as f64;
+    let (w0, w1) = (trend.at(0.0), trend.at(steps));
     if w1 > w0 * MAX_CA_GROWTH.powf(steps) || w1 < w0 * 0.8 {
         return None;
     }
     // cwnd-limited: a congestion window in avoidance grows; a send buffer, receive
     // window or application holding the flight leaves the rounds flat.
-    if w1 - w0 < MIN_CA_GROWTH_SEGMENTS * path.segment as f64 * steps {
+    if trend.per_round < MIN_CA_GROWTH_SEGMENTS * path.segment as f64 {
         return None;
     }
     // cwnd-limited, again: cwnd never falls without a loss, ECN echo or undo
@@ -567,9 +575,54 @@ fn judge(
         rounds: rounds.to_vec(),
         exit,
         extra_rounds: extra,
-        growth_per_round: ((w1 - w0) / steps).max(0.0) as u64,
+        growth_per_round: trend.per_round.max(0.0) as u64,
         max_round,
     })
+}
+
+/// The straight line through rounds' sizes that outliers do not move (Theil–Sen): its
+/// slope is the median of the slopes between every two rounds, its intercept the median
+/// of what each round leaves. Up to 29 % of the rounds can be anything — a round cut by
+/// a boundary, two rounds joined — without carrying the line.
+struct Trend {
+    at_zero: f64,
+    per_round: f64,
+}
+
+impl Trend {
+    /// At most [`crate::exchange::MAX_ROUNDS`] rounds: 2,016 slopes.
+    fn of(rounds: &[Span]) -> Trend {
+        let y = |i: usize| rounds[i].bytes as f64;
+        let mut slopes: Vec<f64> = (0..rounds.len())
+            .flat_map(|i| ((i + 1)..rounds.len()).map(move |j| (y(j) - y(i)) / (j - i) as f64))
+            .collect();
+        let per_round = median(&mut slopes);
+        let mut rest: Vec<f64> = (0..rounds.len())
+            .map(|i| y(i) - per_round * i as f64)
+            .collect();
+        Trend {
+            at_zero: median(&mut rest),
+            per_round,
+        }
+    }
+
+    fn at(&self, round: f64) -> f64 {
+        self.at_zero + self.per_round * round
+    }
+}
+
+/// The median of `v` (0 when empty): the mean of the two middle values of an even count.
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
 }
 
 /// Rounds to send `bytes` from a first window of `first`, doubling up to `cap`.
@@ -714,6 +767,32 @@ mod tests {
         let segs = [10, 20, 30, 29, 29, 25, 28, 29, 27, 29, 29, 12];
         let bytes = segs.iter().sum::<u64>() * 1448;
         assert!(judge(&rounds(&segs, 150, 300), bytes, 3 << 20, None, path(150)).is_none());
+    }
+
+    /// sndbuf-capped as twelve runs on 2026-12-01 gave it (client captures): the flight
+    /// rises from 20 segments through a round still filling the buffer (23–27) to ≈ 29,
+    /// where it stays, single rounds 2–6 above or below. Read from its ends (the exit
+    /// round's 20 to a last full round of 33: 0.38 segment per round) it grew like
+    /// congestion avoidance, and CI's run of 2026-11-30 named an early exit "at 28960 B
+    /// after 2 rounds"; its trend is flat.
+    #[test]
+    fn a_flat_flight_with_a_high_last_round_is_not_an_early_exit() {
+        let segs: Vec<u64> = [10, 20, 27]
+            .into_iter()
+            .chain([29; 30])
+            .chain([30, 31, 33, 12])
+            .collect();
+        let bytes = segs.iter().sum::<u64>() * 1448;
+        assert!(judge(&rounds(&segs, 150, 300), bytes, 3 << 20, None, path(150)).is_none());
+        // Growing by half a segment a round from the same start is congestion avoidance.
+        let ca: Vec<u64> = [10, 20]
+            .into_iter()
+            .chain((0..34).map(|i| 27 + i / 2))
+            .chain([12])
+            .collect();
+        let bytes = ca.iter().sum::<u64>() * 1448;
+        let j = judge(&rounds(&ca, 150, 300), bytes, 3 << 20, None, path(150));
+        assert_eq!(j.map(|j| (j.exit, j.growth_per_round)), Some((1, 724)));
     }
 
     /// sndbuf-capped run 3 (/work/notes/sndbuf-capped-runs, the server's rounds in
