@@ -7,7 +7,7 @@
 //!   [`Frame`]s numbered from 1 as Wireshark numbers them. A damaged file ends the
 //!   iteration with a [`CaptureError`] that says where and why; what was read before stays
 //!   valid.
-//! - [`decode`]: link layer → IP → TCP header and options, as an allocation-free
+//! - [`mod@decode`]: link layer → IP → TCP header and options, as an allocation-free
 //!   [`Packet`]; anything else is a [`SkipReason`], counted in [`SkipCounts`].
 //! - [`annotate`]: the same records written back as pcapng with packet comments added.
 //!

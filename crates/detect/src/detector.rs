@@ -134,7 +134,7 @@ impl<V: Default> Slots<V> {
 
 impl<V: Reusable> Slots<V> {
     /// [`Self::take`], giving the state's buffers back to the slot when the guard is
-    /// dropped, emptied ([`Reusable::emptied`]), for the slot's next connection: judging
+    /// dropped, emptied ([`Reusable::empty`]), for the slot's next connection: judging
     /// a connection freed every buffer its state had grown, and the next one grew them
     /// again from nothing (glibc's malloc and free were ≈ 20 % of `analyze`'s cycles on
     /// the mixed bench capture, perf).

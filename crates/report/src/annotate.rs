@@ -14,7 +14,7 @@ pub const PREFIX: &str = "tcpwhy ";
 
 /// `(frame, comment)` for every evidence frame of every finding shown, sorted by frame;
 /// a frame that proves several findings has one comment from each, in report order.
-/// Holds a few hundred bytes per evidence line: [`tcpwhy_detect::MAX_EVIDENCE`] lines a
+/// Holds a few hundred bytes per evidence line: [`tcpwhy_detect::finding::MAX_EVIDENCE`] lines a
 /// finding at most.
 pub fn evidence_comments(r: &AnalyzeReport<'_>) -> io::Result<Vec<(u64, String)>> {
     let mut out = Vec::new();

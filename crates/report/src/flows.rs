@@ -323,7 +323,7 @@ fn row(c: &ConnSummary, t0: Option<tcpwhy_capture::Timestamp>, cells: &mut Cells
     cells.end();
 }
 
-/// An endpoint as its Display writes it ("10.0.0.1:443", "[2001:db8::1]:443"), IPv4
+/// An endpoint as its Display writes it (`10.0.0.1:443`, `[2001:db8::1]:443`), IPv4
 /// without the formatting machinery.
 fn push_endpoint(out: &mut String, e: Endpoint) {
     let IpAddr::V4(a) = e.addr else {

@@ -98,7 +98,7 @@ pub struct IcmpError {
 
 /// The ICMP or ICMPv6 error quoting a TCP segment that `frame` holds, if it holds one
 /// (the first IP header's upper layer; tunnels are not followed). Never panics, never
-/// allocates; called only for frames [`crate::decode`] skipped as not TCP.
+/// allocates; called only for frames [`crate::decode()`] skipped as not TCP.
 pub fn icmp_error(frame: &Frame<'_>) -> Option<IcmpError> {
     let (net, ip_start) = link::locate(frame.link, frame.data).ok()?;
     let ip_bytes = frame.data.get(ip_start..)?;

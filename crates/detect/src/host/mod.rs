@@ -11,13 +11,13 @@
 //! the rules judge the deltas (confidence medium or high); with one they judge the totals
 //! and say so (confidence low).
 //!
-//! [`join`] confirms or contradicts capture findings with the host's state, but only for
+//! [`join()`] confirms or contradicts capture findings with the host's state, but only for
 //! the side of the connection the bundle comes from (its addresses, from ss and `ip
 //! addr`): a bundle from the client says nothing about the server's sysctls.
 //!
 //! Layout: [`view`] (what the rules read), one module per rule (`host.*`, each declaring
 //! its catalogue entry and, where it has one, the rule that judges the capture findings
-//! it decides), and [`join`] (capture findings × the host).
+//! it decides), and [`mod@join`] (capture findings × the host).
 
 pub mod join;
 pub mod view;

@@ -353,7 +353,7 @@ pub fn monotonic_ns() -> u64 {
 }
 
 /// SIGTERM and SIGINT, blocked in the calling thread (and so in every thread spawned after)
-/// and received only by [`wait_signal`]: no async-signal handler, no interrupted syscall.
+/// and received only by [`StopSignals::wait`]: no async-signal handler, no interrupted syscall.
 pub struct StopSignals(libc::sigset_t);
 
 impl StopSignals {
