@@ -848,6 +848,11 @@ impl Tombstones {
 
     /// Forgets the tombstones of the class `closed` that ended before `before`.
     fn forget(&mut self, closed: bool, before: Timestamp) {
+        // Nothing of the class: no pass over the others (a slow scan's 262,144 idle
+        // tombstones each minute of capture, for the closed ones it never has).
+        if self.count(closed) == 0 {
+            return;
+        }
         let (slab, free, n_closed) = (&self.slab, &mut self.free, &mut self.closed);
         self.index.retain(|_, &mut i| {
             let Some(t) = slab.get(i as usize) else {
@@ -1027,8 +1032,8 @@ pub struct Tracker {
     /// Live connections; a finalised one leaves its slot empty for the next.
     slots: Vec<Option<Box<Conn>>>,
     /// For each slot, a time (ns) before which its connection cannot expire: what the
-    /// last sweep that looked at it found ([`Conn::expiry_ns`]), or `i64::MIN` to look
-    /// again. A segment can only bring that time forward if it carries a FIN or RST, or
+    /// last sweep that looked at it found ([`Conn::expiry_ns`]), `i64::MIN` to look
+    /// again, `i64::MAX` for a free slot. The sweep reads this front to back. A segment can only bring that time forward if it carries a FIN or RST, or
     /// goes to a connection that had one, or is earlier than the connection's last: those
     /// reset it. So the sweep reads a connection's state only when it may have expired,
     /// not each one every second of capture (1 M one-ACK connections at 100 a second,
@@ -1671,24 +1676,22 @@ impl Tracker {
     #[inline(never)]
     fn sweep(&mut self, now: Timestamp) {
         self.next_sweep = now.0.checked_add(SWEEP_INTERVAL_NS);
-        let (slots, floor) = (&self.slots, &mut self.expiry_floor);
-        let done: Vec<FlowKey> = self
-            .live
-            .iter()
-            .filter(|(_, &i)| {
-                if floor.get(i).is_some_and(|&e| e > now.0) {
-                    return false;
-                }
-                let Some(c) = slots.get(i).and_then(|c| c.as_ref()) else {
-                    return false;
-                };
-                if let Some(e) = floor.get_mut(i) {
-                    *e = c.expiry_ns();
-                }
-                c.expired(now)
-            })
-            .map(|(k, _)| *k)
-            .collect();
+        // The slots' times front to back, not the live map's entries: 8 bytes a slot read
+        // in order, where the map's took a random access each (61 % of `flows`' time on
+        // 1 M one-ACK connections at 100 a second, ≈ 60,000 live).
+        let mut done = Vec::new();
+        for (floor, slot) in self.expiry_floor.iter_mut().zip(&self.slots) {
+            if *floor > now.0 {
+                continue;
+            }
+            let Some(c) = slot else {
+                continue;
+            };
+            *floor = c.expiry_ns();
+            if c.expired(now) {
+                done.push(FlowKey::new(&c.origin, &c.other));
+            }
+        }
         for k in done {
             self.finalise(&k);
         }
@@ -1726,6 +1729,9 @@ impl Tracker {
         }
         let conn = slot.and_then(|i| {
             self.free_slots.push(i);
+            if let Some(e) = self.expiry_floor.get_mut(i) {
+                *e = i64::MAX; // nothing to expire until the slot is filled again
+            }
             self.slots.get_mut(i).and_then(Option::take)
         });
         if let Some(mut c) = conn {
