@@ -13,6 +13,7 @@ mod common;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::rc::Rc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -67,6 +68,24 @@ struct Analyzed {
     /// showed: the kernel's own TCP_CHRONO_RWND_LIMITED for this very run.
     kernel_rwnd_limited_ms: f64,
     kernel_busy_ms: f64,
+    /// The run's captures, kept if the test fails.
+    _captures: Rc<Kept>,
+}
+
+/// A run's directory, deleted once the test is done with it, unless the test failed:
+/// then it stays and the test's output says where. The capture a check failed on is what
+/// tells a borderline rule from a flaky run (CI's sndbuf-capped early exit of 2026-11-30
+/// had to be rebuilt from twelve new runs).
+struct Kept(PathBuf);
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("the run's captures are kept in {}", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// The largest value of `key:Nms` in a run's ss samples (`truth/ss-*.txt`), 0 if none.
@@ -93,6 +112,7 @@ fn ss_max_ms(run_dir: &Path, key: &str) -> f64 {
 /// rules of issue 12 are checked on captures the real kernel made just now.
 fn run_analyzed(name: &str) -> (Value, Vec<Analyzed>) {
     let dir = out_dir(name);
+    let kept = Rc::new(Kept(dir.clone()));
     let m = run_in(name, &dir);
     let mut out = Vec::new();
     for side in ["client", "server"] {
@@ -119,9 +139,9 @@ fn run_analyzed(name: &str) -> (Value, Vec<Analyzed>) {
             findings,
             kernel_rwnd_limited_ms: ss_max_ms(&dir.join(name), "rwnd_limited"),
             kernel_busy_ms: ss_max_ms(&dir.join(name), "busy"),
+            _captures: Rc::clone(&kept),
         });
     }
-    let _ = std::fs::remove_dir_all(&dir);
     (m, out)
 }
 
