@@ -74,8 +74,8 @@ struct Analyzed {
 
 /// A run's directory, deleted once the test is done with it, unless the test failed:
 /// then it stays and the test's output says where. The capture a check failed on is what
-/// tells a borderline rule from a flaky run (CI's sndbuf-capped early exit of 2026-11-30
-/// had to be rebuilt from twelve new runs).
+/// tells a borderline rule from a flaky run (the sndbuf-capped early exit of a
+/// clean-clone CI run at 9ce4516 had to be rebuilt from twelve new runs).
 struct Kept(PathBuf);
 
 impl Drop for Kept {

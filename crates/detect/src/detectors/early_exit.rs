@@ -773,8 +773,8 @@ mod tests {
     /// rises from 20 segments through a round still filling the buffer (23–27) to ≈ 29,
     /// where it stays, single rounds 2–6 above or below. Read from its ends (the exit
     /// round's 20 to a last full round of 33: 0.38 segment per round) it grew like
-    /// congestion avoidance, and CI's run of 2026-11-30 named an early exit "at 28960 B
-    /// after 2 rounds"; its trend is flat.
+    /// congestion avoidance, and a clean-clone CI run at 9ce4516 named an early exit "at
+    /// 28960 B after 2 rounds"; its trend is flat.
     #[test]
     fn a_flat_flight_with_a_high_last_round_is_not_an_early_exit() {
         let segs: Vec<u64> = [10, 20, 27]
