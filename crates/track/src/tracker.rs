@@ -1033,12 +1033,12 @@ pub struct Tracker {
     slots: Vec<Option<Box<Conn>>>,
     /// For each slot, a time (ns) before which its connection cannot expire: what the
     /// last sweep that looked at it found ([`Conn::expiry_ns`]), `i64::MIN` to look
-    /// again, `i64::MAX` for a free slot. The sweep reads this front to back. A segment can only bring that time forward if it carries a FIN or RST, or
-    /// goes to a connection that had one, or is earlier than the connection's last: those
-    /// reset it. So the sweep reads a connection's state only when it may have expired,
-    /// not each one every second of capture (1 M one-ACK connections at 100 a second,
-    /// ≈ 60,000 live: 89 % of `flows`' 101 s went to that; bench/README.md, session
-    /// 34).
+    /// again, `i64::MAX` for a free slot; the sweep reads it front to back. A segment can
+    /// only bring that time forward if it carries a FIN or RST, or goes to a connection
+    /// that had one, or is earlier than the connection's last: those reset it. So the
+    /// sweep reads a connection's state only when it may have expired, not each one every
+    /// second of capture (1 M one-ACK connections at 100 a second, ≈ 60,000 live: 89 % of
+    /// `flows`' 101 s went to that; bench/README.md, sessions 34 and 35).
     expiry_floor: Vec<i64>,
     free_slots: Vec<usize>,
     /// Finalised connections' state, buffers emptied, for the next ones
