@@ -126,7 +126,9 @@ pub struct FlowsArgs {
     pub stream: Option<u64>,
     /// Threads per file [default: one per core for files of 64 MiB or more and for
     /// standard input, else 1].
-    /// Connections are split between threads by 4-tuple; the output does not depend on it.
+    /// Connections are split between threads by 4-tuple; the output does not depend on it,
+    /// except past the memory bounds on connections at once (floods, scans), where which ones
+    /// are cut early follows the split (docs/tracking.md).
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
 }
@@ -177,7 +179,9 @@ pub struct AnalyzeArgs {
     pub exchanges: bool,
     /// Threads per file [default: one per core for files of 64 MiB or more and for
     /// standard input, else 1].
-    /// Connections are split between threads by 4-tuple; the findings do not depend on it.
+    /// Connections are split between threads by 4-tuple; the findings do not depend on it,
+    /// except past the memory bounds on connections at once (floods, scans), where which ones
+    /// are cut early follows the split (docs/tracking.md).
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
     /// A host bundle (`tcpwhy collect -o DIR` on the client or the server) to confirm or
