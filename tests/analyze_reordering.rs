@@ -453,6 +453,24 @@ fn the_duplicate_ack_threshold_counts_segments_not_tso_packets() {
     );
 }
 
+/// The same capture, whose counts are all one (tshark: one SACK hole, frame 91; one
+/// retransmission, frame 94; one D-SACK, frame 106): the texts say so in the singular,
+/// where they said "1 times", "1 of 1 retransmissions were" and "1 of them were".
+#[test]
+fn counts_of_one_are_told_in_the_singular() {
+    let f = sweep_findings("s2-042-reorder-server.pcap");
+    let has = |id: &str, text: &str| {
+        let e = &one(&f, id).explanation;
+        assert!(e.contains(text), "{id}: {e}");
+    };
+    has(
+        REORDERING,
+        "beyond the capture point: once the receiver's SACKs",
+    );
+    has("retransmit.spurious", "1 of 1 retransmission was spurious");
+    has("loss.fast_retransmit", "1 of them was spurious");
+}
+
 /// Issue 12, sweep s3-056 at the server (bulk through a 135-packet FIFO at 94 Mbit/s,
 /// snaplen 96; the kernel's reordering counters 0 and nothing undone, 262 retransmissions:
 /// loss). In tshark: seq 748617 is sent in frame 761 and retransmitted in frame 1507

@@ -205,11 +205,9 @@ pub fn write_text(reports: &[AnalyzeReport<'_>], out: &mut impl Write) -> io::Re
                 )?;
             }
             if by_id.len() > VERDICT_TOP {
-                writeln!(
-                    out,
-                    "  … and {} more kinds of finding below",
-                    by_id.len() - VERDICT_TOP
-                )?;
+                let more = by_id.len() - VERDICT_TOP;
+                let kinds = if more == 1 { "kind" } else { "kinds" };
+                writeln!(out, "  … and {more} more {kinds} of finding below")?;
             }
         }
         let mut walk = Walk::new(r, true);

@@ -676,12 +676,16 @@ fn judge(c: &Candidate, warm: Option<Warm>) -> Option<Finding> {
     let sizes = SegmentsPerRound { rounds, mss: c.mss };
     for (i, r) in rounds.iter().enumerate() {
         let n = r.segs(c.mss);
+        let segments = if n == 1 { "segment" } else { "segments" };
         let note = if i == 0 {
-            format!("round 1: {n} segments ({} B), the initial window", r.bytes)
+            format!(
+                "round 1: {n} {segments} ({} B), the initial window",
+                r.bytes
+            )
         } else {
             let gap = r.start.elapsed_since(rounds[i - 1].start);
             format!(
-                "round {}: {n} segments ({} B), {} after round {i}",
+                "round {}: {n} {segments} ({} B), {} after round {i}",
                 i + 1,
                 r.bytes,
                 Ms(gap)

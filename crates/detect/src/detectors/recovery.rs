@@ -1560,8 +1560,9 @@ fn explain(
         ));
     }
     if spurious > 0 {
+        let were = if spurious == 1 { "was" } else { "were" };
         s.push_str(&format!(
-            " {spurious} of them were spurious (see retransmit.spurious) and cost no waiting."
+            " {spurious} of them {were} spurious (see retransmit.spurious) and cost no waiting."
         ));
     }
     s.push_str(" The window reduction after a loss is not included (not estimated).");
@@ -1639,10 +1640,16 @@ fn explain_spurious(sp: &[&Classified], total: usize, s: &ConnSummary) -> String
         }
         v.join(", ")
     };
+    let total = total.max(sp.len());
     let mut out = format!(
-        "{} of {} retransmissions were spurious (the original had arrived; proven {}): {}.",
+        "{} of {total} {} {} spurious (the original had arrived; proven {}): {}.",
         sp.len(),
-        total.max(sp.len()),
+        if total == 1 {
+            "retransmission"
+        } else {
+            "retransmissions"
+        },
+        if sp.len() == 1 { "was" } else { "were" },
         proofs,
         by.join("; ")
     );

@@ -1472,15 +1472,30 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
 /// they were originals) or beyond it, through the receiver's SACKs.
 fn where_seen(d: &Dir, from: impl std::fmt::Display, to: impl std::fmt::Display) -> String {
     if d.late.iter().any(|l| l.proof.is_some()) {
-        let how = match d.late.iter().find_map(|l| l.proof) {
-            Some(Proof::IpId { .. }) => "their IP IDs are older than IDs already seen",
-            Some(Proof::TsVal { .. }) => "their TSvals are older than TSvals already seen",
-            _ => "they filled their holes sooner than a retransmission could have",
+        let one = d.late_count == 1;
+        let how = match (d.late.iter().find_map(|l| l.proof), one) {
+            (Some(Proof::IpId { .. }), false) => "their IP IDs are older than IDs already seen",
+            (Some(Proof::IpId { .. }), true) => "its IP ID is older than IDs already seen",
+            (Some(Proof::TsVal { .. }), false) => "their TSvals are older than TSvals already seen",
+            (Some(Proof::TsVal { .. }), true) => "its TSval is older than TSvals already seen",
+            (_, false) => "they filled their holes sooner than a retransmission could have",
+            (_, true) => "it filled its hole sooner than a retransmission could have",
+        };
+        let (segments, were) = if one {
+            (
+                "segment",
+                "it was an original sent earlier, not a retransmission",
+            )
+        } else {
+            (
+                "segments",
+                "they were originals sent earlier, not retransmissions",
+            )
         };
         format!(
-            "{} segments from {from} to {to} arrived out of order at the capture point; {how}, \
-             so they were originals sent earlier, not retransmissions.",
-            d.late_count
+            "{} {segments} from {from} to {to} arrived out of order at the capture point; \
+             {how}, so {were}.",
+            d.late_count,
         )
     } else {
         let cut = if d.cut_dsacks > 0 {
@@ -1495,11 +1510,14 @@ fn where_seen(d: &Dir, from: impl std::fmt::Display, to: impl std::fmt::Display)
             String::new()
         };
         format!(
-            "Data from {from} to {to} was reordered beyond the capture point: {} times the \
+            "Data from {from} to {to} was reordered beyond the capture point: {} the \
              receiver's SACKs showed a hole that its ACK then covered with no retransmission \
              in between (or only a needless one), sooner than a retransmission could have \
              been acknowledged.{cut}",
-            d.late_count
+            match d.late_count {
+                1 => "once".to_string(),
+                n => format!("{n} times"),
+            }
         )
     }
 }
@@ -1535,7 +1553,7 @@ fn absorbed(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: u64, mss: u64) 
         )
     } else {
         format!(
-            "{} of them were overtaken by {LINUX_TCP_REORDERING} or more segments, yet the \
+            "{} of them {} overtaken by {LINUX_TCP_REORDERING} or more segments, yet the \
              sender did not retransmit: RACK (RFC 8985, `tcp_rack_detect_loss`) marks a \
              segment lost only once it has been outstanding longer than the RTT of a \
              later-sent segment that was delivered plus a reordering window (min RTT/4 ≈ {} \
@@ -1543,6 +1561,7 @@ fn absorbed(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: u64, mss: u64) 
              its threshold (tp->reordering) to the degree it measured, so the late originals \
              were acknowledged first",
             d.late_over_dupthresh,
+            plural(d.late_over_dupthresh, "was", "were"),
             ms(rtt / 4)
         )
     };
@@ -1591,9 +1610,10 @@ fn cite_late(f: &mut Finding, l: &Late, degree_segs: u64) {
                 l.frame,
                 l.ts,
                 format!(
-                    "seq {} arrives {} late, after {degree_segs} later segments; {}",
+                    "seq {} arrives {} late, after {degree_segs} later {}; {}",
                     l.seq,
                     ms(l.late_ns),
+                    plural(degree_segs, "segment", "segments"),
                     p.late_note()
                 ),
             );
@@ -1608,10 +1628,11 @@ fn cite_late(f: &mut Finding, l: &Late, degree_segs: u64) {
                 l.frame,
                 l.ts,
                 format!(
-                    "ACK covers seq {} {} later, {degree_segs} segments SACKed above it, no \
+                    "ACK covers seq {} {} later, {degree_segs} {} SACKed above it, no \
                      retransmission: the original arrived late",
                     l.seq,
                     ms(l.late_ns),
+                    plural(degree_segs, "segment", "segments"),
                 ),
             );
         }
