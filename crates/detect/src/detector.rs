@@ -354,6 +354,16 @@ pub enum Seat {
     Elsewhere,
 }
 
+/// The word for a count in explanations: `one` when `n` is 1, else `many` ("1 segment",
+/// "2 segments"; "1 of them was", "2 of them were").
+pub fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
+}
+
 /// Milliseconds for explanations: "25.4 ms", "1032 ms".
 pub fn ms(ns: u64) -> String {
     Ms(ns).to_string()

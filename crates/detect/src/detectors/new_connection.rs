@@ -54,7 +54,8 @@
 //! the note that later exchanges did not.
 
 use crate::detector::{
-    emptied_vec, host_pair, in_parts, Connection, Detector, HostPair, Ms, Reusable, Segment, Slots,
+    emptied_vec, host_pair, in_parts, plural, Connection, Detector, HostPair, Ms, Reusable,
+    Segment, Slots,
 };
 use crate::detectors::delayed_ack::DEFAULT_MSS;
 use crate::exchange::{Exchange, Span};
@@ -676,7 +677,7 @@ fn judge(c: &Candidate, warm: Option<Warm>) -> Option<Finding> {
     let sizes = SegmentsPerRound { rounds, mss: c.mss };
     for (i, r) in rounds.iter().enumerate() {
         let n = r.segs(c.mss);
-        let segments = if n == 1 { "segment" } else { "segments" };
+        let segments = plural(n, "segment", "segments");
         let note = if i == 0 {
             format!(
                 "round 1: {n} {segments} ({} B), the initial window",

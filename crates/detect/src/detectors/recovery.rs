@@ -63,7 +63,7 @@
 //! `handshake.syn_retransmit`'s and are left out here.
 
 use crate::detector::{
-    emptied_deque, emptied_vec, ms, Connection, Detector, Reusable, Segment, Slots,
+    emptied_deque, emptied_vec, ms, plural, Connection, Detector, Reusable, Segment, Slots,
 };
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
@@ -1560,9 +1560,9 @@ fn explain(
         ));
     }
     if spurious > 0 {
-        let were = if spurious == 1 { "was" } else { "were" };
         s.push_str(&format!(
-            " {spurious} of them {were} spurious (see retransmit.spurious) and cost no waiting."
+            " {spurious} of them {} spurious (see retransmit.spurious) and cost no waiting.",
+            plural(spurious as u64, "was", "were")
         ));
     }
     s.push_str(" The window reduction after a loss is not included (not estimated).");
@@ -1644,12 +1644,8 @@ fn explain_spurious(sp: &[&Classified], total: usize, s: &ConnSummary) -> String
     let mut out = format!(
         "{} of {total} {} {} spurious (the original had arrived; proven {}): {}.",
         sp.len(),
-        if total == 1 {
-            "retransmission"
-        } else {
-            "retransmissions"
-        },
-        if sp.len() == 1 { "was" } else { "were" },
+        plural(total as u64, "retransmission", "retransmissions"),
+        plural(sp.len() as u64, "was", "were"),
         proofs,
         by.join("; ")
     );

@@ -94,7 +94,7 @@
 //! a retransmission between the two ACKs, rules the D-SACK reading out.
 
 use crate::detector::{
-    emptied_deque, emptied_vec, ms, Connection, Detector, Reusable, Segment, Slots,
+    emptied_deque, emptied_vec, ms, plural, Connection, Detector, Reusable, Segment, Slots,
 };
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use crate::ipid::SenderIds;
@@ -1159,14 +1159,6 @@ fn mss(s: &ConnSummary, dir: usize, seen: u64) -> u64 {
     // As `Dir::seg_size`: a TSO/GSO packet is no segment.
     s.mss(Side::from_index(dir))
         .map_or(seen.clamp(1, ETHERNET_MSS), u64::from)
-}
-
-fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
-    if n == 1 {
-        one
-    } else {
-        many
-    }
 }
 
 fn median(v: &mut [u64]) -> u64 {
