@@ -453,9 +453,10 @@ fn the_duplicate_ack_threshold_counts_segments_not_tso_packets() {
     );
 }
 
-/// The same capture, whose counts are all one (tshark: one SACK hole, frame 91; one
-/// retransmission, frame 94; one D-SACK, frame 106): the texts say so in the singular,
-/// where they said "1 times", "1 of 1 retransmissions were" and "1 of them were".
+/// The same capture, whose counts are all one (tshark: one SACK hole, frame 91, with 105
+/// segments above it; one retransmission, frame 94; one D-SACK, frame 106): the texts say
+/// so in the singular, where they said "1 times", "1 of the 1 reached", "1 of 1
+/// retransmissions were" and "1 of them were".
 #[test]
 fn counts_of_one_are_told_in_the_singular() {
     let f = sweep_findings("s2-042-reorder-server.pcap");
@@ -466,6 +467,10 @@ fn counts_of_one_are_told_in_the_singular() {
     has(
         REORDERING,
         "beyond the capture point: once the receiver's SACKs",
+    );
+    has(
+        REORDERING,
+        "overtook one (it reached Linux's duplicate-ACK threshold",
     );
     has("retransmit.spurious", "1 of 1 retransmission was spurious");
     has("loss.fast_retransmit", "1 of them was spurious");

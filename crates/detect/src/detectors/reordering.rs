@@ -1366,9 +1366,14 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
     } else {
         format!(" Besides, {}.", other.join("; "))
     };
+    let reached = match (d.late_over_dupthresh, d.late_count) {
+        (1, 1) => "it reached".to_string(),
+        (0, 1) => "it did not reach".to_string(),
+        (k, n) => format!("{k} of the {n} reached"),
+    };
     f.explanation = format!(
-        "Reordering, not loss. {what} Degree: up to {} later segments overtook one ({} of \
-         the {} reached Linux's duplicate-ACK threshold, net.ipv4.tcp_reordering = {}), up to \
+        "Reordering, not loss. {what} Degree: up to {} later segments overtook one ({reached} \
+         Linux's duplicate-ACK threshold, net.ipv4.tcp_reordering = {}), up to \
          {} late (median {}). It made the sender fast-retransmit {} {} that {} only \
          late, first at frame {first} ({proof_text}), in {} recovery {}. Each episode \
          cut the congestion window to {:.0} % for about one round trip until Linux undid the \
@@ -1377,8 +1382,6 @@ fn finding(conn: &Connection<'_>, dir: usize, d: &mut Dir, rtt: Option<u64>) -> 
          threshold to the degree it measured and RACK waits up to min RTT/4 (≈ {}), \
          {absorbed}.{other}",
         segs(max_degree),
-        d.late_over_dupthresh,
-        d.late_count,
         LINUX_TCP_REORDERING,
         ms(max_late),
         ms(median_late),
