@@ -423,6 +423,15 @@ fn public_captures_only_where_tshark_shows_the_stall() {
             );
         }
     }
+    // wireshark-sample-http's one stall (frames 16, 19, 20) is told as one case.
+    let f = common::analyze::findings(public_dir().join("wireshark-sample-http.pcap"));
+    let c = one(&f, CWND);
+    assert!(
+        c.explanation
+            .contains("in 1 of 1 case, which Nagle never holds"),
+        "{}",
+        c.explanation
+    );
     // The costs read off tshark: 4 × ≈ 70 ms of held bodies; 53 × ≈ 96 ms of held prompts.
     let f = common::analyze::findings(public_dir().join("arkime-wireshark-retrans.pcap"));
     let a = one(&f, NAGLE);

@@ -87,7 +87,7 @@
 //! Past `MAX_STALLS` stalls per direction the rest is not counted (the cost is then a
 //! lower bound).
 
-use crate::detector::{emptied_vec, ms, Connection, Detector, Reusable, Segment, Slots};
+use crate::detector::{emptied_vec, ms, plural, Connection, Detector, Reusable, Segment, Slots};
 use crate::finding::{Confidence, Finding, FindingId, Fix, Host};
 use tcpwhy_capture::Timestamp;
 use tcpwhy_track::limits::ETHERNET_MSS;
@@ -862,12 +862,14 @@ fn report(
             let why_not_nagle = if full_release >= several_small {
                 format!(
                     "what it sent next was a full-sized segment ({full}) in {full_release} of \
-                     {n} cases, which Nagle never holds"
+                     {n} {}, which Nagle never holds",
+                    plural(n as u64, "case", "cases")
                 )
             } else {
                 format!(
                     "several small segments were in flight at once in {several_small} of {n} \
-                     cases, which Nagle does not allow (TCP_NODELAY is on)"
+                     {}, which Nagle does not allow (TCP_NODELAY is on)",
+                    plural(n as u64, "case", "cases")
                 )
             };
             let window = if at_sender {
