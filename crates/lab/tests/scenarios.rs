@@ -91,47 +91,40 @@ impl Drop for Kept {
     }
 }
 
-/// The largest value of `key:Nms` in a run's ss samples (`truth/ss-*.txt`), 0 if none.
-fn ss_max_ms(run_dir: &Path, key: &str) -> f64 {
-    let pat = format!("{key}:");
+/// The largest of `value` over the words of a run's ss samples (`truth/ss-*.txt`), 0 if
+/// it gives none.
+fn ss_max(run_dir: &Path, value: impl Fn(&str) -> Option<f64>) -> f64 {
     ["ss-client.txt", "ss-server.txt"]
         .iter()
         .filter_map(|f| std::fs::read_to_string(run_dir.join("truth").join(f)).ok())
-        .flat_map(|t| {
-            t.split_whitespace()
-                .filter_map(|w| {
-                    w.strip_prefix(pat.as_str())?
-                        .split("ms")
-                        .next()?
-                        .parse::<f64>()
-                        .ok()
-                })
-                .collect::<Vec<_>>()
-        })
+        .flat_map(|t| t.split_whitespace().filter_map(&value).collect::<Vec<_>>())
         .fold(0.0, f64::max)
+}
+
+/// The largest value of `key:Nms` in a run's ss samples, 0 if none.
+fn ss_max_ms(run_dir: &Path, key: &str) -> f64 {
+    let pat = format!("{key}:");
+    ss_max(run_dir, |w| {
+        w.strip_prefix(pat.as_str())?
+            .split("ms")
+            .next()?
+            .parse::<f64>()
+            .ok()
+    })
 }
 
 /// The largest `w` / `tb` (sk_wmem_queued / sk_sndbuf) in a run's ss samples, 0 if none.
 fn ss_max_wmem_over_sndbuf(run_dir: &Path) -> f64 {
     let field = |fields: &str, key: &str| {
-        fields.split(',').find_map(|f| {
-            let v = f.strip_prefix(key)?;
-            v.parse::<f64>().ok()
-        })
+        fields
+            .split(',')
+            .find_map(|f| f.strip_prefix(key)?.parse::<f64>().ok())
     };
-    ["ss-client.txt", "ss-server.txt"]
-        .iter()
-        .filter_map(|f| std::fs::read_to_string(run_dir.join("truth").join(f)).ok())
-        .flat_map(|t| {
-            t.split_whitespace()
-                .filter_map(|w| {
-                    let fields = w.strip_prefix("skmem:(")?.strip_suffix(')')?;
-                    let (queued, sndbuf) = (field(fields, "w")?, field(fields, "tb")?);
-                    (sndbuf > 0.0).then(|| queued / sndbuf)
-                })
-                .collect::<Vec<_>>()
-        })
-        .fold(0.0, f64::max)
+    ss_max(run_dir, |w| {
+        let fields = w.strip_prefix("skmem:(")?.strip_suffix(')')?;
+        let (queued, sndbuf) = (field(fields, "w")?, field(fields, "tb")?);
+        (sndbuf > 0.0).then(|| queued / sndbuf)
+    })
 }
 
 /// Runs one scenario and analyzes each of its captures with the current code: the
