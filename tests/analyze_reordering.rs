@@ -378,6 +378,27 @@ fn public_capture_with_acked_unseen_says_capture_loss() {
     );
 }
 
+/// The same capture's findings above 1 ms are of four ids (app.server_think_time,
+/// loss.rto, loss.tail_loss_probe, loss.fast_retransmit): the text verdict lists three
+/// and counts the one left in the singular, where it said "1 more kinds".
+#[test]
+fn the_verdict_counts_one_kind_left_in_the_singular() {
+    let p = public_dir().join("sharkfest20-trace2.pcapng");
+    if !p.exists() {
+        return;
+    }
+    let f = common::analyze::findings(&p);
+    let mut ids: Vec<&str> = f.iter().map(|x| x.id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 4, "{ids:?}");
+    let text = text_report(&p);
+    assert!(
+        text.contains("… and 1 more kind of finding below\n"),
+        "{text}"
+    );
+}
+
 /// Issue 12, class 1: reordering that triggered no retransmission is named at zero cost.
 /// clean-bulk's client.pcap (an older emulator that reordered by itself): 14 server data
 /// segments arrive below the highest sequence with IP IDs older than IDs already seen

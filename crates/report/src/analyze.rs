@@ -11,6 +11,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 use std::io::{self, Write};
+use tcpwhy_detect::detector::plural;
 use tcpwhy_detect::host::{HostJoin, HostView};
 use tcpwhy_detect::{Exchange, Finding, FindingId};
 use tcpwhy_pipeline::{Findings, Render, RenderedView, StreamMark};
@@ -206,7 +207,7 @@ pub fn write_text(reports: &[AnalyzeReport<'_>], out: &mut impl Write) -> io::Re
             }
             if by_id.len() > VERDICT_TOP {
                 let more = by_id.len() - VERDICT_TOP;
-                let kinds = if more == 1 { "kind" } else { "kinds" };
+                let kinds = plural(more as u64, "kind", "kinds");
                 writeln!(out, "  … and {more} more {kinds} of finding below")?;
             }
         }
